@@ -1,0 +1,50 @@
+"""Source text of callables and unified diffs between two of them.
+
+Patches are audited by reading what changed, so every patch can show the diff between
+the function it replaces and its replacement, even for methods and wrapped functions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+
+def source_of(func: Callable[..., Any]) -> str:
+    """Return the dedented source of ``func``, or a one-line note saying why there is none."""
+    target = inspect.unwrap(func)
+    target = getattr(target, "__func__", target)  # bound methods, classmethods
+    try:
+        return textwrap.dedent(inspect.getsource(target)).strip("\n")
+    except (OSError, TypeError):
+        qualname = getattr(target, "__qualname__", repr(target))
+        return f"# source unavailable for {qualname} (compiled or generated code)"
+
+
+def unified_diff(original: str, rewritten: str) -> str:
+    """Return a unified diff ``--- original`` / ``+++ rewritten`` of two source texts."""
+    lines = difflib.unified_diff(
+        original.splitlines(),
+        rewritten.splitlines(),
+        fromfile="original",
+        tofile="rewritten",
+        lineterm="",
+    )
+    return "\n".join(lines)
+
+
+def source_span(func: Callable[..., Any]) -> tuple[str, int, int] | None:
+    """Return ``(file, first_line, last_line)`` of ``func``'s source, or None if unknown."""
+    target = inspect.unwrap(func)
+    target = getattr(target, "__func__", target)
+    try:
+        filename = inspect.getsourcefile(target)
+        lines, first = inspect.getsourcelines(target)
+    except (OSError, TypeError):
+        return None
+    if filename is None:
+        return None
+    return filename, first, first + len(lines) - 1

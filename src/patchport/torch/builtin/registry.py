@@ -1,0 +1,70 @@
+"""The shipped patches, declared once; ``patchport patches list`` and the docs read this."""
+
+from __future__ import annotations
+
+from .spec import BuiltinPatch
+from .torch_broadcast import (
+    broadcast_shapes_any_size,
+    infer_size_any_size,
+    maybe_broadcast_any_size,
+)
+from .torch_export_fixes import get_range_constraints_by_name, print_symbol_or_name
+
+_TORCH_SHAPES = ">=2.13,<2.15"
+
+TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
+    BuiltinPatch(
+        family="torch",
+        module="torch._refs",
+        attribute="_broadcast_shapes",
+        replacement=broadcast_shapes_any_size,
+        distribution="torch",
+        versions=_TORCH_SHAPES,
+        why="undecided symbolic broadcasts give max(a, b) instead of guards on example sizes",
+    ),
+    BuiltinPatch(
+        family="torch",
+        module="torch._refs",
+        attribute="_maybe_broadcast",
+        replacement=maybe_broadcast_any_size,
+        distribution="torch",
+        versions=_TORCH_SHAPES,
+        why="fake tensors with undecided broadcasts are not expanded through guarded checks",
+    ),
+    BuiltinPatch(
+        family="torch",
+        module="torch._subclasses.fake_impls",
+        attribute="infer_size",
+        replacement=infer_size_any_size,
+        distribution="torch",
+        versions=_TORCH_SHAPES,
+        why="binary ops on fake tensors broadcast symbolic sizes without failing on hints",
+    ),
+    BuiltinPatch(
+        family="torch",
+        module="torch.export._trace",
+        attribute="_get_range_constraints",
+        replacement=get_range_constraints_by_name,
+        distribution="torch",
+        versions=">=2.6,<2.15",
+        why="positional dynamic_shapes stay paired with their inputs when kwargs are reordered",
+    ),
+    BuiltinPatch(
+        family="torch",
+        module="torch.fx.experimental.symbolic_shapes",
+        attribute="DynamicDimConstraintPrinter._print_Symbol",
+        replacement=print_symbol_or_name,
+        distribution="torch",
+        versions=">=2.6,<2.15",
+        why="constraint suggestions print solver symbols instead of crashing",
+    ),
+)
+
+# transformers patches arrive with the transformers issue; the flag is accepted already
+TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = ()
+
+
+def builtin_patches(family: str | None = None) -> tuple[BuiltinPatch, ...]:
+    """All shipped patch declarations, or those of one family."""
+    everything = TORCH_PATCHES + TRANSFORMERS_PATCHES
+    return tuple(p for p in everything if family is None or p.family == family)
