@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from importlib import metadata
 
 _NUMBERS = re.compile(r"^(\d+(?:\.\d+)*)")
@@ -47,8 +48,12 @@ def version_matches(version: str, spec: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=None)
 def installed_version(distribution: str) -> str | None:
-    """The installed version of a distribution, or None when it is not installed."""
+    """The installed version of a distribution, or None when it is not installed.
+
+    Cached: reading package metadata costs about 0.5 ms, and patches are resolved on
+    every ``apply_patches_for_model`` entry."""
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

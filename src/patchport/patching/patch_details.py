@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from .graph_involvement import nodes_by_patch
 from .patch_info import PatchInfo
+from .stack_anchors import add_stack_anchors, remove_stack_anchors
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class PatchDetails:
         self.skipped: list[SkippedPatch] = []
         self.kept_external: list[PatchInfo] = []
         self._applied: list[PatchInfo] = []
+        self._anchors: list[tuple[str, str]] = []
         if patches is not None:
             self.extend(patches)
 
@@ -111,6 +113,7 @@ class PatchDetails:
             for patch in self.patched:
                 patch.do()
                 self._applied.append(patch)
+            self._anchors = add_stack_anchors(self.patched)
         except BaseException:
             self.restore()
             raise
@@ -119,6 +122,8 @@ class PatchDetails:
     def restore(self) -> None:
         """Undo applied patches in reverse order; keep (and report) foreign reassignments."""
         errors: list[BaseException] = []
+        remove_stack_anchors(self._anchors)
+        self._anchors = []
         while self._applied:
             patch = self._applied.pop()
             try:

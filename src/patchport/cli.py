@@ -1,0 +1,80 @@
+"""The ``patchport`` command line: list shipped patches, show their diffs, write their docs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .torch.catalog import catalog_rows
+
+    rows = catalog_rows(args.family)
+    headers = ("family", "name", "target", "versions", "here")
+    table = [headers] + [(r.family, r.name, r.target, r.versions, r.status) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    for row in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .torch.builtin import builtin_patches
+    from .torch.catalog import builtin_diff, find_builtin
+
+    if args.name:
+        spec = find_builtin(args.name)
+        if spec is None:
+            known = ", ".join(p.name for p in builtin_patches())
+            print(
+                f"patchport patches diff: no shipped patch named {args.name!r}; known: {known}",
+                file=sys.stderr,
+            )
+            return 2
+        specs = [spec]
+    else:
+        specs = list(builtin_patches())
+    print("\n\n".join(builtin_diff(spec) for spec in specs))
+    return 0
+
+
+def _cmd_docs(args: argparse.Namespace) -> int:
+    from .torch.catalog import render_patches_markdown
+
+    text = render_patches_markdown()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``patchport`` command."""
+    parser = argparse.ArgumentParser(prog="patchport", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    patches = commands.add_parser("patches", help="shipped patches")
+    actions = patches.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="family, name, target, versions, applies here")
+    listing.add_argument("--family", help="only this family (torch, transformers)")
+    listing.set_defaults(run=_cmd_list)
+    diff = actions.add_parser("diff", help="unified diff of one shipped patch, or of all")
+    diff.add_argument("name", nargs="?", help="patch name or dotted target")
+    diff.set_defaults(run=_cmd_diff)
+    docs = actions.add_parser("docs", help="write the markdown catalogue (docs/patches.md)")
+    docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
+    docs.set_defaults(run=_cmd_docs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``patchport`` command."""
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
