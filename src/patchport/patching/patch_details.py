@@ -111,8 +111,8 @@ class PatchDetails:
         self.validate()
         try:
             for patch in self.patched:
+                self._applied.append(patch)  # tracked before do(): restore skips unapplied
                 patch.do()
-                self._applied.append(patch)
             self._anchors = add_stack_anchors(self.patched)
         except BaseException:
             self.restore()
@@ -126,6 +126,8 @@ class PatchDetails:
         self._anchors = []
         while self._applied:
             patch = self._applied.pop()
+            if not patch.applied:
+                continue
             try:
                 if not patch.undo():
                     self.kept_external.append(patch)

@@ -158,13 +158,19 @@ class PatchInfo:
         own = self.attribute in vars(self.owner) if isinstance(self.owner, type) else True
         raw = _raw_attribute(self.owner, self.attribute)
         installed = self._make_installed(raw)
-        setattr(self.owner, self.attribute, installed)
+        # state first, then the assignment: an interrupt can never leave an untracked wrapper
         self.original = raw
         self._was_own_attribute = own
         self._installed = installed
         self.kept_external = _MISSING
         self.calls = 0
         _ACTIVE_TARGETS[self.target_key()] = self
+        try:
+            setattr(self.owner, self.attribute, installed)
+        except BaseException:
+            self._installed = None
+            _ACTIVE_TARGETS.pop(self.target_key(), None)
+            raise
 
     def undo(self) -> bool:
         """Put the original back; return False when someone replaced our wrapper meanwhile.

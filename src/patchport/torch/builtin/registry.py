@@ -10,7 +10,8 @@ from .torch_broadcast import (
 )
 from .torch_export_fixes import get_range_constraints_by_name, print_symbol_or_name
 
-_TORCH_SHAPES = ">=2.13,<2.15"
+# every torch patch is verified by the test suite on torch 2.13 and 2.14
+_VERIFIED = ">=2.13,<2.15"
 
 TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     BuiltinPatch(
@@ -19,7 +20,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         attribute="_broadcast_shapes",
         replacement=broadcast_shapes_any_size,
         distribution="torch",
-        versions=_TORCH_SHAPES,
+        versions=_VERIFIED,
         why="undecided symbolic broadcasts give max(a, b) instead of guards on example sizes",
     ),
     BuiltinPatch(
@@ -28,7 +29,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         attribute="_maybe_broadcast",
         replacement=maybe_broadcast_any_size,
         distribution="torch",
-        versions=_TORCH_SHAPES,
+        versions=_VERIFIED,
         why="fake tensors with undecided broadcasts are not expanded through guarded checks",
     ),
     BuiltinPatch(
@@ -37,7 +38,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         attribute="infer_size",
         replacement=infer_size_any_size,
         distribution="torch",
-        versions=_TORCH_SHAPES,
+        versions=_VERIFIED,
         why="binary ops on fake tensors broadcast symbolic sizes without failing on hints",
     ),
     BuiltinPatch(
@@ -46,7 +47,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         attribute="_get_range_constraints",
         replacement=get_range_constraints_by_name,
         distribution="torch",
-        versions=">=2.6,<2.15",
+        versions=_VERIFIED,
         why="positional dynamic_shapes stay paired with their inputs when kwargs are reordered",
     ),
     BuiltinPatch(
@@ -55,7 +56,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         attribute="DynamicDimConstraintPrinter._print_Symbol",
         replacement=print_symbol_or_name,
         distribution="torch",
-        versions=">=2.6,<2.15",
+        versions=_VERIFIED,
         why="constraint suggestions print solver symbols instead of crashing",
     ),
 )
