@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 
 _NUMBERS = re.compile(r"^(\d+(?:\.\d+)*)")
@@ -48,7 +48,7 @@ def version_matches(version: str, spec: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def installed_version(distribution: str) -> str | None:
     """The installed version of a distribution, or None when it is not installed.
 
