@@ -1,0 +1,52 @@
+"""Report traced data leaving the traced world: a warning, or an error when strict.
+
+Every message names the operation and the user's own ``file:line`` so that a value
+frozen into the graph as a constant can be traced back to the line that lost it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+from ..errors import PatchportError, TraceLossError, TraceLossWarning
+from .location import user_location
+
+if TYPE_CHECKING:
+    from .recorder import Recorder
+
+
+class UnsupportedTracingError(PatchportError, TypeError):
+    """A traced operation cannot be recorded faithfully (e.g. ``out=`` into a plain array)."""
+
+
+def report_loss(recorder: Recorder | None, what: str, consequence: str | None = None) -> str:
+    """Warn (or raise when strict) that ``what`` took data out of the trace; return the location."""
+    where = user_location(2)
+    tail = consequence or "the result is no longer traced and would be frozen as a constant"
+    message = f"trace lost at {where}: {what}; {tail}"
+    if recorder is not None:
+        recorder.losses.append(message)
+        if recorder.strict:
+            raise TraceLossError(message)
+    warnings.warn(message, TraceLossWarning, stacklevel=_stacklevel())
+    return where
+
+
+def _stacklevel() -> int:
+    """Stack level that makes the warning's own location the user's frame."""
+    import sys
+
+    from .location import _is_library
+
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and _is_library(frame.f_code):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def refuse(what: str, fix: str) -> UnsupportedTracingError:
+    """Build the error raised for an operation that tracing refuses, with a fix."""
+    return UnsupportedTracingError(f"{what} at {user_location(2)} cannot be traced: {fix}")

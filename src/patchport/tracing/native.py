@@ -1,0 +1,89 @@
+"""Watch native functions (OpenCV by default) for traced data reaching them unpatched.
+
+Native code reads an array's memory directly, so a traced value passed to it leaves the
+trace. While watching, each public function of the watched modules is wrapped: a call
+that receives traced data warns (or raises when strict), runs on plain data, and its
+result's origin is remembered in case it later enters the graph as a constant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from .loss import report_loss
+from .recorder import _ACTIVE_COUNT
+from .values import find_recorder, plain_tree
+
+_CALLABLE_TYPES = (types.BuiltinFunctionType, types.FunctionType)
+
+
+def _watcher(qualname: str, original: Callable) -> Callable:
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        if not _ACTIVE_COUNT[0]:
+            return original(*args, **kwargs)
+        rec = find_recorder(args, kwargs)
+        if rec is None:
+            return original(*args, **kwargs)
+        where = report_loss(rec, f"traced data passed to native {qualname}() without a patch")
+        result = original(*plain_tree(args), **plain_tree(kwargs))
+        origin = f"result of native {qualname}() called at {where}"
+        for item in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(item, (np.ndarray, torch.Tensor)):
+                rec.note_origin(item, origin)
+        return result
+
+    watched.__name__ = getattr(original, "__name__", qualname)
+    watched.__doc__ = original.__doc__
+    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    watched._pp_watcher = True  # type: ignore[attr-defined]
+    return watched
+
+
+def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[str]:
+    """Public plain functions of ``module`` (classes, constants, submodules excluded)."""
+    skipped = set(skip)
+    names = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or name in skipped:
+            continue
+        if isinstance(value, _CALLABLE_TYPES) and not getattr(value, "_pp_watcher", False):
+            names.append(name)
+    return names
+
+
+@contextlib.contextmanager
+def watch_natives(
+    modules: Iterable[types.ModuleType] | None = None, skip: Iterable[str] = ()
+) -> Iterator[list[tuple[types.ModuleType, str]]]:
+    """Wrap native functions (default: ``cv2``'s) for the block; yields what was wrapped.
+
+    Install this before function patches so that a patch sees traced calls first.
+    Restores only attributes that still hold our wrapper.
+    """
+    if modules is None:
+        try:
+            import cv2
+        except ImportError:  # pragma: no cover - OpenCV not installed
+            modules = []
+        else:
+            modules = [cv2]
+    installed: list[tuple[types.ModuleType, str, Callable, Callable]] = []
+    try:
+        for module in modules:
+            prefix = module.__name__
+            for name in watchable_names(module, skip):
+                original = getattr(module, name)
+                wrapper = _watcher(f"{prefix}.{name}", original)
+                setattr(module, name, wrapper)
+                installed.append((module, name, original, wrapper))
+        yield [(m, n) for m, n, _, _ in installed]
+    finally:
+        for module, name, original, wrapper in reversed(installed):
+            if getattr(module, name, None) is wrapper:
+                setattr(module, name, original)

@@ -1,0 +1,471 @@
+"""How a :class:`TracedArray` dispatches: ufuncs, array functions, methods and indexing.
+
+The eager result always comes from NumPy on plain views; the table module says what to
+record. Anything not in the table warns (or raises when strict) and returns plain data.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import numpy_table as table
+from .indexing import index_put, split_negative_steps
+from .loss import report_loss
+from .recorder import Recorder
+from .values import (
+    TracedArray,
+    TracedTensor,
+    active_recorder,
+    arg_of,
+    find_recorder,
+    make_traced,
+    plain,
+    plain_tree,
+    torch_dtype,
+)
+
+
+def wrap_result(rec: Recorder, result: Any, node: Any) -> Any:
+    """Attach node(s) to the eager result (tuples/lists element-wise)."""
+    if isinstance(node, tuple):
+        wrapped = [make_traced(rec, r, n) for r, n in zip(result, node)]
+        return type(result)(wrapped) if isinstance(result, (tuple, list)) else tuple(wrapped)
+    if isinstance(result, (np.ndarray, np.generic, torch.Tensor)):
+        return make_traced(rec, result, node)
+    return result
+
+
+def _lost(rec: Recorder, result: Any, what: str) -> Any:
+    """Warn that ``what`` was not recorded; remember the plain result's origin."""
+    where = report_loss(rec, what)
+    origin = f"result of {what} at {where}"
+    for item in result if isinstance(result, (tuple, list)) else (result,):
+        if isinstance(item, (np.ndarray, torch.Tensor)):
+            rec.note_origin(item, origin)
+    return result
+
+
+def _snapshot(rec: Recorder, target: Any, what: str) -> None:
+    """After an unrecorded in-place change, freeze the target's new data as a constant."""
+    origin = f"data written in place by {what}"
+    target._pp_node = rec.constant(
+        np.array(np.ndarray.view(target, np.ndarray), copy=True), origin=origin
+    )
+
+
+def propagate_inplace(value: Any) -> None:
+    """After an in-place write to a view, record the write into its traced parents too."""
+    rec = value._pp_rec
+    while value._pp_view_of is not None:
+        parent, index = value._pp_view_of
+        if active_recorder(parent) is not rec:
+            break
+        parent._pp_node = record_setitem(rec, parent, index, value)
+        value = parent
+
+
+# ------------------------------------------------------------------------ ufuncs
+def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):  # noqa: ANN201
+    """``__array_ufunc__``: run NumPy on plain data, record the torch equivalent."""
+    out = kwargs.get("out")
+    rec = find_recorder(inputs, out)
+    if rec is None:
+        if out is not None:
+            kwargs["out"] = plain_tree(out)
+        return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
+    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    target = None
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) == 1 and active_recorder(outs[0]) is rec and type(outs[0]) is TracedArray:
+            target = outs[0]
+            kwargs["out"] = (np.ndarray.view(target, np.ndarray),)
+        else:
+            kwargs["out"] = plain_tree(out)
+    result = getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
+    if out is not None and target is None:
+        return _lost(rec, result, f"{name} writing into a plain out= array")
+    node = None
+    if method == "__call__":
+        if ufunc in table.UFUNCS and not (set(kwargs) - {"out", "dtype", "casting"}):
+            node = table.record_ufunc(rec, ufunc, inputs, result, kwargs.get("dtype"))
+    elif method in ("reduce", "accumulate"):
+        options = {k: v for k, v in kwargs.items() if k != "out"}
+        node = table.record_ufunc_method(rec, ufunc, method, inputs, options, result)
+    if node is None:
+        if target is not None:
+            report_loss(rec, f"{name} is not mapped to torch")
+            _snapshot(rec, target, name)
+            return target
+        return _lost(rec, result, f"{name} (not mapped to torch)")
+    if target is not None:
+        target._pp_node = node
+        propagate_inplace(target)
+        return target
+    return wrap_result(rec, result, node)
+
+
+# ----------------------------------------------------------------- array functions
+def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """``__array_function__``: eager NumPy on plain data plus the table's recording."""
+    rec = find_recorder(args, kwargs)
+    if rec is None or func in table.METADATA_FUNCTIONS:
+        return func(*plain_tree(args), **plain_tree(kwargs))
+    name = f"np.{_qualname(func)}"
+    out = kwargs.get("out")
+    target = None
+    if out is not None:
+        if active_recorder(out) is rec and type(out) is TracedArray:
+            target = out
+        else:
+            result = func(*plain_tree(args), **plain_tree(kwargs))
+            return _lost(rec, result, f"{name} writing into a plain out= array")
+    result = func(*plain_tree(args), **plain_tree(kwargs))
+    handler = table.FUNCTIONS.get(func)
+    node = None
+    if handler is not None:
+        node = handler(table.Call(rec, result), *args, **kwargs)
+    if node is None:
+        if target is not None:
+            report_loss(rec, f"{name} is not mapped to torch")
+            _snapshot(rec, target, name)
+            return target
+        return _lost(rec, result, f"{name} (not mapped to torch)")
+    if target is not None:
+        target._pp_node = node
+        propagate_inplace(target)
+        return target
+    return wrap_result(rec, result, node)
+
+
+def _qualname(func: Callable) -> str:
+    module = getattr(func, "__module__", "") or ""
+    name = getattr(func, "__name__", repr(func))
+    return f"linalg.{name}" if module.endswith("linalg") else name
+
+
+# ------------------------------------------------------------------------ indexing
+def _index_arg(rec: Recorder, index: Any) -> Any:
+    """Graph form of a NumPy index: int arrays as int64, NumPy scalars as Python ints."""
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for item in items:
+        if isinstance(item, (np.ndarray, torch.Tensor)):
+            dt = table.dtype_of(item)
+            node = arg_of(rec, item)
+            if dt.kind in "iu" and dt != np.int64:
+                node = rec.cast(node, torch.int64)
+            out.append(node)
+        elif isinstance(item, np.integer):
+            out.append(int(item))
+        elif isinstance(item, np.bool_):
+            out.append(bool(item))
+        else:
+            out.append(arg_of(rec, item))
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
+def _is_basic(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        i is None or i is Ellipsis or type(i) in (int, slice) or isinstance(i, np.integer)
+        for i in items
+    )
+
+
+def record_getitem(rec: Recorder, base: Any, index: Any) -> Any:
+    """Record ``base[index]`` with NumPy semantics (negative steps via flips)."""
+    index2, flips = split_negative_steps(index, base.shape)
+    node = arg_of(rec, base)
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    return rec.call(operator.getitem, (node, _index_arg(rec, index2)))
+
+
+def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> Any:
+    """Record ``base[index] = value`` functionally; returns the node of the new base."""
+    index2, flips = split_negative_steps(index, base.shape)
+    node = arg_of(rec, base)
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        val = arg_of(rec, value)
+    elif isinstance(value, (list, tuple)):
+        val = arg_of(rec, np.asarray(plain_tree(value), dtype=base.dtype))
+    else:
+        val = np.asarray(value).astype(base.dtype).item()
+    node = rec.call(index_put, (node, _index_arg(rec, index2), val))
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    return node
+
+
+def getitem(self: TracedArray, index: Any) -> Any:
+    """``a[index]``: eager NumPy indexing plus a recorded torch read."""
+    result = np.ndarray.view(self, np.ndarray)[plain_tree(index)]
+    rec = active_recorder(self) or find_recorder(index)
+    if rec is None:
+        return result
+    out = make_traced(rec, result, record_getitem(rec, self, index))
+    if isinstance(result, np.ndarray) and active_recorder(self) is rec and _is_basic(index):
+        out._pp_view_of = (self, index)
+    return out
+
+
+def setitem(self: TracedArray, index: Any, value: Any) -> None:
+    """``a[index] = value``: eager write plus a functional ``index_put`` in the graph."""
+    np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
+    rec = active_recorder(self)
+    other = find_recorder(index, value)
+    if rec is None:
+        if other is not None:
+            report_loss(other, "writing traced data into an untraced array with [...] =")
+        return
+    self._pp_node = record_setitem(rec, self, index, value)
+    propagate_inplace(self)
+
+
+# ------------------------------------------------------------------------- methods
+def _via_function(fn: Callable) -> Callable:
+    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
+def _varargs(fn: Callable) -> Callable:
+    def method(self, *shape, **kwargs):  # noqa: ANN001, ANN202
+        if len(shape) == 1 and (shape[0] is None or isinstance(shape[0], (tuple, list))):
+            shape = shape[0]
+        elif len(shape) == 0:
+            shape = None
+        return fn(self, shape, **kwargs)
+
+    return method
+
+
+def _loss_method(name: str) -> Callable:
+    original = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        rec = active_recorder(self)
+        if rec is not None:
+            report_loss(rec, f"ndarray.{name}() on traced data")
+        return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _unmapped_method(name: str) -> Callable:
+    original = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        rec = active_recorder(self) or find_recorder(args, kwargs)
+        result = original(
+            np.ndarray.view(self, np.ndarray), *plain_tree(args), **plain_tree(kwargs)
+        )
+        if rec is None:
+            return result
+        what = f"ndarray.{name}() (not mapped to torch)"
+        if name in INPLACE_UNMAPPED and active_recorder(self) is rec:
+            report_loss(rec, what)
+            _snapshot(rec, self, f"ndarray.{name}()")
+            return result
+        return _lost(rec, result, what)
+
+    method.__name__ = name
+    return method
+
+
+INPLACE_UNMAPPED = {"put", "partition", "resize", "itemset", "setfield", "byteswap"}
+
+
+def _iter(self: TracedArray):  # noqa: ANN202
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "iteration over a traced array", "each element is untraced data")
+    return iter(np.ndarray.view(self, np.ndarray))
+
+
+def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
+    result = np.ndarray.view(self, np.ndarray).astype(dtype, *args, **kwargs)
+    rec = active_recorder(self)
+    if rec is None:
+        return result
+    node = self._pp_node
+    if result.dtype != self.dtype:
+        node = rec.cast(node, torch_dtype(result.dtype))
+    return make_traced(rec, result, node)
+
+
+def _copy(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
+    result = np.ndarray.view(self, np.ndarray).copy(*args, **kwargs)
+    rec = active_recorder(self)
+    return result if rec is None else make_traced(rec, result, self._pp_node)
+
+
+def _deepcopy(self: TracedArray, memo: Any = None) -> Any:
+    return _copy(self)
+
+
+def _view(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
+    dtype = kwargs.get("dtype", args[0] if args else None)
+    kind = kwargs.get("type")
+    if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
+        kind, dtype = dtype, None
+    rec = active_recorder(self)
+    base = np.ndarray.view(self, np.ndarray)
+    if kind is not None and not issubclass(kind, TracedArray):
+        if rec is not None:
+            report_loss(rec, f"ndarray.view({kind.__name__}) on traced data")
+        return base.view(kind) if dtype is None else base.view(dtype, kind)
+    result = base if dtype is None else base.view(dtype)
+    if rec is None:
+        return result
+    node = self._pp_node
+    if result.dtype != self.dtype:
+        node = rec.call("view", (node, torch_dtype(result.dtype)), None, "call_method")
+    return make_traced(rec, result, node)
+
+
+def _fill(self: TracedArray, value: Any) -> None:
+    np.ndarray.view(self, np.ndarray).fill(plain(value))
+    rec = active_recorder(self)
+    if rec is None:
+        return
+    shape = tuple(self.shape)
+    if isinstance(value, (np.ndarray, torch.Tensor)) and active_recorder(value) is rec:
+        val = table.Call(rec, self).t(value, self.dtype)
+        self._pp_node = rec.call(torch.broadcast_to, (val, shape))
+    else:
+        fill = np.asarray(plain(value)).astype(self.dtype).item()
+        self._pp_node = rec.call(torch.full, (shape, fill), {"dtype": torch_dtype(self.dtype)})
+    propagate_inplace(self)
+
+
+def _sort_inplace(self: TracedArray, axis: int = -1, *args: Any, **kwargs: Any) -> None:
+    np.ndarray.view(self, np.ndarray).sort(axis, *args, **kwargs)
+    rec = active_recorder(self)
+    if rec is None:
+        return
+    if kwargs.get("order") is not None:
+        report_loss(rec, "ndarray.sort(order=...) (not mapped to torch)")
+        _snapshot(rec, self, "ndarray.sort(order=...)")
+        return
+    dim = None if axis is None else int(axis) % max(self.ndim, 1)
+    self._pp_node = rec.call(table.np_sort, (self._pp_node, dim))
+    propagate_inplace(self)
+
+
+def _flatten(self: TracedArray, order: str = "C") -> Any:
+    if order not in ("C", "A", "K"):
+        return _unmapped_method("flatten")(self, order)
+    return np.reshape(self, (-1,)).copy()
+
+
+def _round(self: TracedArray, ndigits: Any = None) -> Any:
+    return np.round(self, 0 if ndigits is None else ndigits)
+
+
+def _transpose_property(self: TracedArray) -> Any:
+    return np.transpose(self)
+
+
+def _mt_property(self: TracedArray) -> Any:
+    return np.swapaxes(self, -1, -2)
+
+
+def _real_property(self: TracedArray) -> Any:
+    if np.iscomplexobj(self):
+        return _unmapped_method("__array__")(self)  # pragma: no cover - complex unsupported
+    return self
+
+
+def _imag_property(self: TracedArray) -> Any:
+    return np.zeros_like(self)
+
+
+def _flat_property(self: TracedArray) -> Any:
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "ndarray.flat on traced data", "the flat iterator is untraced")
+    return np.ndarray.view(self, np.ndarray).flat
+
+
+OPERATOR_NAMES = {
+    f"__{p}{op}__"
+    for op in (
+        "add",
+        "sub",
+        "mul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "matmul",
+        "and",
+        "or",
+        "xor",
+        "lshift",
+        "rshift",
+        "divmod",
+    )
+    for p in ("", "r", "i")
+} | {"__neg__", "__pos__", "__abs__", "__invert__"}
+
+SPECIAL: dict[str, Any] = {
+    "__array_ufunc__": array_ufunc,
+    "__array_function__": lambda self, func, types, args, kwargs: array_function(
+        func, args, kwargs
+    ),
+    "__getitem__": getitem,
+    "__setitem__": setitem,
+    "__iter__": _iter,
+    "astype": _astype,
+    "copy": _copy,
+    "__copy__": _copy,
+    "__deepcopy__": _deepcopy,
+    "view": _view,
+    "fill": _fill,
+    "sort": _sort_inplace,
+    "flatten": _flatten,
+    "__round__": _round,
+    "T": property(_transpose_property),
+    "mT": property(_mt_property),
+    "real": property(_real_property),
+    "imag": property(_imag_property),
+    "flat": property(_flat_property),
+}
+
+
+def install_methods(cls: type) -> None:
+    """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning."""
+    for name, value in SPECIAL.items():
+        setattr(cls, name, value)
+    for name, fn in table.METHOD_FUNCTIONS.items():
+        if name not in SPECIAL:
+            setattr(cls, name, _via_function(fn))
+    for name, fn in table.VARARG_METHODS.items():
+        setattr(cls, name, _varargs(fn))
+    for name in dir(np.ndarray):
+        if name in cls.__dict__ or name in OPERATOR_NAMES or name in table.SILENT_METHODS:
+            continue
+        attr = getattr(np.ndarray, name)
+        if not callable(attr) or isinstance(attr, type):
+            continue
+        if name in table.LOSS_METHODS:
+            setattr(cls, name, _loss_method(name))
+        elif not name.startswith("__") or name in ("__array__",):
+            if name == "__array__":
+                continue
+            setattr(cls, name, _unmapped_method(name))
+
+
+install_methods(TracedArray)
+_ = TracedTensor

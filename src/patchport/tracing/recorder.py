@@ -1,0 +1,225 @@
+"""The graph recorder: owns a ``torch.fx.Graph`` and turns traced work into a GraphModule.
+
+A :class:`Recorder` is what one traced node of a session records into. Traced values
+point at their recorder and at the ``fx.Node`` that computes them in the graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import torch
+from torch import fx
+
+from .constants import ConstantInfo
+from .location import user_location
+
+# number of recorders currently active; lets "is this traced?" answer without lookups
+_ACTIVE_COUNT = [0]
+
+_ids = itertools.count()
+
+
+def _fast_node_supported(graph: fx.Graph) -> bool:
+    """Whether this torch's Graph exposes the internals used by the fast node path."""
+    return all(
+        hasattr(graph, name)
+        for name in ("_graph_namespace", "_insert", "_find_nodes_lookup_table", "_len")
+    )
+
+
+class Recorder:
+    """Records torch equivalents of traced NumPy/torch operations into one ``fx.Graph``."""
+
+    def __init__(self, name: str = "traced", *, strict: bool = False) -> None:
+        self.name = name
+        self.strict = strict
+        self.graph = fx.Graph()
+        self.root = torch.nn.Module()
+        self.active = True
+        self.finished = False
+        self.losses: list[str] = []
+        self.input_names: list[str] = []
+        self._constants: list[ConstantInfo] = []
+        self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}
+        self._origins: dict[int, tuple[Any, str]] = {}
+        self._fast = _fast_node_supported(self.graph)
+        self._names: dict[Any, str] = {}
+        self._id = next(_ids)
+        _ACTIVE_COUNT[0] += 1
+
+    def __repr__(self) -> str:
+        state = "active" if self.active else "closed"
+        return f"Recorder({self.name!r}, {state}, {len(self.graph.nodes)} nodes)"
+
+    # ------------------------------------------------------------------ nodes
+    def call(
+        self, target: Any, args: tuple = (), kwargs: dict | None = None, op: str = "call_function"
+    ) -> fx.Node:
+        """Append ``target(*args, **kwargs)`` to the graph; args hold fx.Nodes or literals.
+
+        ``op`` is ``"call_function"`` or ``"call_method"`` (then ``target`` is the name).
+        """
+        graph = self.graph
+        if not self._fast:
+            return graph.create_node(op, target, args, kwargs or {})
+        candidate = self._names.get(target)
+        if candidate is None:
+            candidate = target if op == "call_method" else graph._target_to_str(target)
+            self._names[target] = candidate
+        name = graph._graph_namespace.create_name(candidate, None)
+        node = fx.Node(graph, name, op, target, args, kwargs or {})
+        graph._graph_namespace.associate_name_with_obj(name, node)
+        graph._insert(node)
+        graph._find_nodes_lookup_table.insert(node)
+        graph._len += 1
+        return node
+
+    def cast(self, node: Any, dtype: torch.dtype) -> fx.Node:
+        """Append a cast of ``node`` to ``dtype``."""
+        return self.call("to", (node, dtype), None, "call_method")
+
+    def placeholder(self, name: str) -> fx.Node:
+        """Add a graph input called ``name`` (inputs come before every other node)."""
+        if name in self.input_names:
+            raise ValueError(f"input name {name!r} is already used in recorder {self.name!r}")
+        with self.graph.inserting_before(_first_non_placeholder(self.graph)):
+            node = self.graph.placeholder(name)
+        self.input_names.append(name)
+        return node
+
+    # -------------------------------------------------------------- constants
+    def note_origin(self, value: Any, origin: str) -> None:
+        """Remember where an untraced value came from, for when it becomes a constant."""
+        self._origins[id(value)] = (value, origin)
+
+    def origin_of(self, value: Any) -> str | None:
+        """Return the remembered origin of ``value``, if any."""
+        hit = self._origins.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        return None
+
+    def constant(self, value: np.ndarray | torch.Tensor, origin: str | None = None) -> fx.Node:
+        """Return a ``get_attr`` node holding a copy of ``value``, listed with its origin."""
+        hit = self._const_nodes.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        if origin is None:
+            origin = self.origin_of(value) or f"entered the graph at {user_location(2)}"
+        if isinstance(value, torch.Tensor):
+            tensor = value.detach().as_subclass(torch.Tensor).clone()
+        else:
+            array = np.asarray(value)
+            if array.dtype.byteorder not in ("=", "|"):
+                array = array.astype(array.dtype.newbyteorder("="))
+            tensor = torch.from_numpy(np.array(array, copy=True))
+        name = f"_const_{len(self._constants)}"
+        self.root.register_buffer(name, tensor, persistent=True)
+        with self.graph.inserting_before(_first_non_placeholder(self.graph)):
+            node = self.graph.get_attr(name)
+        self._constants.append(
+            ConstantInfo(
+                name=name,
+                shape=tuple(tensor.shape),
+                dtype=str(tensor.dtype).replace("torch.", ""),
+                nbytes=tensor.numel() * tensor.element_size(),
+                origin=origin,
+            )
+        )
+        self._const_nodes[id(value)] = (value, node)
+        return node
+
+    def constants(self) -> list[ConstantInfo]:
+        """List the constants recorded so far, with shape, size and origin."""
+        return list(self._constants)
+
+    # ---------------------------------------------------------------- finish
+    def finish(self, outputs: Any) -> fx.GraphModule:
+        """Close the graph on ``outputs`` (traced values, nested in tuples/lists/dicts).
+
+        The recorder is closed afterwards; unused nodes and constants are dropped.
+        """
+        from .values import arg_of
+
+        if self.finished:
+            raise RuntimeError(f"recorder {self.name!r} was already finished")
+        output = _map_outputs(self, outputs, arg_of)
+        self.graph.output(output)
+        self.graph.eliminate_dead_code()
+        kept = {n.target for n in self.graph.nodes if n.op == "get_attr"}
+        self._constants = [c for c in self._constants if c.name in kept]
+        for name in list(self.root._buffers):
+            if name not in kept:
+                del self.root._buffers[name]
+        self.finished = True
+        self.close()
+        return _make_graph_module(self.root, self.graph, self.name)
+
+    def close(self) -> None:
+        """Deactivate the recorder: its traced values behave like plain data afterwards."""
+        if self.active:
+            self.active = False
+            _ACTIVE_COUNT[0] -= 1
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_non_placeholder(graph: fx.Graph) -> fx.Node:
+    """The node before which new inputs and constants go (keeps inputs first)."""
+    for node in graph.nodes:
+        if node.op not in ("placeholder", "get_attr"):
+            return node
+    return graph._root  # the sentinel: inserting before it appends
+
+
+def _map_outputs(recorder: Recorder, outputs: Any, arg_of: Any) -> Any:
+    """Turn a structure of traced values into the same structure of fx nodes."""
+    if isinstance(outputs, (tuple, list)):
+        return type(outputs)(_map_outputs(recorder, o, arg_of) for o in outputs)
+    if isinstance(outputs, dict):
+        return {k: _map_outputs(recorder, v, arg_of) for k, v in outputs.items()}
+    if isinstance(outputs, (np.ndarray, np.generic, torch.Tensor)):
+        return arg_of(recorder, outputs)
+    raise TypeError(f"graph outputs must be arrays or tensors, got {type(outputs).__name__}")
+
+
+def _make_graph_module(root: torch.nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule:
+    """Build the GraphModule; its Python code is generated on first use where torch allows."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule as cls
+    except ImportError:  # pragma: no cover - older torch
+        cls = fx.GraphModule
+    return cls(root, graph, class_name=_class_name(name))
+
+
+def _class_name(name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in name) or "traced"
+    return cleaned if cleaned[0].isalpha() else f"g_{cleaned}"
+
+
+def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor) -> Any:
+    """Make ``value`` a graph input named ``name``; returns a traced copy (input untouched)."""
+    from .values import make_traced
+
+    if not recorder.active:
+        raise RuntimeError(f"recorder {recorder.name!r} is closed")
+    node = recorder.placeholder(name)
+    if isinstance(value, torch.Tensor):
+        copy = value.detach().as_subclass(torch.Tensor).clone()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        copy = np.array(value, copy=True, subok=False)
+    else:
+        raise TypeError(f"input {name!r} must be a numpy array or torch tensor, got {value!r}")
+    return make_traced(recorder, copy, node)
+
+
+def finish(recorder: Recorder, outputs: Any) -> fx.GraphModule:
+    """Close ``recorder``'s graph on ``outputs`` and return it as a GraphModule."""
+    return recorder.finish(outputs)

@@ -1,0 +1,351 @@
+"""How a :class:`TracedTensor` dispatches through ``__torch_function__``.
+
+Every torch function, ``Tensor`` method and ``torch.nn.functional`` call runs eagerly on
+plain tensors and is recorded as the same call on graph nodes. In-place methods,
+``inplace=True`` and ``x[...] = v`` are recorded functionally; ``.item()``-like calls warn.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .indexing import index_put
+from .loss import report_loss
+from .recorder import Recorder
+from .values import (
+    TracedArray,
+    TracedTensor,
+    active_recorder,
+    arg_of,
+    find_recorder,
+    make_traced,
+    plain_tree,
+)
+
+_DISABLE = torch._C.DisableTorchFunctionSubclass
+
+# calls that hand traced data to Python or to foreign memory: trace loss
+LOSS_NAMES = {
+    "item",
+    "tolist",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__complex__",
+    "__iter__",
+    "equal",
+    "allclose",
+    "is_nonzero",
+    "__array__",
+    "__dlpack__",
+    "data_ptr",
+    "untyped_storage",
+    "storage",
+}
+
+# operators whose Tensor dunder maps onto the ``operator`` module (readable, export friendly)
+_DUNDER_TO_OPERATOR = {
+    "__add__": operator.add,
+    "__sub__": operator.sub,
+    "__mul__": operator.mul,
+    "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv,
+    "__mod__": operator.mod,
+    "__pow__": operator.pow,
+    "__matmul__": operator.matmul,
+    "__and__": operator.and_,
+    "__or__": operator.or_,
+    "__xor__": operator.xor,
+    "__lshift__": operator.lshift,
+    "__rshift__": operator.rshift,
+    "__neg__": operator.neg,
+    "__pos__": operator.pos,
+    "__abs__": operator.abs,
+    "__invert__": operator.invert,
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__getitem__": operator.getitem,
+}
+_REFLECTED = {
+    f"__r{name[2:]}": fn
+    for name, fn in _DUNDER_TO_OPERATOR.items()
+    if name[2:-2]
+    in (
+        "add",
+        "sub",
+        "mul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "matmul",
+        "and",
+        "or",
+        "xor",
+        "lshift",
+        "rshift",
+    )
+}
+_INPLACE_DUNDER = {
+    f"__i{name[2:]}": name
+    for name in _REFLECTED.values()
+    and (
+        "__add__",
+        "__sub__",
+        "__mul__",
+        "__truediv__",
+        "__floordiv__",
+        "__mod__",
+        "__pow__",
+        "__matmul__",
+        "__and__",
+        "__or__",
+        "__xor__",
+        "__lshift__",
+        "__rshift__",
+    )
+}
+
+# func -> (kind, target, op); kinds: "call", "swap", "inplace", "setitem", "getattr", "loss"
+_PLAN: dict[Any, tuple[str, Any, str]] = {}
+
+
+def _plan(func: Callable) -> tuple[str, Any, str]:
+    """Decide once per torch callable how to record it."""
+    plan = _PLAN.get(func)
+    if plan is not None:
+        return plan
+    name = getattr(func, "__name__", "")
+    owner = getattr(func, "__self__", None)
+    if name == "__get__" and owner is not None and hasattr(owner, "__name__"):
+        plan = ("getattr", owner.__name__, "call_function")
+    elif name in LOSS_NAMES:
+        plan = ("loss", name, "")
+    elif name == "__setitem__":
+        plan = ("setitem", None, "")
+    elif name in ("numpy", "__array__") or name == "__array_wrap__":
+        plan = ("loss", name, "")
+    elif getattr(torch.Tensor, name, None) is func:
+        if name in _DUNDER_TO_OPERATOR:
+            plan = ("call", _DUNDER_TO_OPERATOR[name], "call_function")
+        elif name in _REFLECTED:
+            plan = ("swap", _REFLECTED[name], "call_function")
+        elif name in _INPLACE_DUNDER:
+            plan = ("inplace", _DUNDER_TO_OPERATOR[_INPLACE_DUNDER[name]], "call_function")
+        elif name.endswith("_") and not name.startswith("_"):
+            plan = ("inplace", name[:-1], "call_method")
+        else:
+            plan = ("call", name, "call_method")
+    else:
+        plan = ("call", func, "call_function")
+    if plan[0] == "loss" and plan[1] == "numpy":
+        plan = ("numpy", None, "")
+    _PLAN[func] = plan
+    return plan
+
+
+_FUNCTIONAL_INPLACE: dict[str, Callable] = {}
+
+
+def _fill(x: torch.Tensor, value: Any) -> torch.Tensor:
+    """Functional ``fill_``."""
+    if isinstance(value, torch.Tensor):
+        return torch.broadcast_to(value.to(x.dtype), x.shape).clone()
+    return torch.full_like(x, value)
+
+
+def _copy(x: torch.Tensor, src: Any, non_blocking: bool = False) -> torch.Tensor:
+    """Functional ``copy_``: src cast to x's dtype and broadcast to its shape."""
+    return torch.broadcast_to(torch.as_tensor(src).to(x.dtype), x.shape).clone()
+
+
+def _zero(x: torch.Tensor) -> torch.Tensor:
+    """Functional ``zero_``."""
+    return torch.zeros_like(x)
+
+
+_SPECIAL_INPLACE = {"fill": _fill, "copy": _copy, "zero": _zero}
+
+
+def _contains_tensor(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_contains_tensor(v) for v in value)
+    return False
+
+
+def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """Run ``func`` eagerly (subclass dispatch off) and record it on the graph."""
+    rec = find_recorder(args, kwargs)
+    if rec is None:
+        with _DISABLE():
+            return _unwrap_result(func(*args, **kwargs))
+    kind, target, op = _plan(func)
+    if kind == "setitem":
+        return _setitem(rec, args, kwargs)
+    if kind == "numpy":
+        return _to_numpy(rec, args[0])
+    out = kwargs.get("out")
+    inplace_kw = kwargs.get("inplace") is True
+    with _DISABLE():
+        result = func(*args, **kwargs)
+    if kind == "loss":
+        report_loss(rec, f"{_torch_name(func)} on a traced tensor")
+        return result
+    if kind == "getattr":
+        if not _contains_tensor(result):
+            return result
+        node = rec.call(getattr, (arg_of(rec, args[0]), target))
+        return _wrap(rec, result, node)
+    if not _contains_tensor(result):
+        return result  # shape, dtype, size(), dim(): static metadata
+    if out is not None:
+        return _out_kwarg(rec, func, args, kwargs, out, result)
+    if inplace_kw:
+        fkwargs = dict(kwargs)
+        fkwargs["inplace"] = False
+        node = rec.call(func, arg_of(rec, args), arg_of(rec, fkwargs))
+        return _rebind(rec, args[0], node, result)
+    if kind == "inplace":
+        return _inplace(rec, target, op, args, kwargs, result)
+    if kind == "swap":
+        node = rec.call(target, (arg_of(rec, args[1]), arg_of(rec, args[0])))
+    else:
+        node = rec.call(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
+    wrapped = _wrap(rec, result, node)
+    if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
+        wrapped._pp_view_of = (args[0], args[1])
+    return wrapped
+
+
+def _torch_name(func: Callable) -> str:
+    name = getattr(func, "__name__", repr(func))
+    if name == "__get__":
+        return f"Tensor.{getattr(getattr(func, '__self__', None), '__name__', name)}"
+    return f"Tensor.{name}" if getattr(torch.Tensor, name, None) is func else f"torch.{name}"
+
+
+def _basic(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items)
+
+
+def _unwrap_result(value: Any) -> Any:
+    return value
+
+
+def _wrap(rec: Recorder, result: Any, node: Any) -> Any:
+    """Wrap tensors in ``result`` (nested tuples/lists) with node / getitem nodes."""
+    if isinstance(result, torch.Tensor):
+        return make_traced(rec, result, node)
+    if isinstance(result, (tuple, list)):
+        items = [
+            _wrap(rec, r, rec.call(operator.getitem, (node, i))) if _contains_tensor(r) else r
+            for i, r in enumerate(result)
+        ]
+        if isinstance(result, list):
+            return items
+        if hasattr(result, "_fields") or type(result).__module__.startswith("torch"):
+            try:
+                return type(result)(items)
+            except TypeError:
+                return type(result)(*items)
+        return tuple(items)
+    return result
+
+
+def _rebind(rec: Recorder, target: Any, node: Any, result: Any) -> Any:
+    """Point an in-place target at its new functional node (and its traced parents)."""
+    if active_recorder(target) is rec:
+        target._pp_node = node
+        propagate_inplace(target)
+        return target if result is target else _wrap(rec, result, node)
+    report_loss(rec, "an in-place torch operation writing traced data into an untraced tensor")
+    return result
+
+
+def _inplace(rec: Recorder, name: Any, op: str, args: tuple, kwargs: dict, result: Any) -> Any:
+    """Record ``x.op_(...)`` as ``x = x.op(...)`` cast back to x's dtype."""
+    x = args[0]
+    special = _SPECIAL_INPLACE.get(name) if op == "call_method" else None
+    fargs = arg_of(rec, args)
+    fkwargs = arg_of(rec, kwargs) if kwargs else None
+    if special is not None:
+        node = rec.call(special, fargs, fkwargs)
+    elif op == "call_method" and not hasattr(torch.Tensor, name):
+        report_loss(rec, f"Tensor.{name}_() (no functional form to record)")
+        node = rec.constant(x.detach().as_subclass(torch.Tensor).clone())
+    else:
+        node = rec.call(name, fargs, fkwargs, op)
+        if _may_change_dtype(x, args[1:], kwargs):
+            node = rec.cast(node, x.dtype)
+    return _rebind(rec, x, node, result)
+
+
+def _may_change_dtype(x: torch.Tensor, others: tuple, kwargs: dict) -> bool:
+    for value in (*others, *kwargs.values()):
+        if isinstance(value, torch.Tensor) and value.dtype != x.dtype:
+            return True
+        if isinstance(value, float) and not x.dtype.is_floating_point:
+            return True
+    return False
+
+
+def _out_kwarg(
+    rec: Recorder, func: Callable, args: tuple, kwargs: dict, out: Any, result: Any
+) -> Any:
+    """``out=``: recorded functionally when out is traced, otherwise a trace loss."""
+    fkwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    if isinstance(out, torch.Tensor) and active_recorder(out) is rec:
+        node = rec.call(func, arg_of(rec, args), arg_of(rec, fkwargs))
+        if _contains_tensor(result) and not isinstance(result, torch.Tensor):
+            return result
+        return _rebind(rec, out, rec.cast(node, out.dtype), result)
+    report_loss(rec, f"{_torch_name(func)}(out=...) writing into an untraced tensor")
+    return result
+
+
+def _setitem(rec: Recorder, args: tuple, kwargs: dict) -> None:
+    x, index, value = args
+    with _DISABLE():
+        x[index] = value
+    if active_recorder(x) is not rec:
+        report_loss(rec, "writing traced data into an untraced tensor with [...] =")
+        return
+    val = arg_of(rec, value)
+    x._pp_node = rec.call(index_put, (x._pp_node, arg_of(rec, index), val))
+    propagate_inplace(x)
+
+
+def _to_numpy(rec: Recorder, x: Any) -> Any:
+    """``tensor.numpy()`` keeps tracing: same graph value, NumPy eager data."""
+    with _DISABLE():
+        result = x.numpy()
+    if active_recorder(x) is not rec:
+        return result
+    return make_traced(rec, result, x._pp_node)
+
+
+def propagate_inplace(value: Any) -> None:
+    """After an in-place write to a tensor view, record the write into its traced parents."""
+    rec = value._pp_rec
+    while value._pp_view_of is not None:
+        parent, index = value._pp_view_of
+        if active_recorder(parent) is not rec:
+            break
+        parent._pp_node = rec.call(index_put, (parent._pp_node, arg_of(rec, index), value._pp_node))
+        value = parent
+
+
+_ = (TracedArray, TracedTensor, np, plain_tree)
