@@ -59,6 +59,8 @@ class Call:
     def t(self, value: Any, dtype: Any = None) -> Any:
         """Node of ``value`` as a tensor of ``dtype`` (default: the result dtype)."""
         dtype = np.dtype(self.result.dtype if dtype is None else dtype)
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
         if isinstance(value, (np.ndarray, torch.Tensor)):
             return self.cast(self.n(value), dtype_of(value), dtype)
         return self.rec.call(torch.full, ((), _py(value)), {"dtype": torch_dtype(dtype)})
@@ -127,7 +129,9 @@ def np_reciprocal(x: torch.Tensor) -> torch.Tensor:
     """NumPy reciprocal: integer inputs use integer (truncating) division."""
     if x.dtype.is_floating_point or x.dtype.is_complex:
         return torch.reciprocal(x)
-    return torch.div(torch.ones_like(x), x, rounding_mode="trunc")
+    zero, y = _int_guard(x, x)
+    out = torch.div(torch.ones_like(x), y, rounding_mode="trunc")
+    return torch.where(zero, torch.zeros_like(out), out)
 
 
 def np_true_divide(x: Any, y: Any) -> torch.Tensor:
@@ -141,6 +145,35 @@ def np_spacing(x: torch.Tensor) -> torch.Tensor:
     return torch.nextafter(x, away) - x
 
 
+def _int_guard(x: Any, y: Any) -> tuple[Any, Any]:
+    """For integer division by a tensor, NumPy yields 0 where y == 0; torch would raise."""
+    if isinstance(y, torch.Tensor) and not (y.dtype.is_floating_point or y.dtype.is_complex):
+        zero = y == 0
+        return zero, torch.where(zero, torch.ones_like(y), y)
+    return None, y
+
+
+def np_floor_divide(x: Any, y: Any) -> torch.Tensor:
+    """Floor division; integer division by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.floor_divide(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_remainder(x: Any, y: Any) -> torch.Tensor:
+    """Python-style remainder; integer remainder by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.remainder(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_fmod(x: Any, y: Any) -> torch.Tensor:
+    """C-style remainder; integer fmod by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.fmod(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
 def np_modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Fractional and integral parts, both signed like x."""
     whole = torch.trunc(x)
@@ -149,7 +182,7 @@ def np_modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def np_divmod(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Floor quotient and remainder, like Python's divmod."""
-    return torch.floor_divide(x, y), torch.remainder(x, y)
+    return np_floor_divide(x, y), np_remainder(x, y)
 
 
 def np_frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -222,13 +255,13 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.divide: U(np_true_divide),
     np.logaddexp: U(torch.logaddexp, tensors_only=True),
     np.logaddexp2: U(torch.logaddexp2, tensors_only=True),
-    np.floor_divide: U(torch.floor_divide),
+    np.floor_divide: U(np_floor_divide),
     np.negative: U(torch.neg),
     np.positive: U(torch.positive),
     np.power: U(torch.pow),
     np.float_power: U(torch.pow),
-    np.remainder: U(torch.remainder),
-    np.fmod: U(torch.fmod),
+    np.remainder: U(np_remainder),
+    np.fmod: U(np_fmod),
     np.divmod: U(np_divmod, nout=2),
     np.absolute: U(torch.abs),
     np.fabs: U(np_fabs),
@@ -311,6 +344,9 @@ for _name, _fn in (("matvec", np_matvec), ("vecmat", np_vecmat)):
     if hasattr(np, _name):
         UFUNCS[getattr(np, _name)] = U(_fn, tensors_only=True)
 
+# ufuncs that are the identity on booleans (torch has no bool kernel for them)
+BOOL_IDENTITY = {np.absolute, np.floor, np.ceil, np.trunc, np.positive, np.rint}
+
 _LOOP_CACHE: dict[tuple, tuple[tuple[np.dtype, ...], tuple[np.dtype, ...]] | None] = {}
 
 
@@ -367,6 +403,8 @@ def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dty
             args.append(rec.call(torch.full, ((), _py(value)), {"dtype": torch_dtype(want)}))
         else:
             args.append(value)
+    if loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY:
+        return args[0]
     node = rec.call(spec.fn, tuple(args))
     if spec.nout == 1:
         have = np.dtype(bool) if spec.predicate else loop_out[0]
@@ -448,7 +486,7 @@ def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: 
         dims = tuple(range(x.ndim))
     if not dims:
         return x.to(dtype)
-    return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim)
+    return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim).to(dtype)
 
 
 REDUCERS: dict[np.ufunc, Callable] = {
@@ -498,7 +536,8 @@ def record_ufunc_method(
             return None
         dim = int(axis if axis is not None else 0) % max(x.ndim, 1)
         if fn in (torch.cumsum, torch.cumprod):
-            return call.op(fn, x, dim, dtype=torch_dtype(result.dtype))
+            kind = "sum" if fn is torch.cumsum else "prod"
+            return call.op(np_cumulative, kind, x, dim, torch_dtype(result.dtype))
         node = call.op(fn, call.cast(call.n(x), have, result.dtype), dim)
         return call.done(node, bool if fn in (np_cum_and, np_cum_or) else result.dtype)
     return None
@@ -904,11 +943,12 @@ def _argmin(
     return call.op(np_argmin, a, dim, bool(keepdims))
 
 
-def np_cumulative(fn: Callable, x: torch.Tensor, dim: int | None, dtype: Any) -> torch.Tensor:
-    """cumsum/cumprod along dim (None: flattened) in ``dtype``."""
+def np_cumulative(kind: str, x: torch.Tensor, dim: int | None, dtype: Any) -> torch.Tensor:
+    """cumsum/cumprod (``kind``) along dim (None: flattened) in ``dtype``."""
     if dim is None:
         x, dim = x.reshape(-1), 0
-    return fn(x.to(dtype), dim)
+    fn = torch.cumsum if kind == "sum" else torch.cumprod
+    return fn(x.to(dtype), dim).to(dtype)
 
 
 @(
@@ -922,13 +962,13 @@ def _cumsum(
     if kw.get("include_initial"):
         return None
     dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, torch.cumsum, a, dim, torch_dtype(call.result.dtype))
+    return call.op(np_cumulative, "sum", a, dim, torch_dtype(call.result.dtype))
 
 
 @implements(np.cumprod)
 def _cumprod(call: Call, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, torch.cumprod, a, dim, torch_dtype(call.result.dtype))
+    return call.op(np_cumulative, "prod", a, dim, torch_dtype(call.result.dtype))
 
 
 @implements(np.all)

@@ -1,0 +1,397 @@
+"""NumPy functions and ndarray methods of the table, replayed on fresh inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .helpers import conform, make
+
+F32, F64, I64, U8, B = np.float32, np.float64, np.int64, np.uint8, np.bool_
+
+
+def a(shape=(3, 4), dtype=F64, seed=1, low=-3.0, high=3.0):  # noqa: ANN001, ANN201
+    return make(shape, dtype, seed, low=low, high=high)
+
+
+# (id, function, inputs)
+CASES = [
+    # reductions
+    ("sum", lambda x: np.sum(x), [a()]),
+    ("sum-axis", lambda x: np.sum(x, axis=1), [a(dtype=I64)]),
+    ("sum-uint8-upcasts", lambda x: x.sum(axis=0), [a(dtype=U8, low=0, high=255)]),
+    ("sum-bool", lambda x: x.sum(), [a(dtype=B)]),
+    ("sum-keepdims-tuple", lambda x: np.sum(x, axis=(0, 2), keepdims=True), [a((2, 3, 4))]),
+    ("sum-dtype", lambda x: np.sum(x, dtype=np.float32), [a(dtype=I64)]),
+    ("mean", lambda x: np.mean(x, axis=0), [a(dtype=F32)]),
+    ("mean-int", lambda x: x.mean(), [a(dtype=I64)]),
+    ("std-ddof", lambda x: np.std(x, axis=1, ddof=1), [a()]),
+    ("var", lambda x: x.var(axis=0, keepdims=True), [a(dtype=F32)]),
+    ("var-int", lambda x: np.var(x), [a(dtype=I64)]),
+    ("min-max", lambda x: (np.min(x, axis=0), np.max(x), x.min(1), x.max(axis=1)), [a()]),
+    ("amin-amax-int", lambda x: (np.amin(x, axis=1), np.amax(x, keepdims=True)), [a(dtype=I64)]),
+    ("max-bool", lambda x: (x.max(axis=0), x.min()), [a(dtype=B)]),
+    ("argmin-argmax", lambda x: (np.argmin(x), np.argmax(x, axis=1), x.argmax(0)), [a()]),
+    ("prod", lambda x: (np.prod(x, axis=1), x.prod()), [a(dtype=I64, low=1, high=3)]),
+    ("cumsum", lambda x: (np.cumsum(x), np.cumsum(x, axis=1), x.cumsum(0)), [a(dtype=F32)]),
+    ("cumsum-uint8", lambda x: np.cumsum(x, axis=1), [a(dtype=U8, low=0, high=255)]),
+    ("cumprod", lambda x: (np.cumprod(x, axis=0), x.cumprod()), [a((2, 3), I64, low=1, high=3)]),
+    ("all-any", lambda x: (np.all(x > 0, axis=0), np.any(x > 2), x.all(), x.any(1)), [a()]),
+    (
+        "count_nonzero",
+        lambda x: (np.count_nonzero(x > 0), np.count_nonzero(x, axis=0)),
+        [a(dtype=I64)],
+    ),
+    ("average", lambda x: np.average(x, axis=0), [a()]),
+    (
+        "average-weights",
+        lambda x, w: np.average(x, axis=1, weights=w),
+        [a(), a((4,), seed=2, low=0.5)],
+    ),
+    ("median", lambda x: (np.median(x), np.median(x, axis=1)), [a((3, 5))]),
+    ("median-int", lambda x: np.median(x, axis=0), [a((4, 3), I64)]),
+    ("percentile", lambda x: np.percentile(x, 30, axis=0), [a()]),
+    ("percentile-list", lambda x: np.percentile(x, [10, 90]), [a(dtype=F32)]),
+    ("quantile", lambda x: np.quantile(x, 0.25, axis=1, keepdims=True), [a()]),
+    ("ptp", lambda x: (np.ptp(x), np.ptp(x, axis=1)), [a(dtype=I64)]),
+    # shapes
+    ("reshape", lambda x: (np.reshape(x, (4, 3)), x.reshape(2, 6), x.reshape((-1,))), [a()]),
+    (
+        "transpose",
+        lambda x: (np.transpose(x), x.transpose(1, 0, 2), x.T, x.transpose((2, 0, 1))),
+        [a((2, 3, 4))],
+    ),
+    (
+        "swapaxes-moveaxis",
+        lambda x: (np.swapaxes(x, 0, 2), np.moveaxis(x, 0, -1), x.swapaxes(1, 2)),
+        [a((2, 3, 4))],
+    ),
+    (
+        "squeeze-expand",
+        lambda x: (np.squeeze(x), np.expand_dims(x, 0), x.squeeze(1)),
+        [a((3, 1, 4))],
+    ),
+    ("ravel-flatten", lambda x: (np.ravel(x), x.ravel(), x.flatten()), [a()]),
+    (
+        "concatenate",
+        lambda x, y: (np.concatenate([x, y]), np.concatenate((x, y), axis=1)),
+        [a(), a(seed=2)],
+    ),
+    (
+        "concatenate-mixed",
+        lambda x, y: np.concatenate([x, y], axis=None),
+        [a(dtype=F32), a(dtype=I64, seed=2)],
+    ),
+    ("stack", lambda x, y: (np.stack([x, y]), np.stack([x, y], axis=-1)), [a(), a(seed=2)]),
+    (
+        "vstack-hstack",
+        lambda x, y: (np.vstack([x, y]), np.hstack([x, y])),
+        [a((4,)), a((4,), seed=2)],
+    ),
+    (
+        "vstack-2d",
+        lambda x, y: (np.vstack([x, y]), np.hstack([x, y]), np.dstack([x, y])),
+        [a(), a(seed=2)],
+    ),
+    ("column_stack", lambda x, y: np.column_stack([x, y]), [a((4,)), a((4,), seed=2)]),
+    ("dstack-1d", lambda x, y: np.dstack([x, y]), [a((4,)), a((4,), seed=2)]),
+    ("split", lambda x: (*np.split(x, 2, axis=1), *np.split(x, [1, 2])), [a((3, 4))]),
+    ("array_split", lambda x: np.array_split(x, 3, axis=1), [a((2, 5))]),
+    (
+        "flip",
+        lambda x: (np.flip(x), np.flip(x, 0), np.flip(x, axis=(0, 1)), np.fliplr(x), np.flipud(x)),
+        [a()],
+    ),
+    (
+        "roll",
+        lambda x: (np.roll(x, 2), np.roll(x, -1, axis=1), np.roll(x, (1, 2), axis=(0, 1))),
+        [a()],
+    ),
+    ("rot90", lambda x: (np.rot90(x), np.rot90(x, 2), np.rot90(x, -1, axes=(1, 0))), [a()]),
+    ("broadcast_to", lambda x: np.broadcast_to(x, (2, 3, 4)), [a((3, 1))]),
+    ("atleast", lambda x: (np.atleast_1d(x), np.atleast_2d(x), np.atleast_3d(x)), [a((4,))]),
+    ("atleast-0d", lambda x: (np.atleast_1d(x), np.atleast_2d(x), np.atleast_3d(x)), [a(())]),
+    ("tile", lambda x: (np.tile(x, 2), np.tile(x, (2, 1, 2))), [a((2, 3))]),
+    (
+        "repeat",
+        lambda x: (np.repeat(x, 2), np.repeat(x, 3, axis=1), x.repeat([1, 2, 0], axis=0)),
+        [a()],
+    ),
+    (
+        "pad-constant",
+        lambda x: (np.pad(x, 1), np.pad(x, ((1, 2), (0, 3)), constant_values=7)),
+        [a(dtype=U8, low=0, high=255)],
+    ),
+    ("pad-edge", lambda x: np.pad(x, ((2, 1), (1, 2)), mode="edge"), [a()]),
+    ("pad-reflect", lambda x: np.pad(x, ((2, 1), (3, 2)), mode="reflect"), [a()]),
+    (
+        "pad-symmetric-wrap",
+        lambda x: (np.pad(x, 2, mode="symmetric"), np.pad(x, 1, mode="wrap")),
+        [a(dtype=I64)],
+    ),
+    # indexing functions
+    (
+        "take",
+        lambda x: (np.take(x, [0, -1, 2]), np.take(x, [[1, 0]], axis=1), x.take([3, 1], axis=1)),
+        [a()],
+    ),
+    (
+        "take-traced-idx",
+        lambda x, i: np.take(x, i, axis=0),
+        [a(), a((5,), I64, seed=3, low=-3, high=2)],
+    ),
+    ("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(x, axis=1), axis=1), [a()]),
+    (
+        "where",
+        lambda x, y: (np.where(x > 0, x, y), np.where(x > 0, x, 0.0), np.where(x < y, 1, 2)),
+        [a(), a(seed=2)],
+    ),
+    (
+        "where-1arg-nonzero",
+        lambda x: (*np.where(x > 0.5), *np.nonzero(x > 0), *(x > 1).nonzero()),
+        [a()],
+    ),
+    ("argwhere", lambda x: np.argwhere(x > 0.5), [a()]),
+    (
+        "argsort-sort",
+        lambda x: (np.argsort(x), np.sort(x, axis=0), np.sort(x, axis=None), x.argsort(axis=0)),
+        [a()],
+    ),
+    (
+        "searchsorted",
+        lambda s, v: (np.searchsorted(s, v), np.searchsorted(s, v, side="right")),
+        [np.sort(a((6,))), a((5,), seed=3)],
+    ),
+    (
+        "digitize",
+        lambda x, b: (np.digitize(x, np.sort(b)), np.digitize(x, np.sort(b), right=True)),
+        [a((2, 5)), a((3,), seed=7)],
+    ),
+    ("digitize-decreasing", lambda x: np.digitize(x, np.array([2.0, 0.5, -1.0])), [a((7,))]),
+    ("interp", lambda x: np.interp(x, [-2.0, 0.0, 1.0, 2.5], [0.0, 5.0, 3.0, 1.0]), [a((3, 5))]),
+    (
+        "interp-traced-table",
+        lambda x, xp, fp: np.interp(x, np.sort(xp), fp, left=-1.0, right=9.0),
+        [a((6,)), a((3,), seed=8), a((3,), seed=4)],
+    ),
+    ("bincount", lambda x: np.bincount(x, minlength=8), [a((10,), I64, low=0, high=7)]),
+    (
+        "bincount-weights",
+        lambda x, w: np.bincount(x, weights=w, minlength=5),
+        [a((10,), I64, low=0, high=4), a((10,), seed=2)],
+    ),
+    # linear algebra
+    (
+        "dot",
+        lambda x, y: (np.dot(x, y), x.dot(y), np.dot(x[0], y[:, 0]), np.dot(x, 2.0)),
+        [a((3, 4)), a((4, 2), seed=2)],
+    ),
+    ("dot-nd", lambda x, y: np.dot(x, y), [a((2, 3, 4)), a((5, 4, 2), seed=2)]),
+    ("dot-int", lambda x, y: np.dot(x, y), [a((3, 4), I64), a((4,), I64, seed=2)]),
+    ("matmul", lambda x, y: (np.matmul(x, y), x @ y), [a((2, 3, 4), F32), a((4, 5), F32, seed=2)]),
+    (
+        "einsum",
+        lambda x, y: (np.einsum("ij,jk->ik", x, y), np.einsum("ij->j", x)),
+        [a((3, 4)), a((4, 2), seed=2)],
+    ),
+    (
+        "tensordot",
+        lambda x, y: (np.tensordot(x, y, axes=1), np.tensordot(x, y, axes=([1], [0]))),
+        [a((3, 4)), a((4, 2), seed=2)],
+    ),
+    ("outer-inner", lambda x, y: (np.outer(x, y), np.inner(x, y)), [a((4,)), a((4,), seed=2)]),
+    ("cross", lambda x, y: np.cross(x, y), [a((5, 3)), a((5, 3), seed=2)]),
+    (
+        "norm",
+        lambda x: (
+            np.linalg.norm(x),
+            np.linalg.norm(x, axis=1),
+            np.linalg.norm(x, ord=1, axis=0, keepdims=True),
+        ),
+        [a()],
+    ),
+    ("norm-int", lambda x: np.linalg.norm(x, axis=-1), [a((3, 4), I64)]),
+    (
+        "inv-det-solve",
+        lambda m, b: (np.linalg.inv(m), np.linalg.det(m), np.linalg.solve(m, b)),
+        [a((3, 3)) + 6 * np.eye(3), a((3,), seed=2)],
+    ),
+    (
+        "trace-diagonal-diff",
+        lambda x: (np.trace(x), np.diagonal(x), x.diagonal(1), np.diff(x), np.diff(x, n=2, axis=0)),
+        [a((4, 4))],
+    ),
+    # element-wise helpers
+    ("clip", lambda x: (np.clip(x, -1, 1), x.clip(0.0, None), np.clip(x, None, 2)), [a()]),
+    ("clip-uint8", lambda x: np.clip(x, 10, 200), [a(dtype=U8, low=0, high=255)]),
+    ("clip-int-floatbounds", lambda x: np.clip(x, -1.5, 1.5), [a(dtype=I64)]),
+    (
+        "round",
+        lambda x: (
+            np.round(x),
+            np.around(x, 2),
+            x.round(1),
+            round(x[0, 0].copy(), 0) if False else np.round(x, -1),
+        ),
+        [a(low=-300, high=300)],
+    ),
+    ("round-int", lambda x: (np.round(x), np.round(x, -1)), [a(dtype=I64, low=-300, high=300)]),
+    ("nan_to_num", lambda x: np.nan_to_num(np.log(x)), [a(low=-1, high=2)]),
+    (
+        "isnan-isinf-isfinite",
+        lambda x: (np.isnan(np.sqrt(x)), np.isinf(1 / x), np.isfinite(np.log(x))),
+        [a(low=-1, high=1)],
+    ),
+    ("isclose", lambda x, y: np.isclose(x, y, atol=0.5), [a(), a(seed=2)]),
+    (
+        "copysign-cbrt-reciprocal",
+        lambda x, y: (np.copysign(x, y), np.cbrt(x), np.reciprocal(x)),
+        [a(), a(seed=2)],
+    ),
+    (
+        "deg2rad-hypot",
+        lambda x, y: (np.deg2rad(x), np.rad2deg(x), np.hypot(x, y)),
+        [a(), a(seed=2)],
+    ),
+    # creation from traced arrays
+    (
+        "like",
+        lambda x: (
+            np.zeros_like(x),
+            np.ones_like(x, dtype=np.uint8),
+            np.full_like(x, 3.5),
+            x + np.zeros_like(x),
+        ),
+        [a(dtype=F32)],
+    ),
+    ("full_like-int", lambda x: np.full_like(x, 7.9), [a(dtype=I64)]),
+    (
+        "linspace",
+        lambda s, e: (np.linspace(s, e, 5), np.linspace(s, e, 4, endpoint=False, axis=1)),
+        [a((2,)), a((2,), seed=2) + 5],
+    ),
+    (
+        "meshgrid",
+        lambda x, y: (*np.meshgrid(x, y), *np.meshgrid(x, y, indexing="ij")),
+        [a((3,)), a((4,), seed=2)],
+    ),
+    ("meshgrid-sparse", lambda x, y: np.meshgrid(x, y, sparse=True), [a((3,)), a((4,), seed=2)]),
+    ("triu-tril", lambda x: (np.triu(x), np.tril(x, -1), np.triu(x[0], 1)), [a((4, 4))]),
+    # methods and conversions
+    (
+        "astype",
+        lambda x: (
+            x.astype(np.float32),
+            x.astype(np.uint8),
+            x.astype(bool),
+            (x > 0).astype(np.int64),
+        ),
+        [a(low=0, high=200)],
+    ),
+    ("astype-int-to-float", lambda x: x.astype(np.float64) / 7, [a(dtype=I64)]),
+    (
+        "copy-view",
+        lambda x: (x.copy(), np.copy(x), x.view(), x.view(np.int32)),
+        [a(dtype=np.uint32, low=0, high=1000)],
+    ),
+    ("view-float-bits", lambda x: x.view(np.uint32) & 0xFF, [a(dtype=F32)]),
+]
+
+
+@pytest.mark.parametrize(("fn", "inputs"), [pytest.param(f, i, id=n) for n, f, i in CASES])
+def test_function_conforms(fn, inputs) -> None:  # noqa: ANN001
+    with np.errstate(all="ignore"):
+        conform(fn, *inputs)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float32, np.bool_])
+def test_indexing_reads(dtype: type) -> None:
+    def fn(x):
+        return (
+            x[1],
+            x[-1, 2],
+            x[:, 1:3],
+            x[::-1],
+            x[:, ::-2],
+            x[..., 0],
+            x[None, 1],
+            x[x[:, 0] > x[:, 1]] if dtype != np.bool_ else x[x[:, 0]],
+            x[[0, 2]],
+            x[np.array([2, 0]), 1:],
+            x[1:, [0, -1]],
+            x[::-1, [1, 2]],
+            x[2:0:-1, ::-1],
+            x[np.array([1, 0], dtype=np.uint8)],
+        )
+
+    conform(fn, make((3, 4), dtype, 1, low=0, high=9))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float32, np.bool_])
+def test_indexing_writes_recorded_functionally(dtype: type) -> None:
+    def fn(x, v):
+        x = x.copy()
+        x[0] = v[0]
+        x[1, 2] = 1
+        x[:, ::-1][0] = 0  # write through a negative-step view
+        x[2:0:-1, 1] = v[1, :2]
+        x[..., 3] = v[2, 0]
+        x[x[:, 1] == x[:, 1]] = v  # boolean mask, every row
+        x[np.array([2, 0]), 0] = 1
+        x[[1], [1]] = v[0, 1]
+        return x
+
+    conform(fn, make((3, 4), dtype, 1, low=0, high=9), make((3, 4), dtype, 2, low=0, high=9))
+
+
+def test_masked_write_of_scalar() -> None:
+    def fn(x):
+        y = x.copy()
+        y[y > 0.5] = 0.0
+        y[y < -1] *= -2
+        return y
+
+    conform(fn, make((4, 5), np.float32, 1))
+
+
+def test_inplace_through_basic_views() -> None:
+    def fn(x):
+        row = x[1]
+        row += 10
+        x[0, :2] -= 1
+        x[:, ::-1][:, 0] = 5
+        col = x[:, 2]
+        col.fill(3)
+        return x
+
+    conform(fn, make((3, 4), np.int64, 1))
+
+
+def test_sort_and_fill_methods_in_place() -> None:
+    def fn(x):
+        y = x.copy()
+        y.sort(axis=1)
+        z = x.copy()
+        z.fill(2)
+        return y, z
+
+    conform(fn, make((3, 4), np.float64, 1))
+
+
+def test_out_argument_into_traced_array() -> None:
+    def fn(x, y):
+        np.add(x, y, out=x)
+        np.multiply(x, 2, out=x)
+        np.sum(y, axis=0, out=y[0])
+        return x, y
+
+    conform(fn, make((3, 4), np.float64, 1), make((3, 4), np.float64, 2))
+
+
+def test_zero_d_results_stay_traced() -> None:
+    def fn(x):
+        m = x.mean()
+        s = x.std()
+        return (x - m) / s, x[0, 0] * 2, np.max(x) - np.min(x)
+
+    conform(fn, make((3, 4), np.float32, 1))

@@ -1,0 +1,150 @@
+"""Every ufunc of the table, on int, bool, float32 and float64 data, replayed on fresh input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from patchport.tracing.numpy_table import UFUNCS
+
+from .helpers import conform, make
+
+SHAPE = (3, 4)
+DTYPES = [np.uint8, np.int32, np.int64, np.bool_, np.float32, np.float64]
+SPECIAL_SHAPES = {np.matmul, np.vecdot} | {
+    getattr(np, n) for n in ("matvec", "vecmat") if hasattr(np, n)
+}
+# domains: acosh needs >= 1; the rest of the float ufuncs accept (0.1, 0.9)
+RANGES = {np.arccosh: (1.1, 3.0)}
+
+
+def _inputs(ufunc: np.ufunc, dtype: np.dtype) -> list[np.ndarray]:
+    lo, hi = RANGES.get(ufunc, (0.1, 0.9))
+    if np.dtype(dtype).kind in "iu":
+        lo, hi = 1, 6
+    return [make(SHAPE, dtype, 10 + i, low=lo, high=hi) for i in range(ufunc.nin)]
+
+
+def _supported(ufunc: np.ufunc, inputs: list[np.ndarray]) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            ufunc(*inputs)
+    except TypeError:
+        return False
+    return True
+
+
+CASES = [
+    pytest.param(u, d, id=f"{u.__name__}-{np.dtype(d).name}")
+    for u in UFUNCS
+    if u not in SPECIAL_SHAPES
+    for d in DTYPES
+]
+
+
+@pytest.mark.parametrize(("ufunc", "dtype"), CASES)
+def test_ufunc_conforms(ufunc: np.ufunc, dtype: type) -> None:
+    inputs = _inputs(ufunc, dtype)
+    if not _supported(ufunc, inputs):
+        pytest.skip(f"NumPy has no {ufunc.__name__} loop for {np.dtype(dtype)}")
+    with np.errstate(all="ignore"):
+        conform(lambda *xs: ufunc(*xs), *inputs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("name", ["matmul", "vecdot", "matvec", "vecmat"])
+def test_matrix_ufuncs(name: str, dtype: type) -> None:
+    if not hasattr(np, name):
+        pytest.skip(f"np.{name} needs a newer NumPy")
+    ufunc = getattr(np, name)
+    a = make((2, 3, 3), dtype, 1)
+    b = make((3, 3) if name == "matmul" else (2, 3, 3) if name == "vecdot" else (3,), dtype, 2)
+    if name == "vecmat":
+        a, b = make((3,), dtype, 1), make((2, 3, 3), dtype, 2)
+    conform(ufunc, a, b)
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*"])
+def test_uint8_wraparound_stays_uint8(op: str) -> None:
+    a = make((4, 5), np.uint8, 1, low=0, high=255)
+    b = make((4, 5), np.uint8, 2, low=0, high=255)
+    gm = conform(lambda x, y: eval(f"x {op} y"), a, b)
+    assert "to(" not in gm.code  # no float detour
+
+
+@pytest.mark.parametrize(
+    ("expr", "dtype"),
+    [
+        ("x / y", np.int64),  # int / int -> float64
+        ("x / 2", np.int32),
+        ("x * 0.5", np.uint8),  # Python float with ints -> float64
+        ("x + 1", np.float32),  # stays float32
+        ("x * np.float32(2)", np.float32),
+        ("x + np.float64(2)", np.float32),  # NumPy scalar float64 promotes
+        ("x // y", np.int64),
+        ("x % y", np.int64),
+        ("x ** 2", np.int64),
+        ("-x", np.int8),
+        ("abs(x)", np.int16),
+        ("x & y", np.uint8),
+        ("x | y", np.int64),
+        ("x ^ y", np.int32),
+        ("~x", np.uint8),
+        ("x << 2", np.int64),
+        ("x >> 1", np.uint8),
+        ("x & y", np.bool_),
+        ("~x", np.bool_),
+        ("x > y", np.float32),
+        ("x == 3", np.int64),
+        ("1.0 - x", np.float32),
+        ("2 ** x", np.int64),
+        ("divmod(x, y)[0] + divmod(x, y)[1]", np.int64),
+        ("x @ y.T", np.float64),
+    ],
+)
+def test_operators(expr: str, dtype: type) -> None:
+    a = make((3, 4), dtype, 3, low=1, high=5)
+    b = make((3, 4), dtype, 4, low=1, high=5)
+    conform(lambda x, y: eval(expr), a, b)
+
+
+def test_bitwise_stays_bitwise_on_integers() -> None:
+    a = np.array([[6, 12, 255]], dtype=np.uint8)
+    b = np.array([[3, 10, 15]], dtype=np.uint8)
+    gm = conform(lambda x, y: ((x & y), (x | y), (x ^ y), ~x), a, b)
+    assert "logical" not in gm.code
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.bool_])
+@pytest.mark.parametrize(
+    "name", ["add", "multiply", "maximum", "minimum", "logical_and", "logical_or"]
+)
+@pytest.mark.parametrize("method", ["reduce", "accumulate"])
+def test_ufunc_reduce_accumulate(name: str, method: str, dtype: type) -> None:
+    ufunc = getattr(np, name)
+    a = make((3, 4), dtype, 5, low=1, high=3)
+    conform(lambda x: getattr(ufunc, method)(x, axis=1), a)
+    conform(lambda x: getattr(ufunc, method)(x, axis=0), a)
+    if method == "reduce":
+        conform(lambda x: ufunc.reduce(x, axis=None, keepdims=True), a)
+
+
+def test_inplace_operators_recorded_functionally() -> None:
+    def fn(x, y):
+        x += y
+        x *= 2
+        x -= 1.5
+        x /= 3
+        return x
+
+    conform(fn, make((3, 4), np.float32, 1), make((3, 4), np.float32, 2))
+
+
+def test_inplace_bitwise_on_uint8() -> None:
+    def fn(x):
+        x &= 0x0F
+        x |= 0x10
+        x <<= 1
+        return x
+
+    conform(fn, make((3, 4), np.uint8, 1, low=0, high=255))
