@@ -27,6 +27,16 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "PatchInfo": "patchport.patching",
     "PatchDetails": "patchport.patching",
+    "FunctionPatch": "patchport.session",
+    "PatchRuleError": "patchport.session",
+    "annotate": "patchport.session",
+    "start": "patchport.session",
+    "stop": "patchport.session",
+    "session": "patchport.session",
+    "session_patches": "patchport.session",
+    "compile_graph": "patchport.export",
+    "InferenceManager": "patchport.export",
+    "ValidationError": "patchport.export",
 }
 
 __all__ = [

@@ -50,6 +50,7 @@ class PatchInfo:
         depends_on: list[PatchInfo] | None = None,
         versions: str = "",
         description: str = "",
+        count_calls: bool = True,
     ) -> None:
         if not callable(patch) and not isinstance(patch, (staticmethod, classmethod)):
             raise PatchDefinitionError(
@@ -85,6 +86,7 @@ class PatchInfo:
         self.depends_on: list[PatchInfo] = list(depends_on or [])
         self.versions = versions
         self.description = description
+        self.count_calls = count_calls
         self.calls = 0
         self.original: Any = None  # raw attribute value replaced by the last do()
         self.kept_external: Any = _MISSING  # value found at undo() instead of our wrapper
@@ -196,17 +198,24 @@ class PatchInfo:
         return restored
 
     def _make_installed(self, raw: Any) -> Any:
-        """Build the counting wrapper, shaped like the original (staticmethod, classmethod)."""
+        """Build the installed object, shaped like the original (staticmethod, classmethod).
+
+        By default a thin wrapper counts calls; with ``count_calls=False`` the replacement is
+        installed as is (it then counts what it wants itself, e.g. only traced calls).
+        """
         func = self.patch
         if isinstance(func, (staticmethod, classmethod)):
             func = func.__func__
         info = self
+        if self.count_calls:
 
-        @functools.wraps(func)
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            info.calls += 1
-            return func(*args, **kwargs)
+            @functools.wraps(func)
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                info.calls += 1
+                return func(*args, **kwargs)
 
+        else:
+            counted = func
         counted.__patchport_patch__ = self  # type: ignore[attr-defined]
         if isinstance(raw, staticmethod) or isinstance(self.patch, staticmethod):
             return staticmethod(counted)

@@ -1,0 +1,131 @@
+"""Write a node's GraphModule with one backend, and load it back as a runner.
+
+A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
+its outputs as NumPy arrays, whatever the backend, so replay and comparison are uniform.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PatchportError
+
+SUFFIX = {"onnx": ".onnx", "pt2": ".pt2", "jit": ".pt"}
+
+Runner = Callable[[Sequence[Any]], list[np.ndarray]]
+
+
+class ExportBackendError(PatchportError, RuntimeError):
+    """A backend failed to write or load a node's model."""
+
+
+def as_tensor(value: Any) -> torch.Tensor:
+    """A plain CPU tensor for a NumPy array or tensor (no copy where possible)."""
+    if isinstance(value, torch.Tensor):
+        return value.as_subclass(torch.Tensor)
+    return torch.from_numpy(np.ascontiguousarray(value))
+
+
+def as_numpy(value: Any) -> np.ndarray:
+    """A NumPy array for a tensor or array-like output."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().as_subclass(torch.Tensor).cpu().numpy()
+    return np.asarray(value)
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str) -> Iterator[None]:
+    """Silence a library logger's progress chatter for the block, then restore its level."""
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def write_model(
+    graph_module: torch.nn.Module,
+    example_inputs: Sequence[Any],
+    input_names: list[str],
+    output_names: list[str],
+    backend: str,
+    path: Path,
+) -> Path:
+    """Export ``graph_module`` with ``backend`` to ``path``; return the path."""
+    args = tuple(as_tensor(value) for value in example_inputs)
+    try:
+        if backend == "onnx":
+            with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
+                warnings.simplefilter("ignore")
+                torch.onnx.export(
+                    graph_module,
+                    args,
+                    str(path),
+                    dynamo=True,
+                    input_names=input_names,
+                    output_names=output_names,
+                    verbose=False,
+                    optimize=True,
+                    external_data=False,
+                )
+        elif backend == "pt2":
+            program = torch.export.export(graph_module, args)
+            torch.export.save(program, str(path))
+        elif backend == "jit":
+            scripted = torch.jit.trace(graph_module, args, check_trace=False, strict=False)
+            torch.jit.save(scripted, str(path))
+        else:
+            raise ExportBackendError(f"write_model(backend={backend!r}): use onnx, pt2 or jit.")
+    except ExportBackendError:
+        raise
+    except Exception as exc:
+        raise ExportBackendError(
+            f"exporting node model {path.stem!r} with backend {backend!r} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return path
+
+
+def load_runner(backend: str, path: Path, input_names: list[str]) -> Runner:
+    """Load a written model; return a function running it on inputs in port order."""
+    if backend == "onnx":
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        wanted = [i.name for i in session.get_inputs()]
+        position = {name: index for index, name in enumerate(input_names)}
+
+        def run_onnx(inputs: Sequence[Any]) -> list[np.ndarray]:
+            feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
+            return list(session.run(None, feed))
+
+        return run_onnx
+    if backend == "pt2":
+        module = torch.export.load(str(path)).module()
+    elif backend == "jit":
+        module = torch.jit.load(str(path))
+    else:
+        raise ExportBackendError(f"load_runner(backend={backend!r}): use onnx, pt2 or jit.")
+
+    def run_torch(inputs: Sequence[Any]) -> list[np.ndarray]:
+        with torch.no_grad():
+            result = module(*(as_tensor(value) for value in inputs))
+        if isinstance(result, torch.Tensor):
+            result = [result]
+        return [as_numpy(item) for item in result]
+
+    return run_torch

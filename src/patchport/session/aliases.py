@@ -1,0 +1,53 @@
+"""Find ``from module import name`` references to a patched function in user modules.
+
+Such a reference is a module global bound to the original function before the session
+started; patching ``module.name`` does not reach it. Only user code is searched (not the
+standard library, site-packages or patchport), which keeps the scan fast and avoids
+rewiring library internals.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+
+@cache
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # patchport itself
+    roots.add(sys.prefix)
+    roots.add(sys.base_prefix)
+    return tuple(os.path.normcase(os.path.abspath(root)) + os.sep for root in roots)
+
+
+def is_user_module(module: types.ModuleType) -> bool:
+    """True for ``__main__`` and modules whose file lies outside the interpreter's libraries."""
+    if module.__name__ == "__main__":
+        return True
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return False
+    return not os.path.normcase(os.path.abspath(filename)).startswith(_library_roots())
+
+
+def find_aliases(
+    function: Any, owner: types.ModuleType, attribute: str
+) -> Iterator[tuple[types.ModuleType, str]]:
+    """Yield ``(module, global_name)`` of user-module globals bound to ``function``."""
+    for module in list(sys.modules.values()):
+        if not isinstance(module, types.ModuleType) or not is_user_module(module):
+            continue
+        try:
+            names = [name for name, value in vars(module).items() if value is function]
+        except RuntimeError:  # the module's dict changed while we read it (another thread)
+            continue
+        for name in names:
+            if not (module is owner and name == attribute):
+                yield module, name

@@ -1,0 +1,121 @@
+"""annotate.input_tensors / annotate.output_tensors: where a traced node starts and ends.
+
+The first pass through a node records its graph. Later passes (a control loop calling
+the same code again) are kept as samples: their concrete inputs and eager outputs let
+validation replay the exported model on data it was not traced with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PatchDefinitionError, PatchStateError
+from ..tracing import Recorder, finish, trace_input
+from ..tracing.values import plain
+from .lifecycle import require_session
+from .state import BACKENDS, NodeTrace, Port, Sample
+from .verify import plain_copy
+
+
+def _port(name: str, value: Any) -> Port:
+    data = plain(value)
+    if isinstance(data, torch.Tensor):
+        return Port(name, tuple(data.shape), str(data.dtype).replace("torch.", ""), "torch")
+    array = np.asarray(data)
+    return Port(name, tuple(array.shape), str(array.dtype), "numpy")
+
+
+def _check_mapping(caller: str, node: str, tensors: Any) -> dict[str, Any]:
+    if not isinstance(node, str) or not node:
+        raise PatchDefinitionError(
+            f"{caller}: the node name must be a non-empty string, got {node!r}."
+        )
+    if not isinstance(tensors, dict) or not tensors:
+        raise PatchDefinitionError(
+            f"{caller}({node!r}, ...): expected a non-empty dict {{name: array or tensor}}, got "
+            f"{type(tensors).__name__}."
+        )
+    for key, value in tensors.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise PatchDefinitionError(
+                f"{caller}({node!r}, ...): port name {key!r} must be a Python identifier."
+            )
+        if not isinstance(value, (np.ndarray, torch.Tensor, np.generic)):
+            raise PatchDefinitionError(
+                f"{caller}({node!r}, {{{key!r}: ...}}): expected a NumPy array or a torch tensor, "
+                f"got {type(value).__name__}."
+            )
+    return tensors
+
+
+def _single_or_tuple(values: list[Any]) -> Any:
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def input_tensors(node: str, tensors: dict[str, Any]) -> Any:
+    """Declare ``node``'s inputs; return traced values (one value, or a tuple in dict order).
+
+    The given arrays and tensors are not modified; the traced values are new objects.
+    """
+    tensors = _check_mapping("annotate.input_tensors", node, tensors)
+    session = require_session("annotate.input_tensors")
+    trace = session.nodes.get(node)
+    if trace is None:
+        trace = NodeTrace(node, Recorder(node, strict=session.strict))
+        session.nodes[node] = trace
+    if trace.finished or not trace.recorder.active:
+        # a later pass: keep concrete data as a validation sample, run the code plainly
+        trace.pending_inputs.update({k: plain_copy(v) for k, v in tensors.items()})
+        return _single_or_tuple([plain_copy(v) for v in tensors.values()])
+    traced = []
+    for key, value in tensors.items():
+        if key in trace.pending_inputs:
+            raise PatchDefinitionError(
+                f"annotate.input_tensors({node!r}, ...): input {key!r} was already declared for "
+                f"this node; use another name."
+            )
+        source = session.output_owner.get(id(value))
+        if source is not None and source[0] is value:
+            trace.sources[key] = source[1]
+        trace.inputs.append(_port(key, value))
+        trace.pending_inputs[key] = plain_copy(value)
+        traced.append(trace_input(trace.recorder, key, plain(value)))
+    return _single_or_tuple(traced)
+
+
+def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx") -> Any:
+    """Finish ``node`` with these outputs; return their plain values (one, or a tuple)."""
+    tensors = _check_mapping("annotate.output_tensors", node, tensors)
+    if export_with not in BACKENDS:
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, export_with={export_with!r}): use one of "
+            f"{', '.join(repr(b) for b in BACKENDS)}."
+        )
+    session = require_session("annotate.output_tensors")
+    trace = session.nodes.get(node)
+    if trace is None or not trace.pending_inputs:
+        raise PatchStateError(
+            f"annotate.output_tensors({node!r}, ...): node {node!r} has no inputs in this pass; "
+            f"call annotate.input_tensors({node!r}, {{...}}) first."
+        )
+    outputs = {key: plain_copy(value) for key, value in tensors.items()}
+    if not trace.finished:
+        trace.graph_module = finish(trace.recorder, list(tensors.values()))
+        trace.outputs = [_port(key, value) for key, value in tensors.items()]
+        trace.export_with = export_with
+    elif [p.name for p in trace.outputs] != list(tensors):
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, ...): outputs {list(tensors)} differ from the "
+            f"first pass {[p.name for p in trace.outputs]}; a node keeps one signature."
+        )
+    trace.samples.append(Sample(inputs=trace.pending_inputs, outputs=outputs))
+    trace.pending_inputs = {}
+    trace.entries += 1
+    returned = [plain(value) for value in tensors.values()]
+    for key, value, given in zip(tensors, returned, tensors.values()):
+        session.output_owner[id(value)] = (value, f"{node}/{key}")
+        session.output_owner[id(given)] = (given, f"{node}/{key}")
+    return _single_or_tuple(returned)

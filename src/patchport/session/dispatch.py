@@ -1,0 +1,212 @@
+"""The installed wrapper of a FunctionPatch: original for ordinary data, replacement for
+traced data, and the seed's rules for replacements enforced on every traced call.
+
+The ordinary path is the hot path: with no node being traced it is one list lookup and
+the original call; while a node is traced it scans the arguments (tuples, lists, dicts)
+for traced values of an active recorder.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PatchportError
+from ..patching import PatchInfo
+from ..tracing.recorder import _ACTIVE_COUNT
+from ..tracing.values import active_recorder, find_recorder
+from .function_patch import FunctionPatch
+from .verify import compare_results, plain_copy
+
+_MAX_DEPTH = 4
+_running = threading.local()  # FunctionPatches whose replacement runs on this thread
+
+
+class PatchRuleError(PatchportError, ValueError):
+    """A replacement broke one of the rules for traced calls (purity, no buffers, ...)."""
+
+
+def iter_values(obj: Any, depth: int = 0) -> Iterator[Any]:
+    """Leaves of nested tuples, lists and dicts (bounded depth), in order."""
+    if isinstance(obj, (tuple, list)) and depth < _MAX_DEPTH:
+        for item in obj:
+            yield from iter_values(item, depth + 1)
+    elif isinstance(obj, dict) and depth < _MAX_DEPTH:
+        for item in obj.values():
+            yield from iter_values(item, depth + 1)
+    else:
+        yield obj
+
+
+class PatchedCall:
+    """Shared state of one FunctionPatch in a session: what to call and how to check it."""
+
+    def __init__(
+        self,
+        declaration: FunctionPatch,
+        original: Callable[..., Any],
+        verify: bool,
+        on_nodes: Callable[[PatchInfo, list[Any]], None] | None = None,
+    ) -> None:
+        self.declaration = declaration
+        self.original = original
+        self.verify = declaration.verify if declaration.verify is not None else verify
+        self.on_nodes = on_nodes
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(declaration.replacement)
+        except (TypeError, ValueError):
+            self._signature = None
+
+    def make_dispatcher(self) -> Callable[..., Any]:
+        """A new wrapper function for one installation point (module attribute or alias)."""
+        original = self.original
+        active = _ACTIVE_COUNT
+        call = self
+        info_box: list[PatchInfo] = []
+
+        def dispatcher(*args: Any, **kwargs: Any) -> Any:
+            if not active[0]:
+                return original(*args, **kwargs)
+            recorder = find_recorder(args, kwargs)
+            if recorder is None:
+                return original(*args, **kwargs)
+            return call.call_replacement(info_box[0], recorder, args, kwargs)
+
+        replacement = self.declaration.replacement
+        dispatcher.__name__ = getattr(replacement, "__name__", "replacement")
+        dispatcher.__qualname__ = getattr(replacement, "__qualname__", dispatcher.__name__)
+        dispatcher.__doc__ = getattr(replacement, "__doc__", None)
+        dispatcher.__wrapped__ = replacement  # type: ignore[attr-defined]
+        dispatcher.__patchport_info_box__ = info_box  # type: ignore[attr-defined]
+        return dispatcher
+
+    # -- the traced path ---------------------------------------------------------------
+    def call_replacement(self, info: PatchInfo, recorder: Any, args: tuple, kwargs: dict) -> Any:
+        """Run the replacement on traced data and enforce the rules around it."""
+        name = self.declaration.target_name
+        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        running: set[int] = _running.__dict__.setdefault("ids", set())
+        if id(self.declaration) in running:
+            raise PatchRuleError(
+                f"{replacement_name} (the replacement of {name}) calls {name} with traced data: "
+                f"a replacement must not call the function it replaces (it would recurse). "
+                f"Write the computation with torch/NumPy operations instead."
+            )
+        self._refuse_buffers(args, kwargs)
+        inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
+        before = [plain_copy(v) for v in inputs]
+        nodes_before = len(recorder.graph.nodes)
+        running.add(id(self.declaration))
+        try:
+            result = self.declaration.replacement(*args, **kwargs)
+        finally:
+            running.discard(id(self.declaration))
+        info.calls += 1
+        self._refuse_mutation(inputs, before)
+        self._refuse_aliasing(inputs, result)
+        if self.on_nodes is not None:
+            self.on_nodes(info, list(recorder.graph.nodes)[nodes_before:])
+        if self.verify:
+            plain_args, plain_kwargs = _replace_traced((args, kwargs), inputs, before)
+            expected = self.original(*plain_args, **plain_kwargs)
+            compare_results(
+                name,
+                replacement_name,
+                expected,
+                result,
+                self.declaration.rtol,
+                self.declaration.atol,
+            )
+        return result
+
+    def _refuse_buffers(self, args: tuple, kwargs: dict) -> None:
+        buffers = {k: v for k, v in kwargs.items() if k in ("dst", "out") and v is not None}
+        if not buffers and self._signature is not None:
+            try:
+                bound = self._signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                bound = {}
+            buffers = {k: v for k, v in bound.items() if k in ("dst", "out") and v is not None}
+        if buffers:
+            key = next(iter(buffers))
+            raise PatchRuleError(
+                f"{self.declaration.target_name} was called with traced data and a {key}= "
+                f"buffer: patched calls cannot write into destination buffers. Use the return "
+                f"value instead (drop {key}=)."
+            )
+
+    def _refuse_mutation(self, inputs: list[Any], before: list[Any]) -> None:
+        for position, (value, snapshot) in enumerate(zip(inputs, before)):
+            if not _same_data(plain_copy(value), snapshot):
+                raise PatchRuleError(
+                    f"{self.declaration.replacement.__name__} (the replacement of "
+                    f"{self.declaration.target_name}) modified traced input #{position} in place; "
+                    f"replacements must be pure. Compute a new array and return it."
+                )
+
+    def _refuse_aliasing(self, inputs: list[Any], result: Any) -> None:
+        for output in iter_values(result):
+            for value in inputs:
+                if _shares_memory(output, value):
+                    raise PatchRuleError(
+                        f"{self.declaration.replacement.__name__} (the replacement of "
+                        f"{self.declaration.target_name}) returns its input or a view of it; "
+                        f"input/output aliasing is unsupported. Return a copy (e.g. .clone())."
+                    )
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, torch.Tensor):
+        return a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, 0, 0, True))
+    return True
+
+
+def _shares_memory(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    arrays = []
+    for value in (a, b):
+        if isinstance(value, np.ndarray):
+            arrays.append(np.ndarray.view(value, np.ndarray))
+        elif isinstance(value, torch.Tensor) and value.device.type == "cpu":
+            with torch._C.DisableTorchFunctionSubclass():
+                plain = value.detach().as_subclass(torch.Tensor)
+                if plain.numel() == 0:
+                    return False
+                try:
+                    arrays.append(plain.numpy())
+                except (TypeError, RuntimeError):  # dtypes NumPy lacks (bfloat16, ...)
+                    return _same_storage(a, b)
+        else:
+            return False
+    return bool(np.shares_memory(arrays[0], arrays[1]))
+
+
+def _same_storage(a: Any, b: Any) -> bool:
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return False
+    with torch._C.DisableTorchFunctionSubclass():
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _replace_traced(structure: Any, inputs: list[Any], plain: list[Any]) -> Any:
+    """Rebuild ``structure`` with each traced input replaced by its plain copy."""
+    lookup = {id(v): p for v, p in zip(inputs, plain)}
+
+    def rebuild(obj: Any, depth: int = 0) -> Any:
+        if id(obj) in lookup:
+            return lookup[id(obj)]
+        if isinstance(obj, (tuple, list)) and depth < _MAX_DEPTH:
+            return type(obj)(rebuild(item, depth + 1) for item in obj)
+        if isinstance(obj, dict) and depth < _MAX_DEPTH:
+            return {k: rebuild(v, depth + 1) for k, v in obj.items()}
+        return obj
+
+    return rebuild(structure)

@@ -1,0 +1,266 @@
+"""start / stop / session: install a session's patches as one PatchDetails, remove them.
+
+Everything a session replaces goes through :class:`~patchport.patching.PatchDetails`
+(interop conversions, watched native functions, the user's FunctionPatches and their
+from-import aliases), so it is validated before anything changes, applied all or
+nothing, restored in reverse order, and listed with diffs and call counts afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import types
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import PatchDefinitionError, PatchStateError, TraceLossError, TraceLossWarning
+from ..patching import PatchDetails, PatchInfo
+from .aliases import find_aliases
+from .dispatch import PatchedCall
+from .function_patch import FunctionPatch, validate_function_patches
+from .state import Session
+
+logger = logging.getLogger("patchport")
+
+_current: list[Session | None] = [None]
+_last: list[Session | None] = [None]
+
+
+def current_session() -> Session | None:
+    """The active session, if any."""
+    return _current[0]
+
+
+def last_session() -> Session | None:
+    """The active session, or the last one stopped."""
+    return _current[0] or _last[0]
+
+
+def require_session(caller: str) -> Session:
+    """The active session, or a clear error naming ``caller``."""
+    session = _current[0]
+    if session is None:
+        raise PatchStateError(
+            f"{caller}: no tracing session is active; call patchport.start(name) first."
+        )
+    return session
+
+
+def session_patches() -> PatchDetails:
+    """The patches of the active session, or of the last one (diffs and call counts stay)."""
+    session = last_session()
+    if session is None:
+        raise PatchStateError("session_patches(): no session has been started yet.")
+    return session.patches
+
+
+def _named_patches(names: list[str]) -> list[FunctionPatch]:
+    from ..patches import named_patch_sets
+
+    known = named_patch_sets()
+    found: list[FunctionPatch] = []
+    for name in names:
+        if name not in known:
+            raise PatchDefinitionError(
+                f"start(patching=[{name!r}]): unknown patch set {name!r}; known sets: "
+                f"{', '.join(sorted(known)) or 'none'}."
+            )
+        found.extend(known[name]())
+    return found
+
+
+def _expand_patching(patching: Iterable[Any] | None) -> list[FunctionPatch]:
+    if patching is None:
+        return []
+    if isinstance(patching, (FunctionPatch, str)):
+        raise PatchDefinitionError(
+            "start(patching=...) expects a list, e.g. patching=[FunctionPatch(cv2, 'cvtColor', "
+            "fn)]; wrap the single patch in a list."
+        )
+    items = list(patching)
+    names = [item for item in items if isinstance(item, str)]
+    declared = [item for item in items if not isinstance(item, str)]
+    return validate_function_patches(declared + _named_patches(names))
+
+
+def _interop_patches() -> list[PatchInfo]:
+    from ..tracing import INTEROP_REPLACEMENTS
+
+    return [
+        PatchInfo(
+            replacement,
+            module,
+            attribute,
+            family="interop",
+            description="keeps traced data traced across NumPy/torch conversions",
+        )
+        for (module, attribute), replacement in INTEROP_REPLACEMENTS.items()
+    ]
+
+
+def _watch_patches(watch: Any, patched: set[tuple[int, str]]) -> list[PatchInfo]:
+    from ..tracing.native import _watcher as make_watcher
+    from ..tracing.native import watchable_names
+
+    if watch is False:
+        return []
+    modules: list[types.ModuleType] = []
+    if watch is None or watch is True:
+        with contextlib.suppress(ImportError):
+            import cv2
+
+            modules.append(cv2)
+    else:
+        for module in watch:
+            if not isinstance(module, types.ModuleType):
+                raise PatchDefinitionError(
+                    f"start(watch=...): expected modules whose native functions to watch, got "
+                    f"{type(module).__name__}; pass e.g. watch=[cv2, my_native_module]."
+                )
+            modules.append(module)
+    infos = []
+    for module in modules:
+        for name in watchable_names(module):
+            if (id(module), name) in patched:
+                continue
+            watcher = make_watcher(f"{module.__name__}.{name}", getattr(module, name))
+            infos.append(
+                PatchInfo(
+                    watcher,
+                    module,
+                    name,
+                    family="watch",
+                    count_calls=False,
+                    description="warns when traced data reaches native code",
+                )
+            )
+    return infos
+
+
+def _function_patches(
+    session: Session, declarations: list[FunctionPatch], patch_aliases: bool
+) -> list[PatchInfo]:
+    infos: list[PatchInfo] = []
+    for declaration in declarations:
+        original = getattr(declaration.module, declaration.function_name)
+        call = PatchedCall(declaration, original, session.verify, session.record_nodes)
+        points = [(declaration.module, declaration.function_name, "user")]
+        aliases = list(find_aliases(original, declaration.module, declaration.function_name))
+        if patch_aliases:
+            points += [(module, name, "alias") for module, name in aliases]
+        else:
+            for module, name in aliases:
+                message = (
+                    f"{module.__name__}.{name} is a from-import of {declaration.target_name} made "
+                    f"before the session; with patch_aliases=False calls through it reach the "
+                    f"original with traced data (module file {getattr(module, '__file__', '?')})."
+                )
+                if session.strict:
+                    raise TraceLossError(message)
+                warnings.warn(message, TraceLossWarning, stacklevel=4)
+        for owner, name, family in points:
+            dispatcher = call.make_dispatcher()
+            info = PatchInfo(
+                dispatcher,
+                owner,
+                name,
+                family=family,
+                count_calls=False,
+                description=f"{declaration.target_name} -> traced replacement",
+            )
+            dispatcher.__patchport_info_box__.append(info)
+            infos.append(info)
+    return infos
+
+
+def start(
+    name: str,
+    save_path: str | Path = ".",
+    *,
+    patching: Iterable[Any] | None = None,
+    global_patching: bool = True,
+    strict: bool = False,
+    watch: Any = None,
+    verbose: bool = False,
+    patch_aliases: bool = True,
+    verify: bool = False,
+) -> Session:
+    """Open a tracing session: validate and apply its patches (all or nothing).
+
+    ``patching`` lists :class:`FunctionPatch` declarations (or names of shipped sets);
+    ``watch`` names modules whose native functions warn when traced data reaches them
+    (default: cv2; ``False`` turns watching off); ``strict`` turns trace-loss warnings
+    into errors; ``verify`` checks every replacement against its original.
+    """
+    if _current[0] is not None:
+        raise PatchStateError(
+            f"patchport.start({name!r}): session {_current[0].name!r} is still active; call "
+            f"patchport.stop() before starting another (its patches would otherwise mix)."
+        )
+    if not isinstance(name, str) or not name.strip():
+        raise PatchDefinitionError(
+            f"patchport.start(name=...): expected a non-empty name, got {name!r}."
+        )
+    declarations = _expand_patching(patching)
+    if declarations and not global_patching:
+        raise PatchDefinitionError(
+            "patchport.start(patching=..., global_patching=False): function patches replace "
+            "module attributes for the whole process, which global_patching=False forbids. "
+            "Use global_patching=True (the default) or drop patching=."
+        )
+    session = Session(
+        name=name,
+        directory=Path(save_path) / name,
+        strict=strict,
+        verify=verify,
+        verbose=verbose,
+        patches=PatchDetails(),
+    )
+    details = session.patches
+    details.extend(_interop_patches())
+    if global_patching:
+        details.extend(_function_patches(session, declarations, patch_aliases))
+    patched = {(id(p.owner), p.attribute) for p in details}
+    details.extend(_watch_patches(watch, patched))
+    details.apply()
+    _current[0] = session
+    if verbose:
+        logger.setLevel(logging.INFO)
+    logger.info("patchport: session %r started with %d patches", name, details.n_patches)
+    return session
+
+
+def stop() -> Session:
+    """Close the active session: unfinished nodes are closed, every patch is restored."""
+    session = require_session("patchport.stop()")
+    try:
+        for node in session.nodes.values():
+            if node.recorder.active:
+                node.recorder.close()
+                warnings.warn(
+                    f"patchport.stop(): node {node.name!r} was never finished with "
+                    f"annotate.output_tensors({node.name!r}, ...); it will not be exported.",
+                    TraceLossWarning,
+                    stacklevel=2,
+                )
+    finally:
+        _current[0] = None
+        _last[0] = session
+        session.active = False
+        session.patches.restore()
+    logger.info("patchport: session %r stopped", session.name)
+    return session
+
+
+@contextlib.contextmanager
+def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[Session]:
+    """``with patchport.session(...)``: start on entry, stop on exit (exceptions included)."""
+    active = start(name, save_path, **options)
+    try:
+        yield active
+    finally:
+        if _current[0] is active:
+            stop()

@@ -1,0 +1,89 @@
+"""Check a replacement against the original function on the same concrete values.
+
+Used by ``FunctionPatch(..., verify=True)``: a wrong adapter otherwise exports a wrong
+model silently, and the trace-time comparison says exactly where they differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PatchMismatchError
+
+
+def plain_copy(value: Any) -> Any:
+    """A plain (untraced) copy of an array or tensor; other values are returned as is."""
+    if isinstance(value, np.ndarray):
+        return np.ndarray.copy(np.ndarray.view(value, np.ndarray))
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return value.detach().clone().as_subclass(torch.Tensor)
+    return value
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    plain = plain_copy(value)
+    if isinstance(plain, torch.Tensor):
+        return plain.cpu().numpy()
+    return np.asarray(plain)
+
+
+def _leaves(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
+    if isinstance(obj, (tuple, list)):
+        return [leaf for i, item in enumerate(obj) for leaf in _leaves(item, f"{path}[{i}]")]
+    if isinstance(obj, dict):
+        return [leaf for k, item in obj.items() for leaf in _leaves(item, f"{path}[{k!r}]")]
+    return [(path, obj)]
+
+
+def _structure(obj: Any) -> Any:
+    if isinstance(obj, (tuple, list)):
+        return (type(obj).__name__, [_structure(item) for item in obj])
+    if isinstance(obj, dict):
+        return ("dict", sorted(map(str, obj)), [_structure(v) for v in obj.values()])
+    if isinstance(obj, (np.ndarray, torch.Tensor)):
+        return "array"
+    return type(obj).__name__
+
+
+def compare_results(
+    target: str, replacement: str, expected: Any, actual: Any, rtol: float, atol: float
+) -> None:
+    """Raise PatchMismatchError naming the first difference in structure, shape, dtype or
+    values (with the largest difference and where it is)."""
+    prefix = f"{replacement} disagrees with {target}"
+    if _structure(expected) != _structure(actual):
+        raise PatchMismatchError(
+            f"{prefix}: structure differs (original returns {_structure(expected)}, replacement "
+            f"returns {_structure(actual)})."
+        )
+    for (path, want), (_, got) in zip(_leaves(expected), _leaves(actual)):
+        if not isinstance(want, (np.ndarray, torch.Tensor, np.generic)):
+            if want != got:
+                raise PatchMismatchError(f"{prefix} on {path}: {got!r} instead of {want!r}.")
+            continue
+        want_np, got_np = _as_numpy(want), _as_numpy(got)
+        if want_np.shape != got_np.shape:
+            raise PatchMismatchError(
+                f"{prefix} on {path}: shape {got_np.shape} instead of {want_np.shape}."
+            )
+        if want_np.dtype != got_np.dtype:
+            raise PatchMismatchError(
+                f"{prefix} on {path}: dtype {got_np.dtype} instead of {want_np.dtype}."
+            )
+        if want_np.size == 0:
+            continue
+        a = want_np.astype(np.float64) if want_np.dtype != np.bool_ else want_np.astype(np.int8)
+        b = got_np.astype(np.float64) if got_np.dtype != np.bool_ else got_np.astype(np.int8)
+        close = np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            diff = np.where(close, 0.0, np.abs(b - a))
+            where = np.unravel_index(int(np.nanargmax(diff)), diff.shape)
+            raise PatchMismatchError(
+                f"{prefix} on {path}: {int((~close).sum())} of {close.size} values differ; "
+                f"largest difference {float(diff[where]):g} at index {tuple(map(int, where))} "
+                f"(original {a[where]!r}, replacement {b[where]!r}; rtol={rtol}, atol={atol})."
+            )
