@@ -130,6 +130,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
+        if node is not None:
+            node = table.fix_unsigned(rec, result, node)
     if node is None:
         if target is not None:
             report_loss(rec, f"{name} is not mapped to torch")

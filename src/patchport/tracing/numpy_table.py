@@ -23,6 +23,8 @@ from .values import TracedArray, TracedTensor, arg_of, torch_dtype
 
 Node = fx.Node
 
+_COMPUTE_AS = {np.dtype(t): np.dtype(np.int64) for t in (np.uint16, np.uint32, np.uint64)}
+
 
 class Call:
     """One NumPy call being recorded: the recorder and the eager result."""
@@ -58,7 +60,9 @@ class Call:
 
     def t(self, value: Any, dtype: Any = None) -> Any:
         """Node of ``value`` as a tensor of ``dtype`` (default: the result dtype)."""
-        dtype = np.dtype(self.result.dtype if dtype is None else dtype)
+        if dtype is None:
+            dtype = compute_dtype(self.result.dtype)
+        dtype = np.dtype(dtype)
         if isinstance(value, (list, tuple)):
             value = np.asarray(value)
         if isinstance(value, (np.ndarray, torch.Tensor)):
@@ -68,6 +72,22 @@ class Call:
     def done(self, node: Any, have: Any) -> Any:
         """Finish a handler: cast ``node`` of dtype ``have`` to the result dtype."""
         return self.cast(node, have)
+
+
+def compute_dtype(dtype: Any) -> np.dtype:
+    """Dtype torch computes in for a NumPy dtype (int64 for uint16/32/64, few torch kernels)."""
+    dtype = np.dtype(dtype)
+    return _COMPUTE_AS.get(dtype, dtype)
+
+
+def fix_unsigned(rec: Recorder, result: Any, node: Any) -> Any:
+    """Cast handler output back to uint16/32/64 results (computed as int64)."""
+    if isinstance(node, tuple):
+        return tuple(fix_unsigned(rec, r, n) for r, n in zip(result, node))
+    dtype = getattr(result, "dtype", None)
+    if dtype is not None and dtype in _COMPUTE_AS and isinstance(node, Node):
+        return rec.cast(node, torch_dtype(dtype))
+    return node
 
 
 def dtype_of(value: Any) -> np.dtype:
@@ -391,6 +411,9 @@ def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dty
         loop_out = tuple(dtype_of(o) for o in outs)
     else:
         loop_in, loop_out = loops
+    # torch lacks most kernels for uint16/32/64: compute in int64, cast back (same wraparound)
+    loop_in = tuple(_COMPUTE_AS.get(d, d) for d in loop_in)
+    loop_out = tuple(_COMPUTE_AS.get(d, d) for d in loop_out)
     args = []
     for position, (value, want) in enumerate(zip(inputs, loop_in)):
         if is_array(value):
@@ -1382,6 +1405,13 @@ def _clip(
     if set(kw) - {"min", "max"}:
         return None
     x = call.t(a)
+    kind = call.result.dtype
+    if kind.kind in "iu":  # NumPy ignores Python-int bounds beyond the integer range
+        info = np.iinfo(kind)
+        if isinstance(lo, int) and lo <= info.min:
+            lo = None
+        if isinstance(hi, int) and hi >= info.max:
+            hi = None
     lo = None if lo is None else call.t(lo)
     hi = None if hi is None else call.t(hi)
     if lo is not None and hi is not None:

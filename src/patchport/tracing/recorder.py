@@ -97,9 +97,13 @@ class Recorder:
 
     def origin_of(self, value: Any) -> str | None:
         """Return the remembered origin of ``value``, if any."""
-        hit = self._origins.get(id(value))
-        if hit is not None and hit[0] is value:
-            return hit[1]
+        seen = 0
+        while value is not None and seen < 32:
+            hit = self._origins.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1] if not seen else f"a view of the {hit[1]}"
+            value = getattr(value, "base", None) if isinstance(value, np.ndarray) else None
+            seen += 1
         return None
 
     def constant(self, value: np.ndarray | torch.Tensor, origin: str | None = None) -> fx.Node:

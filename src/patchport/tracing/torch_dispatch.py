@@ -146,6 +146,8 @@ def _plan(func: Callable) -> tuple[str, Any, str]:
             plan = ("inplace", name[:-1], "call_method")
         else:
             plan = ("call", name, "call_method")
+    elif name.endswith("_") and not name.startswith("_") and _functional_of(name) is not None:
+        plan = ("inplace", _functional_of(name), "call_function")
     else:
         plan = ("call", func, "call_function")
     if plan[0] == "loss" and plan[1] == "numpy":
@@ -154,7 +156,13 @@ def _plan(func: Callable) -> tuple[str, Any, str]:
     return plan
 
 
-_FUNCTIONAL_INPLACE: dict[str, Callable] = {}
+def _functional_of(name: str) -> Callable | None:
+    """The out-of-place twin of an in-place torch function such as ``torch.relu_``."""
+    for module in (torch, torch.nn.functional, torch.special):
+        fn = getattr(module, name[:-1], None)
+        if callable(fn):
+            return fn
+    return None
 
 
 def _fill(x: torch.Tensor, value: Any) -> torch.Tensor:

@@ -1,0 +1,237 @@
+"""Catalogue of every way traced data leaves the trace: each warns, names the culprit, and
+points at the user's own line (this file), or raises in a strict recorder."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+import pytest
+import torch
+
+from patchport.errors import TraceLossError, TraceLossWarning
+from patchport.tracing import Recorder, finish, interop_patches, trace_input, watch_natives
+
+HERE = __file__
+
+
+def lineno() -> int:
+    """Line number of the caller (the statement that loses the trace is on the same line)."""
+    return sys._getframe(1).f_lineno
+
+
+def caught_loss(action: Callable[[], int]) -> tuple[list[warnings.WarningMessage], int]:
+    """Run ``action`` (which returns its own line) and collect TraceLossWarnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = action()
+    return [w for w in caught if issubclass(w.category, TraceLossWarning)], line
+
+
+def assert_points_here(found: list, culprit: str, line: int) -> None:
+    assert found, f"no TraceLossWarning for {culprit}"
+    message = str(found[0].message)
+    assert culprit in message, message
+    assert f"{HERE}:{line}" in message, message
+    assert found[0].filename == HERE and found[0].lineno == line  # the warning's own location
+
+
+@pytest.fixture
+def arr():  # noqa: ANN201
+    rec = Recorder("loss")
+    return rec, trace_input(rec, "x", np.linspace(0.5, 3.0, 12).reshape(3, 4))
+
+
+@pytest.fixture
+def ten():  # noqa: ANN201
+    rec = Recorder("loss")
+    return rec, trace_input(rec, "t", torch.linspace(0.5, 3.0, 12).reshape(3, 4))
+
+
+def test_unmapped_numpy_function(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        np.unique(x)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "np.unique", line)
+
+
+def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])
+    assert_points_here(found, "np.add.outer", line)
+
+
+def test_unmapped_ndarray_method(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, line = caught_loss(lambda: (x.argpartition(1), lineno())[1])
+    assert_points_here(found, "ndarray.argpartition", line)
+
+
+@pytest.mark.parametrize(
+    ("culprit", "action"),
+    [
+        ("ndarray.item", lambda x: x[0, 0].item()),
+        ("ndarray.tolist", lambda x: x.tolist()),
+        ("ndarray.__float__", lambda x: float(x.sum())),
+        ("ndarray.__int__", lambda x: int(x.max())),
+        ("ndarray.__bool__", lambda x: bool(x.min() > 1)),
+        ("ndarray.__bool__", lambda x: 1 if x.mean() > 0 else 0),
+        ("ndarray.__index__", lambda x: [1, 2, 3][x.astype(np.int64).min()]),
+        ("iteration over a traced array", lambda x: [row for row in x]),
+    ],
+)
+def test_python_values_from_numpy(arr, culprit: str, action: Callable) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, line = caught_loss(lambda: (action(x), lineno())[1])
+    # the lambda inside the parametrize list is user code too: accept either line
+    message = str(found[0].message) if found else ""
+    assert culprit in message, message
+    assert HERE in message, message
+
+
+@pytest.mark.parametrize(
+    ("culprit", "action"),
+    [
+        ("Tensor.item", lambda t: t[0, 0].item()),
+        ("Tensor.tolist", lambda t: t.tolist()),
+        ("Tensor.__float__", lambda t: float(t.sum())),
+        ("Tensor.__int__", lambda t: int(t.max())),
+        ("Tensor.__bool__", lambda t: 1 if t.mean() > 0 else 0),
+        ("torch.equal", lambda t: torch.equal(t, t)),
+    ],
+)
+def test_python_values_from_torch(ten, culprit: str, action: Callable) -> None:  # noqa: ANN001
+    rec, t = ten
+    found, _ = caught_loss(lambda: (action(t), lineno())[1])
+    message = str(found[0].message) if found else ""
+    assert culprit in message, message
+    assert HERE in message, message
+
+
+def test_tensor_iteration_stays_traced(ten) -> None:  # noqa: ANN001
+    rec, t = ten
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        rows = [row * 2 for row in t]  # torch iterates through unbind(): recorded
+    gm = finish(rec, torch.stack(rows))
+    fresh = torch.rand(3, 4)
+    torch.testing.assert_close(gm(fresh), fresh * 2)
+
+
+def test_float_points_at_exact_line(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        float(x.sum())
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "__float__", line)
+
+
+def test_item_on_tensor_points_at_exact_line(ten) -> None:  # noqa: ANN001
+    rec, t = ten
+
+    def act():  # noqa: ANN202
+        t.sum().item()
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "Tensor.item", line)
+
+
+def test_native_opencv_call_warns_and_origin_is_kept(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    img = x.astype(np.float32)
+    with watch_natives() as wrapped:
+        assert (cv2, "GaussianBlur") in wrapped
+
+        def act():  # noqa: ANN202
+            act.blurred = cv2.GaussianBlur(img, (3, 3), 0)
+            return lineno() - 1
+
+        found, line = caught_loss(act)
+        plain_call = cv2.GaussianBlur(np.ones((4, 4), np.float32), (3, 3), 0)  # no warning
+    assert cv2.GaussianBlur.__name__ == "GaussianBlur" and not hasattr(
+        cv2.GaussianBlur, "_pp_watcher"
+    )
+    assert_points_here(found, "cv2.GaussianBlur", line)
+    assert type(act.blurred) is np.ndarray and plain_call.shape == (4, 4)
+    out = img + act.blurred
+    finish(rec, out)
+    (const,) = rec.constants()
+    assert "cv2.GaussianBlur" in const.origin and f"{HERE}:{line}" in const.origin
+
+
+def test_plain_arrays_become_constants_with_origin(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    mean = np.array([1.0, 2.0, 3.0, 4.0])
+    y = x - mean
+    line = lineno() - 1
+    z = y * torch.ones(4).numpy()
+    finish(rec, z)
+    consts = rec.constants()
+    assert len(consts) == 2
+    assert consts[0].shape == (4,) and consts[0].nbytes == 32 and consts[0].dtype == "float64"
+    assert consts[0].origin.endswith(f"{HERE}:{line}")
+    assert str(consts[0]).startswith("_const_0: float64[4] (32 bytes) from entered the graph")
+
+
+def test_unmapped_result_becomes_constant_with_origin(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    with pytest.warns(TraceLossWarning, match="np.unique"):
+        u = np.unique(x)
+    line = lineno() - 1
+    out = x[0, :2] * u[:2]
+    finish(rec, out)
+    (const,) = rec.constants()
+    assert "np.unique" in const.origin and f"{HERE}:{line}" in const.origin
+
+
+def test_out_into_plain_array_warns(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    buf = np.zeros((3, 4))
+    with pytest.warns(TraceLossWarning, match="plain out= array"):
+        np.add(x, 1, out=buf)
+    with pytest.warns(TraceLossWarning, match="plain out= array"):
+        buf += x
+
+
+def test_strict_recorder_raises() -> None:
+    rec = Recorder("strict", strict=True)
+    x = trace_input(rec, "x", np.ones((2, 2)))
+    with pytest.raises(TraceLossError, match="np.unique"):
+        np.unique(x)
+    with pytest.raises(TraceLossError, match="__float__"):
+        float(x.sum())
+    with pytest.raises(TraceLossError, match="cv2.flip"), watch_natives():
+        cv2.flip(x, 0)
+    assert len(rec.losses) == 3
+
+
+def test_interop_keeps_trace_and_restores() -> None:
+    originals = (torch.from_numpy, torch.as_tensor, torch.tensor, np.asarray, np.array)
+    rec = Recorder("interop", strict=True)
+    x = trace_input(rec, "x", np.arange(6, dtype=np.uint8).reshape(2, 3))
+    with interop_patches():
+        t = torch.from_numpy(x).flip((-1,))
+        a = t.numpy()
+        b = np.asarray(torch.as_tensor(a, dtype=torch.float32)) / 2
+        c = np.array(torch.tensor(x)) + np.ascontiguousarray(x.T).T
+        plain = np.asarray([1, 2, 3])
+    assert (torch.from_numpy, torch.as_tensor, torch.tensor, np.asarray, np.array) == originals
+    assert type(plain) is np.ndarray
+    gm = finish(rec, (a, b, c))
+    fresh = np.random.default_rng(3).integers(0, 200, (2, 3)).astype(np.uint8)
+    got = gm(torch.from_numpy(fresh))
+    np.testing.assert_array_equal(got[0].numpy(), fresh[:, ::-1])
+    np.testing.assert_allclose(got[1].numpy(), fresh[:, ::-1].astype(np.float32) / 2)
+    assert got[1].dtype == torch.float32
+    np.testing.assert_array_equal(got[2].numpy(), fresh + fresh)

@@ -1,0 +1,132 @@
+"""Recorder API: inputs, finishing, long chains, constants, the cheap traced check."""
+
+from __future__ import annotations
+
+import sys
+import timeit
+
+import numpy as np
+import pytest
+import torch
+
+from patchport.tracing import (
+    Recorder,
+    contains_traced,
+    find_recorder,
+    finish,
+    is_traced,
+    plain,
+    trace_input,
+)
+
+
+def test_inputs_are_never_mutated_in_class_or_content() -> None:
+    rec = Recorder("r")
+    a = np.arange(6.0).reshape(2, 3)
+    t = torch.arange(6.0).reshape(2, 3)
+    x = trace_input(rec, "a", a)
+    y = trace_input(rec, "t", t)
+    x += 100
+    x[0, 0] = -1
+    y.add_(5)
+    y[1] = 0
+    assert type(a) is np.ndarray and type(t) is torch.Tensor
+    np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3))
+    torch.testing.assert_close(t, torch.arange(6.0).reshape(2, 3))
+    gm = finish(rec, (x, y))
+    out = gm(torch.zeros(2, 3, dtype=torch.float64), torch.ones(2, 3))
+    np.testing.assert_array_equal(out[0].numpy(), [[-1, 100, 100], [100, 100, 100]])
+    np.testing.assert_array_equal(out[1].numpy(), [[6, 6, 6], [0, 0, 0]])
+
+
+def test_input_names_are_unique_and_ordered() -> None:
+    rec = Recorder("r")
+    x = trace_input(rec, "first", np.ones(2))
+    with pytest.raises(ValueError, match="already used"):
+        trace_input(rec, "first", np.ones(2))
+    y = trace_input(rec, "second", np.ones(2))
+    gm = finish(rec, x * 2 + y)
+    assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == ["first", "second"]
+
+
+def test_chain_of_10000_ops_records_and_exports_without_recursion() -> None:
+    limit = sys.getrecursionlimit()
+    rec = Recorder("chain")
+    x = trace_input(rec, "x", np.zeros(3, dtype=np.float64))
+    for _ in range(10_000):
+        x = x + 1.0
+    gm = finish(rec, x)
+    assert sys.getrecursionlimit() == limit
+    assert len(gm.graph.nodes) == 10_002
+    np.testing.assert_array_equal(gm(torch.full((3,), 5.0, dtype=torch.float64)).numpy(), 10_005.0)
+
+
+def test_torch_chain_of_10000_ops() -> None:
+    rec = Recorder("chain")
+    x = trace_input(rec, "x", torch.zeros(3))
+    for _ in range(10_000):
+        x = x + 1.0
+    gm = finish(rec, x)
+    torch.testing.assert_close(gm(torch.ones(3)), torch.full((3,), 10_001.0))
+
+
+def test_finish_closes_and_drops_unused() -> None:
+    rec = Recorder("r")
+    x = trace_input(rec, "x", np.ones(3))
+    _unused = x * np.array([5.0, 6.0, 7.0])
+    y = x + np.array([1.0, 2.0, 3.0])
+    gm = finish(rec, {"y": y})
+    assert not rec.active and len(rec.constants()) == 1
+    assert len([n for n in gm.graph.nodes if n.op == "call_function"]) == 1
+    assert set(gm.state_dict()) == {"_const_1"}
+    out = gm(torch.zeros(3, dtype=torch.float64))
+    assert set(out) == {"y"}
+    with pytest.raises(RuntimeError, match="already finished"):
+        finish(rec, y)
+    assert not is_traced(y) and type(y * 2) is np.ndarray
+
+
+def test_outputs_must_be_arrays() -> None:
+    rec = Recorder("r")
+    x = trace_input(rec, "x", np.ones(3))
+    with pytest.raises(TypeError, match="arrays or tensors"):
+        finish(rec, [x, "text"])
+
+
+def test_contains_traced_looks_into_structures() -> None:
+    rec = Recorder("r")
+    x = trace_input(rec, "x", np.ones(3))
+    t = trace_input(rec, "t", torch.ones(3))
+    assert is_traced(x) and is_traced(t) and not is_traced(np.ones(3))
+    assert contains_traced((1, [2, {"k": x}]))
+    assert contains_traced((), {"a": [t]})
+    assert not contains_traced((np.ones(3), [torch.ones(2)]), {"b": 3})
+    assert find_recorder([{"a": x}]) is rec
+    assert type(plain(x)) is np.ndarray and type(plain(t)) is torch.Tensor
+    rec.close()
+    assert not is_traced(x) and not contains_traced((x,))
+
+
+def test_is_traced_is_cheap_on_plain_data() -> None:
+    rec = Recorder("r")  # an active recorder: the check cannot short-cut on "nothing active"
+    trace_input(rec, "x", np.ones(3))
+    plain_array = np.ones((4, 4))
+    args = (plain_array, 3, "BGR")
+    n = 20_000
+    best = min(timeit.repeat(lambda: contains_traced(args), number=n, repeat=5)) / n
+    single = min(timeit.repeat(lambda: is_traced(plain_array), number=n, repeat=5)) / n
+    assert single < 0.5e-6, f"is_traced costs {single * 1e9:.0f} ns"
+    assert best < 2e-6, f"contains_traced costs {best * 1e9:.0f} ns"
+    rec.close()
+
+
+def test_two_recorders_do_not_mix() -> None:
+    r1, r2 = Recorder("one"), Recorder("two")
+    x = trace_input(r1, "x", np.ones(3))
+    y = trace_input(r2, "y", np.full(3, 2.0))
+    z = y * 3
+    w = x + z  # z belongs to r2: it is a constant of r1, with an origin saying so
+    finish(r1, w)
+    (const,) = r1.constants()
+    assert "another recorder ('two')" in const.origin
+    r2.close()

@@ -1,0 +1,177 @@
+"""torch functions, Tensor methods and torch.nn.functional on traced tensors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from patchport.errors import TraceLossWarning
+from patchport.tracing import Recorder, TracedTensor, finish, trace_input
+
+from .helpers import assert_same
+
+
+def tconform(fn, *inputs: torch.Tensor):  # noqa: ANN001, ANN201
+    """Trace ``fn`` on tensors, replay on fresh tensors, compare with plain torch."""
+    rec = Recorder("torch", strict=True)
+    originals = [t.clone() for t in inputs]
+    traced = [trace_input(rec, f"t{i}", t) for i, t in enumerate(inputs)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        out = fn(*traced)
+    expected_same = fn(*[t.clone() for t in originals])
+    assert_same(_np(out), _np(expected_same), rtol=1e-6)
+    for t, o in zip(inputs, originals):
+        assert type(t) is torch.Tensor and torch.equal(t, o)
+    gm = finish(rec, out)
+    gen = torch.Generator().manual_seed(77)
+    fresh = [_fresh(t, gen) for t in originals]
+    expected = fn(*[t.clone() for t in fresh])
+    got = gm(*[t.clone() for t in fresh])
+    assert_same(_np(got), _np(expected))
+    return gm
+
+
+def _fresh(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    if t.dtype == torch.bool:
+        return torch.rand(t.shape, generator=gen) < 0.5
+    if t.dtype.is_floating_point:
+        return (torch.rand(t.shape, generator=gen) * 4 - 2).to(t.dtype)
+    return torch.randint(0, 9, t.shape, generator=gen).to(t.dtype)
+
+
+def _np(value):  # noqa: ANN001, ANN202
+    if isinstance(value, (tuple, list)):
+        return [_np(v) for v in value]
+    return value.detach().as_subclass(torch.Tensor).numpy()
+
+
+X = torch.linspace(-2, 2, 12).reshape(3, 4)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x + 1.0,
+        lambda x: 1.0 - x * 2,
+        lambda x: torch.relu(x).sum(dim=0),
+        lambda x: F.softmax(x, dim=-1),
+        lambda x: F.pad(x[None, None], (1, 1, 2, 0), mode="reflect")[0, 0],
+        lambda x: F.interpolate(x[None, None], scale_factor=2, mode="bilinear")[0, 0],
+        lambda x: x.permute(1, 0).reshape(2, 6).mean(-1),
+        lambda x: torch.cat([x, x.flip(0)], dim=1),
+        lambda x: torch.where(x > 0, x, torch.zeros_like(x)),
+        lambda x: x.max(dim=1).values + x.max(dim=1).indices,
+        lambda x: torch.split(x, 2, dim=1)[1],
+        lambda x: x.T @ x,
+        lambda x: x.shape[0] * x,
+        lambda x: x[:, 1:3].clone(),
+        lambda x: x[x > 0],
+        lambda x: x.to(torch.float64).clamp(-1, 1),
+        lambda x: torch.stack(x.unbind(0), dim=1),
+    ],
+)
+def test_torch_ops_conform(fn) -> None:  # noqa: ANN001
+    tconform(fn, X.clone())
+
+
+def test_integer_tensors() -> None:
+    tconform(lambda x: (x * 3) // 2 + (x & 1), torch.arange(12).reshape(3, 4))
+    tconform(lambda x: x.to(torch.uint8) + 250, torch.arange(12).reshape(3, 4))
+
+
+def test_inplace_methods_are_functional() -> None:
+    def fn(x):
+        y = x.clone()
+        y.add_(1).mul_(2)
+        y += x
+        y.clamp_(max=3)
+        y[0] = 0
+        y[:, -1] = x[:, 0]
+        y[y < -1] = -1
+        torch.relu_(y)
+        return y
+
+    gm = tconform(fn, X.clone())
+    assert ".add_(" not in gm.code and "relu_(" not in gm.code
+
+
+def test_inplace_kwarg_and_fill_zero_copy() -> None:
+    def fn(x):
+        y = x.clone()
+        F.relu(y, inplace=True)
+        z = torch.empty_like(x)
+        z.copy_(x * 2)
+        w = x.clone()
+        w.zero_()
+        w.fill_(3.0)
+        return y, z, w
+
+    tconform(fn, X.clone())
+
+
+def test_inplace_on_view_reaches_parent() -> None:
+    def fn(x):
+        y = x.clone()
+        y[1].mul_(10)
+        y[:, 0] += 5
+        return y
+
+    tconform(fn, X.clone())
+
+
+def test_out_kwarg_into_traced_tensor() -> None:
+    def fn(x):
+        y = x.clone()
+        torch.add(x, 1, out=y)
+        return y
+
+    tconform(fn, X.clone())
+
+
+def test_numpy_method_keeps_tracing() -> None:
+    rec = Recorder("t")
+    x = trace_input(rec, "x", X.clone())
+    a = (x * 2).numpy()
+    assert type(a).__name__ == "TracedArray"
+    out = np.tanh(a) + 1
+    gm = finish(rec, out)
+    got = gm(X + 1)
+    np.testing.assert_allclose(got.numpy(), np.tanh((X + 1).numpy() * 2) + 1, rtol=1e-6)
+
+
+def test_metadata_queries_are_silent_and_not_recorded() -> None:
+    rec = Recorder("t", strict=True)
+    x = trace_input(rec, "x", X.clone())
+    before = len(rec.graph.nodes)
+    assert x.shape == (3, 4) and x.dtype == torch.float32 and x.dim() == 2 and x.numel() == 12
+    assert x.size(1) == 4 and len(x) == 3 and x.is_floating_point()
+    assert len(rec.graph.nodes) == before
+
+
+def test_results_are_traced_tensors() -> None:
+    rec = Recorder("t")
+    x = trace_input(rec, "x", X.clone())
+    y = torch.sigmoid(x)
+    assert isinstance(y, TracedTensor) and y._pp_node is not None
+    rec.close()
+    z = torch.sigmoid(y)
+    assert type(z) is torch.Tensor  # a closed recorder records nothing
+
+
+def test_module_parameters_become_listed_constants() -> None:
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 2, 3)
+    rec = Recorder("t")
+    x = trace_input(rec, "x", torch.rand(1, 3, 8, 8))
+    y = conv(x)
+    gm = finish(rec, y)
+    consts = rec.constants()
+    assert {c.shape for c in consts} == {(2, 3, 3, 3), (2,)}
+    assert all("test_torch_dispatch.py" in c.origin for c in consts)
+    fresh = torch.rand(1, 3, 8, 8)
+    torch.testing.assert_close(gm(fresh), conv(fresh))
