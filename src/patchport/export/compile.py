@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import PatchportError, PatchStateError
-from ..session.lifecycle import current_session, last_session
-from ..session.state import NodeTrace, Session
+from ..sessions.lifecycle import current_session, last_session
+from ..sessions.state import NodeTrace, Session
 from .backends import SUFFIX, as_numpy, load_runner, write_model
 from .pipeline import data_flow, run_order
 from .spec import sha256_of, system_info, write_spec

@@ -16,7 +16,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import PatchDefinitionError, PatchStateError, TraceLossError, TraceLossWarning
+from ..errors import (
+    PatchDefinitionError,
+    PatchStateError,
+    PatchTargetError,
+    TraceLossError,
+    TraceLossWarning,
+)
 from ..patching import PatchDetails, PatchInfo
 from .aliases import find_aliases
 from .dispatch import PatchedCall
@@ -64,7 +70,7 @@ def _named_patches(names: list[str]) -> list[FunctionPatch]:
     found: list[FunctionPatch] = []
     for name in names:
         if name not in known:
-            raise PatchDefinitionError(
+            raise PatchTargetError(
                 f"start(patching=[{name!r}]): unknown patch set {name!r}; known sets: "
                 f"{', '.join(sorted(known)) or 'none'}."
             )

@@ -78,6 +78,5 @@ class Session:
         return list(self.produced.get(id(patch), []))
 
     def record_nodes(self, patch: PatchInfo, nodes: list[Any]) -> None:
-        self.produced.setdefault(id(patch), []).extend(
-            f"{getattr(node.graph, '_pp_owner', '')}{node.name}" for node in nodes
-        )
+        """Remember the graph nodes a replacement call appended (for the session report)."""
+        self.produced.setdefault(id(patch), []).extend(node.name for node in nodes)

@@ -1,0 +1,290 @@
+"""FunctionPatch validation, all-or-nothing install, restore, and the replacement rules."""
+
+import threading
+import types
+
+import cv2
+import numpy as np
+import pytest
+import torch
+
+import patchport
+from patchport import annotate
+from patchport.errors import PatchMismatchError, PatchRestoreWarning, TraceLossWarning
+
+from . import alias_user
+
+
+def flip_channels(src, code, dst=None, dstCn=0):
+    return torch.from_numpy(src).flip((-1,)).numpy()
+
+
+def test_seed_contract_traced_calls_use_the_replacement_ordinary_calls_use_opencv(frame):
+    original = cv2.cvtColor
+    with patchport.session(
+        "rules", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+    ):
+        assert cv2.cvtColor is not original
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        rgb = cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)
+        np.testing.assert_array_equal(
+            np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)), frame[..., ::-1]
+        )
+        annotate.output_tensors("n", {"rgb": rgb})
+        patch = patchport.session_patches().find("cv2.cvtColor")
+        assert patch.calls == 1 and patch.family == "user"
+    assert cv2.cvtColor is original
+    from patchport.sessions.lifecycle import last_session
+
+    assert [n.startswith("flip") for n in last_session().nodes_of(patch)] == [True]
+    assert patch.calls == 1
+    assert "flip_channels" in patch.format_diff()
+
+
+@pytest.mark.parametrize(
+    "patching, error, message",
+    [
+        (["not a patch"], ValueError, "unknown patch set 'not a patch'"),
+        ([42], TypeError, "item 0 is a int, not a FunctionPatch"),
+        (
+            [patchport.FunctionPatch("cv2", "cvtColor", flip_channels)],
+            TypeError,
+            "expected a module",
+        ),
+        ([patchport.FunctionPatch(cv2, "", flip_channels)], ValueError, "non-empty attribute"),
+        (
+            [patchport.FunctionPatch(cv2, "cvtColour", flip_channels)],
+            ValueError,
+            "cv2.cvtColour does not exist",
+        ),
+        (
+            [patchport.FunctionPatch(cv2, "COLOR_BGR2RGB", flip_channels)],
+            TypeError,
+            "cv2.COLOR_BGR2RGB is not callable",
+        ),
+        ([patchport.FunctionPatch(cv2, "cvtColor", "fn")], TypeError, "expected a function"),
+        (
+            [patchport.FunctionPatch(cv2, "cvtColor", flip_channels)] * 2,
+            ValueError,
+            "cv2.cvtColor is patched twice",
+        ),
+        (patchport.FunctionPatch(cv2, "cvtColor", flip_channels), TypeError, "expects a list"),
+    ],
+)
+def test_bad_declarations_are_refused_before_anything_changes(patching, error, message):
+    original = cv2.cvtColor, np.asarray, torch.from_numpy
+    with pytest.raises(error, match=message):
+        patchport.start("bad", patching=patching)
+    assert (cv2.cvtColor, np.asarray, torch.from_numpy) == original
+
+
+def test_patching_needs_global_patching():
+    with pytest.raises(TypeError, match="global_patching=False forbids"):
+        patchport.start(
+            "g",
+            patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)],
+            global_patching=False,
+        )
+
+
+def test_start_while_active_is_refused():
+    with patchport.session("first"):
+        with pytest.raises(RuntimeError, match="session 'first' is still active"):
+            patchport.start("second")
+    with pytest.raises(RuntimeError, match="no tracing session is active"):
+        patchport.stop()
+
+
+class FrozenModule(types.ModuleType):
+    """A module refusing assignment to one attribute, as some extension modules do."""
+
+    def __setattr__(self, name, value):
+        if name == "frozen" and hasattr(self, "frozen"):
+            raise AttributeError("frozen is read-only")
+        super().__setattr__(name, value)
+
+
+def test_failed_install_rolls_back_everything():
+    frozen = FrozenModule("frozen_module")
+    frozen.frozen = lambda x: x
+    before = cv2.cvtColor, cv2.resize, np.asarray, torch.from_numpy
+    with pytest.raises(AttributeError, match="read-only"):
+        patchport.start(
+            "rollback",
+            patching=[
+                patchport.FunctionPatch(cv2, "cvtColor", flip_channels),
+                patchport.FunctionPatch(frozen, "frozen", lambda x: x),
+            ],
+        )
+    assert (cv2.cvtColor, cv2.resize, np.asarray, torch.from_numpy) == before
+
+
+def test_reassignment_during_the_session_is_kept():
+    def theirs(*args, **kwargs):
+        return "theirs"
+
+    original = cv2.cvtColor
+    try:
+        with pytest.warns(PatchRestoreWarning, match="cv2.cvtColor"):
+            with patchport.session(
+                "keep", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+            ):
+                cv2.cvtColor = theirs
+        assert cv2.cvtColor is theirs
+    finally:
+        cv2.cvtColor = original
+
+
+@pytest.mark.parametrize("interrupt", [ValueError("boom"), KeyboardInterrupt()])
+def test_exceptions_inside_the_session_restore_everything(interrupt, frame):
+    before = cv2.cvtColor, cv2.resize, np.asarray, torch.from_numpy
+    with pytest.raises(type(interrupt)):
+        with patchport.session(
+            "boom", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+        ):
+            annotate.input_tensors("n", {"bgr": frame})
+            raise interrupt
+    assert (cv2.cvtColor, cv2.resize, np.asarray, torch.from_numpy) == before
+
+
+def test_torchscript_state_is_left_as_it_was():
+    torch.jit._state.disable()
+    try:
+        with patchport.session("ts"):
+            pass
+        assert not torch.jit._state._enabled.enabled
+    finally:
+        torch.jit._state.enable()
+    with patchport.session("ts"):
+        pass
+    assert torch.jit._state._enabled.enabled
+
+
+def test_other_threads_with_ordinary_data_get_opencv(frame):
+    results = []
+    with patchport.session(
+        "threads", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": frame})  # a node is being traced meanwhile
+        worker = threading.Thread(
+            target=lambda: results.append(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+        )
+        worker.start()
+        worker.join()
+        annotate.output_tensors("n", {"bgr": traced + 1})
+    np.testing.assert_array_equal(results[0], cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+
+
+def test_from_import_alias_is_patched_and_listed(frame):
+    original = alias_user.cvtColor
+    with patchport.session(
+        "alias", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        rgb = alias_user.to_rgb(traced)
+        annotate.output_tensors("n", {"rgb": rgb})
+        alias = patchport.session_patches().find("tests.sessions.alias_user.cvtColor")
+        assert alias is not None and alias.family == "alias" and alias.calls == 1
+    assert alias_user.cvtColor is original
+    from patchport.sessions.lifecycle import last_session
+
+    graph_module = last_session().nodes["n"].graph_module
+    out = graph_module(torch.from_numpy(frame[::-1].copy()))
+    out = out[0] if isinstance(out, (list, tuple)) else out
+    np.testing.assert_array_equal(np.asarray(out), frame[::-1][..., ::-1])
+
+
+def test_alias_left_alone_is_named_in_a_warning(frame):
+    with pytest.warns(
+        TraceLossWarning, match="tests.sessions.alias_user.cvtColor is a from-import"
+    ):
+        with patchport.session(
+            "alias",
+            patch_aliases=False,
+            patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)],
+        ):
+            assert alias_user.cvtColor is cv2.cvtColor.__wrapped__ or True
+            assert patchport.session_patches().find("tests.sessions.alias_user.cvtColor") is None
+
+
+def mutating(src, code, dst=None, dstCn=0):
+    src[0, 0, 0] = 7
+    return torch.from_numpy(src).flip((-1,)).numpy()
+
+
+def aliasing(src, code, dst=None, dstCn=0):
+    return src
+
+
+def recursive(src, code, dst=None, dstCn=0):
+    return cv2.cvtColor(src, code)
+
+
+@pytest.mark.parametrize(
+    "replacement, call, message",
+    [
+        (mutating, lambda t: cv2.cvtColor(t, cv2.COLOR_BGR2RGB), "modified traced input #0"),
+        (aliasing, lambda t: cv2.cvtColor(t, cv2.COLOR_BGR2RGB), "returns its input"),
+        (recursive, lambda t: cv2.cvtColor(t, cv2.COLOR_BGR2RGB), "must not call the function"),
+        (
+            flip_channels,
+            lambda t: cv2.cvtColor(t, cv2.COLOR_BGR2RGB, dst=np.empty_like(t)),
+            "a dst= buffer",
+        ),
+        (
+            flip_channels,
+            lambda t: cv2.cvtColor(t, cv2.COLOR_BGR2RGB, np.empty((6, 8, 3))),
+            "a dst= buffer",
+        ),
+    ],
+)
+def test_replacement_rules_are_enforced(replacement, call, message, frame):
+    with patchport.session(
+        "rules", patching=[patchport.FunctionPatch(cv2, "cvtColor", replacement)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        with pytest.raises(patchport.PatchRuleError, match=message) as info:
+            call(traced)
+        assert "cv2.cvtColor" in str(info.value)
+
+
+def wrong_order(src, code, dst=None, dstCn=0):
+    return torch.from_numpy(src).numpy().copy()  # forgets to flip the channels
+
+
+def test_verify_reports_the_largest_difference(frame):
+    with patchport.session(
+        "verify", patching=[patchport.FunctionPatch(cv2, "cvtColor", wrong_order, verify=True)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        with pytest.raises(
+            PatchMismatchError,
+            match=r"wrong_order disagrees with cv2.cvtColor "
+            r"on output: \d+ of 144 values differ; "
+            r"largest difference",
+        ):
+            cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)
+
+
+def test_verify_passes_a_right_replacement_and_session_switch(frame):
+    with patchport.session(
+        "verify", verify=True, patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        rgb = cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)
+        annotate.output_tensors("n", {"rgb": rgb})
+
+
+def test_unpatched_native_call_warns_at_the_user_line(frame):
+    with patchport.session("loss"):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        with pytest.warns(TraceLossWarning, match="cv2.GaussianBlur") as record:
+            cv2.GaussianBlur(traced, (3, 3), 0)
+        assert record[0].filename == __file__
+
+
+def test_strict_session_raises_on_trace_loss(frame):
+    with patchport.session("strict", strict=True):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        with pytest.raises(patchport.TraceLossError, match="cv2.GaussianBlur"):
+            cv2.GaussianBlur(traced, (3, 3), 0)
