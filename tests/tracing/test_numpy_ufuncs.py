@@ -148,3 +148,10 @@ def test_inplace_bitwise_on_uint8() -> None:
         return x
 
     conform(fn, make((3, 4), np.uint8, 1, low=0, high=255))
+
+
+def test_list_operands_become_constants() -> None:
+    conform(
+        lambda x: np.add(x, [1.0, 2.0, 3.0, 4.0]) * np.multiply([2, 2, 2, 2], x),
+        make((3, 4), np.float64, 1),
+    )

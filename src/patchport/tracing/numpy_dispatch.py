@@ -30,6 +30,10 @@ from .values import (
 )
 
 
+_UFUNCS = table.UFUNCS
+_SLOW_TYPES = (TracedTensor, list, tuple)
+
+
 def wrap_result(rec: Recorder, result: Any, node: Any) -> Any:
     """Attach node(s) to the eager result (tuples/lists element-wise)."""
     if isinstance(node, tuple):
@@ -72,6 +76,16 @@ def propagate_inplace(value: Any) -> None:
 # ------------------------------------------------------------------------ ufuncs
 def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):  # noqa: ANN201
     """``__array_ufunc__``: run NumPy on plain data, record the torch equivalent."""
+    if not kwargs and method == "__call__":
+        rec = self._pp_rec
+        if rec is not None and rec.active and self._pp_node is not None and ufunc in _UFUNCS:
+            plain_inputs = [
+                np.ndarray.view(x, np.ndarray) if type(x) is TracedArray else x for x in inputs
+            ]
+            if all(type(x) not in _SLOW_TYPES for x in inputs):
+                result = ufunc(*plain_inputs)
+                node = table.record_ufunc(rec, ufunc, inputs, result, None)
+                return wrap_result(rec, result, node)
     out = kwargs.get("out")
     rec = find_recorder(inputs, out)
     if rec is None:
@@ -79,6 +93,7 @@ def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, *
             kwargs["out"] = plain_tree(out)
         return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    inputs = tuple(np.asarray(x) if type(x) in (list, tuple) else x for x in inputs)
     target = None
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)

@@ -401,8 +401,26 @@ def loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: Any = None) -> tuple | No
     return hit
 
 
-def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> Any:
-    """Record a ufunc ``__call__``; returns a node (or tuple of nodes for nout > 1)."""
+_UFUNC_PLANS: dict[tuple, tuple] = {}
+_NODE, _CAST, _FULL, _LITERAL = 0, 1, 2, 3
+_SCALARS = (int, float, complex, bool)
+
+
+def _ufunc_key(ufunc: np.ufunc, inputs: tuple, dtype: Any) -> tuple:
+    key: list[Any] = [ufunc, dtype]
+    for value in inputs:
+        kind = type(value)
+        if kind in _SCALARS:
+            key.append(kind)
+        elif isinstance(value, np.generic):
+            key.append((value.dtype, "scalar"))
+        else:
+            key.append(dtype_of(value))
+    return tuple(key)
+
+
+def _ufunc_plan(ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> tuple:
+    """How to build the torch call for these operand kinds (cached per kinds)."""
     spec = UFUNCS[ufunc]
     loops = loop_dtypes(ufunc, inputs, dtype)
     outs = result if spec.nout > 1 else (result,)
@@ -414,30 +432,50 @@ def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dty
     # torch lacks most kernels for uint16/32/64: compute in int64, cast back (same wraparound)
     loop_in = tuple(_COMPUTE_AS.get(d, d) for d in loop_in)
     loop_out = tuple(_COMPUTE_AS.get(d, d) for d in loop_out)
-    args = []
+    steps = []
     for position, (value, want) in enumerate(zip(inputs, loop_in)):
         if is_array(value):
-            node = arg_of(rec, value)
-            have = dtype_of(value)
-            if spec.cast_inputs and have != want:
-                node = rec.cast(node, torch_dtype(want))
-            args.append(node)
+            cast = spec.cast_inputs and dtype_of(value) != want
+            steps.append((_CAST, torch_dtype(want)) if cast else (_NODE, None))
         elif isinstance(value, np.generic) or position == 0 or spec.tensors_only:
-            args.append(rec.call(torch.full, ((), _py(value)), {"dtype": torch_dtype(want)}))
+            steps.append((_FULL, torch_dtype(want)))
+        else:
+            steps.append((_LITERAL, None))
+    identity = loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY
+    haves = (np.dtype(bool),) if spec.predicate else loop_out
+    return tuple(steps), spec, haves, identity, loops is not None
+
+
+def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> Any:
+    """Record a ufunc ``__call__``; returns a node (or tuple of nodes for nout > 1)."""
+    key = _ufunc_key(ufunc, inputs, dtype)
+    plan = _UFUNC_PLANS.get(key)
+    if plan is None:
+        plan = _ufunc_plan(ufunc, inputs, result, dtype)
+        if plan[4]:
+            _UFUNC_PLANS[key] = plan
+    steps, spec, haves, identity, _ = plan
+    args = []
+    for value, (kind, td) in zip(inputs, steps):
+        if kind == _NODE:
+            args.append(arg_of(rec, value))
+        elif kind == _CAST:
+            args.append(rec.cast(arg_of(rec, value), td))
+        elif kind == _FULL:
+            args.append(rec.call(torch.full, ((), _py(value)), {"dtype": td}))
         else:
             args.append(value)
-    if loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY:
+    if identity:
         return args[0]
     node = rec.call(spec.fn, tuple(args))
     if spec.nout == 1:
-        have = np.dtype(bool) if spec.predicate else loop_out[0]
-        want = dtype_of(result)
-        return node if have == want else rec.cast(node, torch_dtype(want))
+        want = result.dtype
+        return node if haves[0] == want else rec.cast(node, torch_dtype(want))
     nodes = []
-    for i, (out, have) in enumerate(zip(outs, loop_out)):
+    for i, (out, have) in enumerate(zip(result, haves)):
         part = rec.call(operator.getitem, (node, i))
-        if dtype_of(out) != have:
-            part = rec.cast(part, torch_dtype(dtype_of(out)))
+        if out.dtype != have:
+            part = rec.cast(part, torch_dtype(out.dtype))
         nodes.append(part)
     return tuple(nodes)
 

@@ -152,7 +152,7 @@ class Recorder:
             raise RuntimeError(f"recorder {self.name!r} was already finished")
         output = _map_outputs(self, outputs, arg_of)
         self.graph.output(output)
-        self.graph.eliminate_dead_code()
+        _drop_unused(self.graph)
         kept = {n.target for n in self.graph.nodes if n.op == "get_attr"}
         self._constants = [c for c in self._constants if c.name in kept]
         for name in list(self.root._buffers):
@@ -173,6 +173,13 @@ class Recorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drop_unused(graph: fx.Graph) -> None:
+    """Remove nodes nobody uses, last to first (recorded calls are functional, so pure)."""
+    for node in reversed(graph.nodes):
+        if node.op not in ("placeholder", "output") and not node.users:
+            graph.erase_node(node)
 
 
 def _first_non_placeholder(graph: fx.Graph) -> fx.Node:
