@@ -53,6 +53,43 @@ def _quiet_logger(name: str) -> Iterator[None]:
         log.setLevel(level)
 
 
+_ONNX_REGISTRIES: dict[Any, Any] = {}
+
+
+def reuse_onnx_registry(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """Build torch.onnx's op registry once per opset and reuse it for later exports.
+
+    torch rebuilds it from torchlib on every export (about 1 s on a laptop CPU); the
+    registry is read-only during an export without a custom translation table.
+    """
+    from ..patching import original_of
+
+    key = (cls, args, tuple(sorted(kwargs.items())))
+    if key not in _ONNX_REGISTRIES:
+        original = original_of(cls, "from_torchlib")
+        _ONNX_REGISTRIES[key] = original.__get__(None, cls)(*args, **kwargs)
+    return _ONNX_REGISTRIES[key]
+
+
+def _onnx_export_patches() -> Any:
+    """The patches applied around patchport's own ONNX exports (listed like any other)."""
+    from torch.onnx._internal.exporter import _registration
+
+    from ..patching import PatchDetails, PatchInfo
+
+    return PatchDetails(
+        [
+            PatchInfo(
+                classmethod(reuse_onnx_registry),
+                _registration.ONNXRegistry,
+                "from_torchlib",
+                family="export",
+                description="reuse the ONNX op registry across exports",
+            ),
+        ]
+    )
+
+
 def write_model(
     graph_module: torch.nn.Module,
     example_inputs: Sequence[Any],
@@ -65,7 +102,7 @@ def write_model(
     args = tuple(as_tensor(value) for value in example_inputs)
     try:
         if backend == "onnx":
-            with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
+            with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
                 warnings.simplefilter("ignore")
                 torch.onnx.export(
                     graph_module,

@@ -24,6 +24,10 @@ from .function_patch import FunctionPatch
 from .verify import compare_results, plain_copy
 
 _MAX_DEPTH = 4
+# exact types that can never be or hold traced data: the common ordinary arguments
+_PLAIN_TYPES = frozenset(
+    {np.ndarray, torch.Tensor, int, float, bool, str, bytes, type(None), complex}
+)
 _running = threading.local()  # FunctionPatches whose replacement runs on this thread
 
 
@@ -72,6 +76,15 @@ class PatchedCall:
         def dispatcher(*args: Any, **kwargs: Any) -> Any:
             if not active[0]:
                 return original(*args, **kwargs)
+            for value in args:
+                if type(value) not in _PLAIN_TYPES:
+                    break
+            else:
+                for value in kwargs.values():
+                    if type(value) not in _PLAIN_TYPES:
+                        break
+                else:  # only plain arrays, tensors and scalars: nothing can be traced
+                    return original(*args, **kwargs)
             recorder = find_recorder(args, kwargs)
             if recorder is None:
                 return original(*args, **kwargs)
