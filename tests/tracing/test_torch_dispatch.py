@@ -175,3 +175,29 @@ def test_module_parameters_become_listed_constants() -> None:
     assert all("test_torch_dispatch.py" in c.origin for c in consts)
     fresh = torch.rand(1, 3, 8, 8)
     torch.testing.assert_close(gm(fresh), conv(fresh))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, a: t + a.sum(),  # a 0-d NumPy result acts as a scalar for torch
+        lambda t, a: t * a.max() - a.mean(),
+        lambda t, a: a.sum() + t,
+        lambda t, a: t + a,  # a traced array operand: NumPy's ufunc, a tensor result
+        lambda t, a: np.multiply(t, a),
+        lambda t, a: (t > a.min()) & (a.max() >= t),
+    ],
+)
+def test_mixed_numpy_and_torch_operands(fn) -> None:  # noqa: ANN001
+    a0 = np.linspace(0.5, 2.0, 3)
+    t0 = torch.linspace(-1.0, 1.0, 3)
+    expected = fn(t0.clone(), a0.copy())
+    rec = Recorder("mixed", strict=True)
+    out = fn(trace_input(rec, "t", t0), trace_input(rec, "a", a0))
+    assert type(out).__name__ in ("TracedTensor", "TracedArray")
+    assert isinstance(out, torch.Tensor) == isinstance(expected, torch.Tensor)
+    gm = finish(rec, out)
+    t1, a1 = torch.linspace(2.0, 3.0, 3), np.linspace(-1.0, 4.0, 3)
+    want = fn(t1.clone(), a1.copy())
+    got = gm(t1, torch.from_numpy(a1))
+    assert_same(_np(got), _np(want) if isinstance(want, torch.Tensor) else want)

@@ -29,7 +29,6 @@ from .values import (
     torch_dtype,
 )
 
-
 _UFUNCS = table.UFUNCS
 _SLOW_TYPES = (TracedTensor, list, tuple)
 
@@ -92,6 +91,10 @@ def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, *
         if out is not None:
             kwargs["out"] = plain_tree(out)
         return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
+    if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _TORCH_BINOPS:
+        rerouted = _as_torch_binop(ufunc, inputs)
+        if rerouted is not NotImplemented:
+            return rerouted
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     inputs = tuple(np.asarray(x) if type(x) in (list, tuple) else x for x in inputs)
     target = None
@@ -123,6 +126,45 @@ def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, *
         propagate_inplace(target)
         return target
     return wrap_result(rec, result, node)
+
+
+_TORCH_BINOPS = {
+    np.add: ("__add__", "__radd__"),
+    np.subtract: ("__sub__", "__rsub__"),
+    np.multiply: ("__mul__", "__rmul__"),
+    np.true_divide: ("__truediv__", "__rtruediv__"),
+    np.floor_divide: ("__floordiv__", "__rfloordiv__"),
+    np.remainder: ("__mod__", "__rmod__"),
+    np.power: ("__pow__", "__rpow__"),
+    np.matmul: ("__matmul__", "__rmatmul__"),
+    np.bitwise_and: ("__and__", "__rand__"),
+    np.bitwise_or: ("__or__", "__ror__"),
+    np.bitwise_xor: ("__xor__", "__rxor__"),
+    np.greater: ("__gt__", "__lt__"),
+    np.greater_equal: ("__ge__", "__le__"),
+    np.less: ("__lt__", "__gt__"),
+    np.less_equal: ("__le__", "__ge__"),
+    np.equal: ("__eq__", "__eq__"),
+    np.not_equal: ("__ne__", "__ne__"),
+}
+
+
+def _as_torch_binop(ufunc: np.ufunc, inputs: tuple) -> Any:
+    """``tensor <op> numpy_scalar`` is torch's business when untraced; keep it so."""
+    first, second = inputs
+    if type(first) is TracedTensor and _is_scalar_like(second):
+        name, tensor, other = _TORCH_BINOPS[ufunc][0], first, second
+    elif type(second) is TracedTensor and _is_scalar_like(first):
+        name, tensor, other = _TORCH_BINOPS[ufunc][1], second, first
+    else:
+        return NotImplemented
+    from .torch_dispatch import torch_function
+
+    return torch_function(getattr(torch.Tensor, name), (tensor, other), {})
+
+
+def _is_scalar_like(value: Any) -> bool:
+    return (type(value) is TracedArray and value._pp_scalar) or isinstance(value, np.generic)
 
 
 # ----------------------------------------------------------------- array functions

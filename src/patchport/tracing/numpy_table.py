@@ -469,13 +469,13 @@ def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dty
         return args[0]
     node = rec.call(spec.fn, tuple(args))
     if spec.nout == 1:
-        want = result.dtype
+        want = result.dtype if isinstance(result, (np.ndarray, np.generic)) else dtype_of(result)
         return node if haves[0] == want else rec.cast(node, torch_dtype(want))
     nodes = []
     for i, (out, have) in enumerate(zip(result, haves)):
         part = rec.call(operator.getitem, (node, i))
-        if out.dtype != have:
-            part = rec.cast(part, torch_dtype(out.dtype))
+        if dtype_of(out) != have:
+            part = rec.cast(part, torch_dtype(dtype_of(out)))
         nodes.append(part)
     return tuple(nodes)
 

@@ -206,8 +206,15 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         return _to_numpy(rec, args[0])
     out = kwargs.get("out")
     inplace_kw = kwargs.get("inplace") is True
+    eager_args = args
+    if any(type(a) is TracedArray for a in args):
+        # a 0-d traced array stands for a NumPy scalar, which torch takes as a number
+        eager_args = tuple(
+            np.ndarray.view(a, np.ndarray)[()] if type(a) is TracedArray and a._pp_scalar else a
+            for a in args
+        )
     with _DISABLE():
-        result = func(*args, **kwargs)
+        result = func(*eager_args, **kwargs)
     if kind == "loss":
         report_loss(rec, f"{_torch_name(func)} on a traced tensor")
         return result

@@ -54,6 +54,7 @@ class TracedArray(np.ndarray):
         self._pp_rec = getattr(obj, "_pp_rec", None)
         self._pp_node = None
         self._pp_view_of = None
+        self._pp_scalar = False
 
 
 class TracedTensor(torch.Tensor):
@@ -68,6 +69,25 @@ class TracedTensor(torch.Tensor):
         """Run ``func`` eagerly on plain tensors and record it (see torch_dispatch)."""
         return _torch_dispatch.torch_function(func, args, kwargs or {})
 
+
+def _scalar_aware(name: str) -> Any:
+    """Tensor operator that, like torch untraced, takes a traced NumPy scalar as a number."""
+    base = getattr(torch.Tensor, name)
+
+    def op(self: TracedTensor, other: Any) -> Any:
+        if type(other) is TracedArray and other._pp_scalar:
+            return _torch_dispatch.torch_function(base, (self, other), {})
+        return base(self, other)
+
+    op.__name__ = name
+    return op
+
+
+for _name in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+              "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__gt__", "__ge__",
+              "__lt__", "__le__", "__eq__", "__ne__"):  # fmt: skip
+    setattr(TracedTensor, _name, _scalar_aware(_name))
+TracedTensor.__hash__ = torch.Tensor.__hash__  # defining __eq__ must not drop hashing
 
 _TRACED_TYPES = (TracedArray, TracedTensor)
 
@@ -134,6 +154,10 @@ def make_traced(rec: Recorder, value: Any, node: fx.Node) -> Any:
         out = value.view(TracedArray)
     elif isinstance(value, np.generic):
         out = np.asarray(value).view(TracedArray)
+        out._pp_rec = rec
+        out._pp_node = node
+        out._pp_scalar = True  # stands for a NumPy scalar (torch treats those as numbers)
+        return out
     else:
         raise TypeError(f"cannot trace a {type(value).__name__}")
     out._pp_rec = rec
