@@ -119,14 +119,15 @@ def stereo_ratio() -> dict[str, float]:
 # ----------------------------------------------------------------------------- peer
 PEER_SCRIPT = textwrap.dedent(
     """
-    import json, time, numpy as np, torch
+    import json, time, warnings, cv2, numpy as np, torch
     import leapp
     from leapp import annotate
-    CHAIN = %d
+    warnings.simplefilter("ignore")
+    CHAIN = __CHAIN__
     def best(fn, n=3):
         t = []
         for _ in range(n):
-            s = time.perf_counter(); fn(); t.append(time.perf_counter() - s)
+            t.append(fn())
         return min(t)
     def chain(x):
         for _ in range(CHAIN):
@@ -136,19 +137,51 @@ PEER_SCRIPT = textwrap.dedent(
     for kind, value in (("numpy", np.zeros((4, 4))), ("torch", torch.zeros(4, 4))):
         def run(value=value):
             leapp.start("bench", save_path="/tmp/leapp_bench")
-            x = annotate.input_tensors("node", {"x": value})
-            x = x[0] if isinstance(x, (list, tuple)) else x
-            y = chain(x)
-            annotate.output_tensors("node", {"y": y})
-            leapp.stop()
+            try:
+                x = annotate.input_tensors("node", {"x": value})
+                x = x[0] if isinstance(x, (list, tuple)) else x
+                s = time.perf_counter()
+                y = chain(x)
+                m = time.perf_counter()
+                annotate.output_tensors("node", {"y": y})
+                e = time.perf_counter()
+            finally:
+                leapp.stop()
+            return (m - s, e - s)
         try:
-            out[kind] = best(run) / CHAIN
+            rec, fin = best(lambda: run()[0]), best(lambda: run()[1])
+            out[kind] = {"record": rec / CHAIN, "finish": fin / CHAIN}
         except Exception as exc:
             out[kind] = repr(exc)[:200]
+    def cvt(src, code, dst=None, dstCn=0):
+        return torch.from_numpy(src).flip((-1,)).numpy()
+    def stereo(left, right):
+        feats = []
+        for im in (left, right):
+            chw = np.transpose(cv2.cvtColor(im, cv2.COLOR_BGR2RGB), (2, 0, 1))
+            feats.append((chw.astype(np.float32) / 255.0).mean(axis=(1, 2)))
+        return np.concatenate(feats)
+    rng = np.random.default_rng(0)
+    frames = [rng.integers(0, 256, (48, 64, 3), dtype=np.uint8) for _ in range(2)]
+    def plain():
+        s = time.perf_counter(); stereo(*frames); return time.perf_counter() - s
+    def traced():
+        leapp.start("stereo", save_path="/tmp/leapp_bench",
+                    patching=[leapp.FunctionPatch(cv2, "cvtColor", cvt)])
+        try:
+            s = time.perf_counter()
+            left, right = annotate.input_tensors("n", {"left": frames[0], "right": frames[1]})
+            annotate.output_tensors("n", {"y": stereo(left, right)})
+            return time.perf_counter() - s
+        finally:
+            leapp.stop()
+    try:
+        out["stereo"] = best(traced, 10) / best(plain, 20)
+    except Exception as exc:
+        out["stereo"] = repr(exc)[:200]
     print(json.dumps(out))
     """
-    % CHAIN
-)
+).replace("__CHAIN__", str(CHAIN))
 
 
 def peer_figures() -> dict[str, object]:
@@ -170,33 +203,42 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:8.2f} us"
 
 
+def _peer_cell(peer: dict, kind: str, key: str) -> str:
+    value = peer.get(kind)
+    if isinstance(value, dict):
+        return _us(value[key])
+    return "unavailable"
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     rows = {
         "numpy": per_op(np.zeros((4, 4))),
         "torch": per_op(torch.zeros(4, 4)),
     }
-    peer = peer_figures() if "--no-peer" not in sys.argv else {"error": "skipped"}
-    print(f"chain of {CHAIN} `x = x + 1.0` on a 4x4 float array; best of {REPEATS}")
-    print(f"{'':8} {'plain':>11} {'traced':>11} {'+finish':>11} {'+codegen':>11} {'peer':>14}")
+    stereo_figures = stereo_ratio()
+    peer = peer_figures() if "--no-peer" not in sys.argv else {"error": "skipped (--no-peer)"}
+    print(f"per op, chain of {CHAIN} `x = x + 1.0` on a 4x4 float array (best of {REPEATS})")
+    header = ("", "plain", "traced", "+finish", "ratio", "+codegen", "peer rec", "peer +fin")
+    print("{:8} {:>11} {:>11} {:>11} {:>7} {:>11} {:>11} {:>11}".format(*header))
     for kind, r in rows.items():
-        peer_value = peer.get(kind, peer.get("error", "n/a"))
-        peer_text = _us(peer_value) if isinstance(peer_value, float) else "unavailable"
         print(
             f"{kind:8} {_us(r['plain'])} {_us(r['record'])} {_us(r['finish'])} "
-            f"{_us(r['codegen'])} {peer_text:>14}"
+            f"{r['finish'] / r['plain']:6.1f}x {_us(r['codegen'])} "
+            f"{_peer_cell(peer, kind, 'record'):>11} {_peer_cell(peer, kind, 'finish'):>11}"
         )
-        print(
-            f"{'':8} {'':>11} {'':>11} ratio {r['finish'] / r['plain']:5.1f}x "
-            f"(with codegen {r['codegen'] / r['plain']:5.1f}x)"
-        )
-    if "error" in peer:
-        print(f"peer unavailable: {peer['error']}")
-    s = stereo_ratio()
+    peer_stereo = peer.get("stereo")
+    peer_text = f"{peer_stereo:.1f}x" if isinstance(peer_stereo, float) else "unavailable"
     print(
         f"stereo workflow (2 x 48x64x3 uint8, cvtColor via replacement): plain "
-        f"{_us(s['plain'])}, traced+finish {_us(s['traced'])}, ratio {s['ratio']:.1f}x"
+        f"{_us(stereo_figures['plain'])}, traced+finish {_us(stereo_figures['traced'])}, "
+        f"ratio {stereo_figures['ratio']:.1f}x; peer {peer_text}"
     )
+    for key, value in peer.items():
+        if isinstance(value, str):
+            print(f"peer {key}: unavailable ({value})")
+    print("+finish: op plus its share of finish() into a (lazily compiled) GraphModule;")
+    print("+codegen: also generating and compiling the GraphModule's Python code.")
     print("targets: <= 10 us/numpy op, <= 15 us/torch op (finishing included), stereo <= 12x")
 
 

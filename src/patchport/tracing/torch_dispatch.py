@@ -193,8 +193,15 @@ def _contains_tensor(value: Any) -> bool:
     return False
 
 
+_FAST_ARG_TYPES = (int, float, bool)
+
+
 def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     """Run ``func`` eagerly (subclass dispatch off) and record it on the graph."""
+    if not kwargs and args:
+        fast = _fast_call(func, args)
+        if fast is not None:
+            return fast
     rec = find_recorder(args, kwargs)
     if rec is None:
         with _DISABLE():
@@ -242,6 +249,41 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
         wrapped._pp_view_of = (args[0], args[1])
     return wrapped
+
+
+def _fast_call(func: Callable, args: tuple) -> Any:
+    """The common case: a plain call on tensors of one recorder and numbers; else None."""
+    plan = _PLAN.get(func)
+    if plan is None or plan[0] != "call" or plan[1] is operator.getitem:
+        return None
+    first = args[0]
+    if type(first) is not TracedTensor:
+        return None
+    rec = first._pp_rec
+    if rec is None or not rec.active:
+        return None
+    nodes = []
+    for a in args:
+        kind = type(a)
+        if kind is TracedTensor and a._pp_rec is rec and a._pp_node is not None:
+            nodes.append(a._pp_node)
+        elif kind in _FAST_ARG_TYPES:
+            nodes.append(a)
+        else:
+            return None
+    with _DISABLE():
+        result = func(*args)
+    if type(result) is not torch.Tensor:
+        return (
+            _wrap(rec, result, rec.call(plan[1], tuple(nodes), None, plan[2]))
+            if (_contains_tensor(result))
+            else result
+        )
+    out = result.as_subclass(TracedTensor)
+    out._pp_rec = rec
+    out._pp_node = rec.call(plan[1], tuple(nodes), None, plan[2])
+    out._pp_view_of = None
+    return out
 
 
 def _torch_name(func: Callable) -> str:
