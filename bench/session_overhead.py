@@ -80,7 +80,7 @@ MEASURE = textwrap.dedent(
         yaml_path = MOD.compile(compile_graph)
         out[f"workflow_{backend}_s"] = time.perf_counter() - t0
         manager = InferenceManager(str(yaml_path))
-        feed = {f"camera_preprocess/{k}": v for k, v in sample.items()}
+        feed = {f"camera_preprocess/{k}": MOD.feed_value(backend, v) for k, v in sample.items()}
         policy = min(timeit.repeat(lambda: manager.run_policy(feed), number=50, repeat=5)) / 50
         eager = min(timeit.repeat(lambda: stereo_features(*sample.values()), number=50,
                                   repeat=5)) / 50
@@ -97,6 +97,8 @@ PATCHPORT_ADAPTER = textwrap.dedent(
                 patchport.compile_graph, patchport.annotate, patchport.InferenceManager)
     def backend_name(backend):
         return backend
+    def feed_value(backend, array):
+        return array  # run_policy takes the NumPy arrays the workflow has
     def compile(compile_graph):
         return compile_graph(visualize=False, validate=True).yaml_path
     """
@@ -116,6 +118,9 @@ PEER_ADAPTER = textwrap.dedent(
                 InferenceManager)
     def backend_name(backend):
         return {"onnx": "onnx-dynamo"}.get(backend, backend)
+    def feed_value(backend, array):
+        import torch
+        return torch.from_numpy(array) if backend == "jit" else array  # its jit wants tensors
     def compile(compile_graph):
         compile_graph(visualize=False, validate=True)
         save_path, name = _dirs[-1]

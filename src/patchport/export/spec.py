@@ -47,15 +47,17 @@ def system_info() -> dict[str, Any]:
 
 def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     """Write the description as YAML (keys in insertion order)."""
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when available
     with open(path, "w", encoding="utf-8") as handle:
-        yaml.safe_dump(spec, handle, sort_keys=False)
+        yaml.dump(spec, handle, Dumper=dumper, sort_keys=False)
     return path
 
 
 def read_spec(path: Path) -> dict[str, Any]:
     """Read a description written by :func:`write_spec`, with a clear error if malformed."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:
-        spec = yaml.safe_load(handle)
+        spec = yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
     if not isinstance(spec, dict) or "models" not in spec or "pipeline" not in spec:
         raise ValueError(f"{path}: not a patchport pipeline description (models/pipeline missing).")
     return spec

@@ -32,17 +32,33 @@ def is_user_module(module: types.ModuleType) -> bool:
     if module.__name__ == "__main__":
         return True
     filename = getattr(module, "__file__", None)
-    if not filename:
+    if not filename or not isinstance(filename, str):
         return False
-    return not os.path.normcase(os.path.abspath(filename)).startswith(_library_roots())
+    if not os.path.isabs(filename):
+        filename = os.path.abspath(filename)
+    return not os.path.normcase(filename).startswith(_library_roots())
 
 
 def find_aliases(
     function: Any, owner: types.ModuleType, attribute: str
 ) -> Iterator[tuple[types.ModuleType, str]]:
-    """Yield ``(module, global_name)`` of user-module globals bound to ``function``."""
-    for module in list(sys.modules.values()):
-        if not isinstance(module, types.ModuleType) or not is_user_module(module):
+    """Yield ``(module, global_name)`` of user-module globals bound to ``function``.
+
+    A package's submodules live where the package does, so the user/library decision is
+    made once per top-level package (a few dozen checks instead of a thousand).
+    """
+    user_package: dict[str, bool | None] = {}
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType):
+            continue
+        top = name.partition(".")[0]
+        if top not in user_package:
+            package = sys.modules.get(top, module)
+            has_file = isinstance(getattr(package, "__file__", None), str)
+            # namespace packages have no file: decide for each of their modules instead
+            user_package[top] = is_user_module(package) if has_file else None
+        decided = user_package[top]
+        if decided is False or (decided is None and not is_user_module(module)):
             continue
         try:
             names = [name for name, value in vars(module).items() if value is function]
