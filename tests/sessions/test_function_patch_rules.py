@@ -37,6 +37,9 @@ def test_seed_contract_traced_calls_use_the_replacement_ordinary_calls_use_openc
     from patchport.sessions.lifecycle import last_session
 
     assert [n.startswith("flip") for n in last_session().nodes_of(patch)] == [True]
+    report = last_session().report()
+    assert "[user] cv2.cvtColor -> flip_channels: 1 call(s); nodes: flip" in report
+    assert "[interop] torch.from_numpy" in report
     assert patch.calls == 1
     assert "flip_channels" in patch.format_diff()
 

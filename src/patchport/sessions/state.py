@@ -77,6 +77,28 @@ class Session:
         """Names of the graph nodes a patch's replacement produced in this session."""
         return list(self.produced.get(id(patch), []))
 
+    def report(self) -> str:
+        """What each patch did in this session: calls and graph nodes.
+
+        Native-function watchers are summarised in one line; what they caught was
+        reported as TraceLossWarnings at the user's lines.
+        """
+        watchers = [p for p in self.patches if p.family == "watch"]
+        lines = [
+            f"session {self.name!r}: {self.patches.n_patches} patches "
+            f"({len(watchers)} native-function watchers)"
+        ]
+        for patch in self.patches:
+            if patch.family == "watch":
+                continue
+            nodes = self.nodes_of(patch)
+            shown = ", ".join(nodes[:8]) + (" ..." if len(nodes) > 8 else "")
+            lines.append(
+                f"  [{patch.family}] {patch.target_name} -> {patch.name}: "
+                f"{patch.calls} call(s)" + (f"; nodes: {shown}" if nodes else "")
+            )
+        return "\n".join(lines)
+
     def record_nodes(self, patch: PatchInfo, nodes: list[Any]) -> None:
         """Remember the graph nodes a replacement call appended (for the session report)."""
         self.produced.setdefault(id(patch), []).extend(node.name for node in nodes)

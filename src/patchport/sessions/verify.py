@@ -12,16 +12,18 @@ import numpy as np
 import torch
 
 from ..errors import PatchMismatchError
+from ..tracing.values import plain
 
 
 def plain_copy(value: Any) -> Any:
     """A plain (untraced) copy of an array or tensor; other values are returned as is."""
-    if isinstance(value, np.ndarray):
-        return np.ndarray.copy(np.ndarray.view(value, np.ndarray))
-    if isinstance(value, torch.Tensor):
+    data = plain(value)
+    if isinstance(data, np.ndarray):
+        return np.ndarray.copy(np.ndarray.view(data, np.ndarray))
+    if isinstance(data, torch.Tensor):
         with torch._C.DisableTorchFunctionSubclass():
-            return value.detach().clone().as_subclass(torch.Tensor)
-    return value
+            return data.detach().clone().as_subclass(torch.Tensor)
+    return data
 
 
 def _as_numpy(value: Any) -> np.ndarray:
