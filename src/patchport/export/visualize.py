@@ -57,31 +57,20 @@ def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | 
             cv2.LINE_AA,
         )
         y = y0 + 2 * _LINE
-        for port in model["inputs"]:
+        rows = [("> " + _port_text(p), p, x0, gray) for p in model["inputs"]]
+        rows += [(_port_text(p) + " >", p, x1, black) for p in model["outputs"]]
+        for text, port, anchor_x, colour in rows:
             cv2.putText(
                 image,
-                "> " + _port_text(port),
+                text,
                 (x0 + 8, y),
                 cv2.FONT_HERSHEY_SIMPLEX,
                 _FONT_SCALE,
-                gray,
+                colour,
                 1,
                 cv2.LINE_AA,
             )
-            anchors[f"{node}/{port['name']}"] = (x0, y - 5)
-            y += _LINE
-        for port in model["outputs"]:
-            cv2.putText(
-                image,
-                _port_text(port) + " >",
-                (x0 + 8, y),
-                cv2.FONT_HERSHEY_SIMPLEX,
-                _FONT_SCALE,
-                black,
-                1,
-                cv2.LINE_AA,
-            )
-            anchors[f"{node}/{port['name']}"] = (x1, y - 5)
+            anchors[f"{node}/{port['name']}"] = (anchor_x, y - 5)
             y += _LINE
     for edge in spec["pipeline"].get("data_flow") or []:
         start = anchors.get(edge["source"])
