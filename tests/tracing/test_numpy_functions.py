@@ -395,3 +395,17 @@ def test_zero_d_results_stay_traced() -> None:
         return (x - m) / s, x[0, 0] * 2, np.max(x) - np.min(x)
 
     conform(fn, make((3, 4), np.float32, 1))
+
+
+def test_views_see_later_writes_to_their_base() -> None:
+    def fn(x):
+        y = x.copy()
+        row = y[0]
+        block = y[1:, ::-1]
+        inner = block[0]
+        y[0, 1] = 100
+        y[1:] *= 2
+        y[:, 0] += row[:3]  # row already reflects the write above
+        return row * 1, block + 0, inner - 0, y
+
+    conform(fn, make((3, 4), np.int64, 1))

@@ -201,3 +201,16 @@ def test_mixed_numpy_and_torch_operands(fn) -> None:  # noqa: ANN001
     want = fn(t1.clone(), a1.copy())
     got = gm(t1, torch.from_numpy(a1))
     assert_same(_np(got), _np(want) if isinstance(want, torch.Tensor) else want)
+
+
+def test_tensor_views_see_later_writes_to_their_base() -> None:
+    def fn(x):
+        y = x.clone()
+        row = y[0]
+        col = y[:, 1]
+        y[0, 1] = 100.0
+        y.mul_(2)
+        col += 1
+        return row * 1, col + 0, y
+
+    tconform(fn, X.clone())

@@ -28,6 +28,7 @@ from .values import (
     plain_tree,
     torch_dtype,
 )
+from .views import after_inplace, link_view
 
 _UFUNCS = table.UFUNCS
 _SLOW_TYPES = (TracedTensor, list, tuple)
@@ -59,17 +60,10 @@ def _snapshot(rec: Recorder, target: Any, what: str) -> None:
     target._pp_node = rec.constant(
         np.array(np.ndarray.view(target, np.ndarray), copy=True), origin=origin
     )
+    after_inplace(target)
 
 
-def propagate_inplace(value: Any) -> None:
-    """After an in-place write to a view, record the write into its traced parents too."""
-    rec = value._pp_rec
-    while value._pp_view_of is not None:
-        parent, index = value._pp_view_of
-        if active_recorder(parent) is not rec:
-            break
-        parent._pp_node = record_setitem(rec, parent, index, value)
-        value = parent
+propagate_inplace = after_inplace
 
 
 # ------------------------------------------------------------------------ ufuncs
@@ -272,7 +266,7 @@ def getitem(self: TracedArray, index: Any) -> Any:
         return result
     out = make_traced(rec, result, record_getitem(rec, self, index))
     if isinstance(result, np.ndarray) and active_recorder(self) is rec and _is_basic(index):
-        out._pp_view_of = (self, index)
+        link_view(self, out, index)
     return out
 
 

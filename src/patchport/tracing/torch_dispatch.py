@@ -26,6 +26,7 @@ from .values import (
     make_traced,
     plain_tree,
 )
+from .views import after_inplace, link_view
 
 _DISABLE = torch._C.DisableTorchFunctionSubclass
 
@@ -247,7 +248,7 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         node = rec.call(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
     wrapped = _wrap(rec, result, node)
     if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
-        wrapped._pp_view_of = (args[0], args[1])
+        link_view(args[0], wrapped, args[1])
     return wrapped
 
 
@@ -283,6 +284,7 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     out._pp_rec = rec
     out._pp_node = rec.call(plan[1], tuple(nodes), None, plan[2])
     out._pp_view_of = None
+    out._pp_views = None
     return out
 
 
@@ -394,15 +396,7 @@ def _to_numpy(rec: Recorder, x: Any) -> Any:
     return make_traced(rec, result, x._pp_node)
 
 
-def propagate_inplace(value: Any) -> None:
-    """After an in-place write to a tensor view, record the write into its traced parents."""
-    rec = value._pp_rec
-    while value._pp_view_of is not None:
-        parent, index = value._pp_view_of
-        if active_recorder(parent) is not rec:
-            break
-        parent._pp_node = rec.call(index_put, (parent._pp_node, arg_of(rec, index), value._pp_node))
-        value = parent
+propagate_inplace = after_inplace
 
 
 _ = (TracedArray, TracedTensor, np, plain_tree)

@@ -54,6 +54,7 @@ class TracedArray(np.ndarray):
         self._pp_rec = getattr(obj, "_pp_rec", None)
         self._pp_node = None
         self._pp_view_of = None
+        self._pp_views = None
         self._pp_scalar = False
 
 
@@ -163,6 +164,7 @@ def make_traced(rec: Recorder, value: Any, node: fx.Node) -> Any:
     out._pp_rec = rec
     out._pp_node = node
     out._pp_view_of = None
+    out._pp_views = None
     return out
 
 
