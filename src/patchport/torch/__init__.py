@@ -3,4 +3,32 @@
 from .apply import apply_patches_for_model, collect_patches
 from .dynamic_shapes import use_dyn_not_str
 
-__all__ = ["apply_patches_for_model", "collect_patches", "use_dyn_not_str"]
+__all__ = [
+    "ExportReport",
+    "ExportResult",
+    "apply_patches_for_model",
+    "collect_patches",
+    "export",
+    "make_dynamic_cache",
+    "register_cache_pytrees",
+    "use_dyn_not_str",
+]
+
+_LAZY = {
+    "export": "export_check",
+    "ExportReport": "export_check",
+    "ExportResult": "export_check",
+    "make_dynamic_cache": "transformers_inputs",
+    "register_cache_pytrees": "transformers_inputs",
+}
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module-level lazy attribute
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'patchport.torch' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

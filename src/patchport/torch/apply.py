@@ -17,8 +17,12 @@ def collect_patches(
     patch_torch: bool = False,
     patch_transformers: bool = False,
     extra_patches: Iterable[PatchInfo] | None = None,
+    model: Any = None,
 ) -> PatchDetails:
-    """Build (without applying) the PatchDetails for the requested families."""
+    """Build (without applying) the PatchDetails for the requested families.
+
+    With ``model``, transformers patches are also looked for in the model's own modules.
+    """
     extras = list(extra_patches or [])
     for index, patch in enumerate(extras):
         if not isinstance(patch, PatchInfo):
@@ -28,34 +32,32 @@ def collect_patches(
                 f"PatchInfo.make(replacement, module_or_class, 'name', family='custom')."
             )
     details = PatchDetails()
-    families = [
-        name
-        for name, wanted in (("torch", patch_torch), ("transformers", patch_transformers))
-        if wanted
-    ]
-    if families:
+    if patch_torch:
         from .builtin import builtin_patches
 
-        for family in families:
-            declared = builtin_patches(family)
-            if family == "transformers" and not declared:
-                details.skipped.append(
-                    SkippedPatch(
-                        "*",
-                        "transformers",
-                        "transformers",
-                        "this release ships no transformers patches yet; patch_transformers=True "
-                        "applies nothing",
-                    )
-                )
-            for spec in declared:
-                resolved = spec.resolve()
-                if isinstance(resolved, SkippedPatch):
-                    details.skipped.append(resolved)
-                else:
-                    details.append(resolved)
+        for spec in builtin_patches("torch"):
+            resolved = spec.resolve()
+            if isinstance(resolved, SkippedPatch):
+                details.skipped.append(resolved)
+            else:
+                details.append(resolved)
+    if patch_transformers:
+        from .transformers_patches import iter_transformers_patches
+
+        for resolved in iter_transformers_patches(model):
+            if isinstance(resolved, SkippedPatch):
+                details.skipped.append(resolved)
+            else:
+                details.append(resolved)
     details.extend(extras)
     return details
+
+
+def torch_module_type() -> type:
+    """``torch.nn.Module``, imported when first needed."""
+    import torch
+
+    return torch.nn.Module
 
 
 @contextmanager
@@ -69,20 +71,50 @@ def apply_patches_for_model(
     """Apply patches for the duration of the ``with`` block and yield their PatchDetails.
 
     ``patch_torch`` applies the built-in fixes of torch's symbolic-shape handling;
-    ``patch_transformers`` is accepted (its patches come later); ``extra_patches`` adds
-    your own :class:`PatchInfo`. Everything is restored on exit, exceptions included.
-    ``model`` is reserved for model-aware patches and state restoration.
+    ``patch_transformers`` the transformers ones (with ``model``, also those found from
+    the model's own modules, e.g. its rotary embedding class); ``extra_patches`` adds your
+    own :class:`PatchInfo`. With ``model``, every buffer, parameter and attribute of the
+    model that changed inside the block is put back on exit (listed in
+    ``details.model_changes``). Everything is restored on exit, exceptions included.
+    ``patch_transformers=True`` also registers transformers' ``DynamicCache`` as a pytree
+    node; that registration is kept, since running the exported program needs it.
     """
-    details = collect_patches(patch_torch, patch_transformers, extra_patches)
+    if model is not None and not isinstance(model, torch_module_type()):
+        raise PatchDefinitionError(
+            f"apply_patches_for_model(model=...): expected a torch.nn.Module, got "
+            f"{type(model).__name__}; pass the model you export, or leave model=None."
+        )
+    details = collect_patches(patch_torch, patch_transformers, extra_patches, model=model)
     for skipped in details.skipped:
         logger.info("patchport: skipped %s (%s): %s", skipped.name, skipped.target, skipped.reason)
-    with details:
-        if verbose:
-            for patch in details:
-                print(f"[patchport] applied [{patch.family}] {patch.name} on {patch.target_name}")
-            for skipped in details.skipped:
-                print(f"[patchport] skipped [{skipped.family}] {skipped.name}: {skipped.reason}")
-        yield details
+    if patch_transformers:
+        from .transformers_inputs import register_cache_pytrees
+
+        register_cache_pytrees()
+    state = None
+    if model is not None:
+        from .model_state import ModelState
+
+        state = ModelState.capture(model)
+    details.model_changes = []  # type: ignore[attr-defined]
+    try:
+        with details:
+            if verbose:
+                for patch in details:
+                    print(
+                        f"[patchport] applied [{patch.family}] {patch.name} on {patch.target_name}"
+                    )
+                for skipped in details.skipped:
+                    print(
+                        f"[patchport] skipped [{skipped.family}] {skipped.name}: {skipped.reason}"
+                    )
+            yield details
+    finally:
+        if state is not None:
+            details.model_changes = state.restore()  # type: ignore[attr-defined]
+            if verbose:
+                for change in details.model_changes:  # type: ignore[attr-defined]
+                    print(f"[patchport] model state: {change}")
     if verbose:
         for patch in details:
             print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")

@@ -9,6 +9,7 @@ from .torch_broadcast import (
     maybe_broadcast_any_size,
 )
 from .torch_export_fixes import get_range_constraints_by_name, print_symbol_or_name
+from .transformers_attention import attention_interface_for_export
 
 # every torch patch is verified by the test suite on torch 2.13 and 2.14
 _VERIFIED = ">=2.13,<2.15"
@@ -61,8 +62,21 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     ),
 )
 
-# transformers patches arrive with the transformers issue; the flag is accepted already
-TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = ()
+TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = (
+    BuiltinPatch(
+        family="transformers",
+        module="transformers.modeling_utils",
+        attribute="AttentionInterface.get_interface",
+        replacement=attention_interface_for_export,
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="SDPA attention takes one path for every query length, so seq=1 (decode) stays "
+        "accepted by the exported program",
+    ),
+)
+# Patches found from a model's own modules (rotary embeddings) are declared in
+# patchport.torch.transformers_patches.MODULE_PATCHES; transformers' own export patches
+# are read from transformers.exporters at run time.
 
 
 def builtin_patches(family: str | None = None) -> tuple[BuiltinPatch, ...]:

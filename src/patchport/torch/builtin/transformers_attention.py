@@ -1,0 +1,156 @@
+"""SDPA attention without Python branches on the query length, while exporting.
+
+transformers' ``sdpa_attention_forward`` tests ``q_length == 1`` (to pack grouped heads
+for a single token) and ``q_length > 1`` (to decide ``is_causal``) in Python. Under
+``torch.export`` with ``backed_size_oblivious=True`` each test becomes a guard, and the
+program rejects ``seq == 1``: the decode step. When an explicit mask is given, which is
+what transformers builds while exporting, both branches compute the same attention, so
+the replacement takes the single path that does not depend on the query length (and
+repeats grouped key/value heads without a reshape that guards on the length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ...patching import original_of
+
+
+def _repeat_heads(states: torch.Tensor, groups: int) -> torch.Tensor:
+    """``(b, kv_heads, s, d) -> (b, kv_heads * groups, s, d)``, each head repeated in place.
+
+    transformers reshapes an expanded view, which makes torch guard ``s != 1`` while it
+    decides strides; ``repeat_interleave`` builds the same tensor without that guard.
+    """
+    if groups == 1:
+        return states
+    return torch.repeat_interleave(states, groups, dim=1)
+
+
+def repeat_kv_without_reshape(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """transformers' ``repeat_kv`` (``(b, kv, s, d) -> (b, kv * n_rep, s, d)``) without the
+    reshape of an expanded view that makes torch guard ``s != 1``."""
+    return _repeat_heads(hidden_states, n_rep)
+
+
+def _dense(tensor: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy made without asking whether the tensor is contiguous already:
+    that question (and ``matmul``'s reshapes of strided views) makes torch guard on
+    sizes being != 1."""
+    return tensor.clone(memory_format=torch.contiguous_format)
+
+
+def eager_attention_dense(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' eager attention (LLaMA form) on contiguous operands, so that no
+    matmul reshape guards ``seq != 1``; the same arithmetic in the same order."""
+    keys = _dense(_repeat_heads(key, module.num_key_value_groups).transpose(2, 3))
+    values = _dense(_repeat_heads(value, module.num_key_value_groups))
+    weights = torch.matmul(_dense(query), keys) * scaling
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
+    output = torch.matmul(_dense(weights), values)
+    return _dense(output.transpose(1, 2)), weights
+
+
+def eager_attention_softcap_dense(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    softcap: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' eager attention with logit soft-capping (Gemma-2 form) on contiguous
+    operands; the same arithmetic in the same order."""
+    if scaling is None:
+        scaling = module.head_dim**-0.5
+    keys = _dense(_repeat_heads(key, module.num_key_value_groups).transpose(2, 3))
+    values = _dense(_repeat_heads(value, module.num_key_value_groups))
+    weights = torch.matmul(_dense(query), keys) * scaling
+    if softcap is not None:
+        weights = weights / softcap
+        weights = torch.tanh(weights)
+        weights = weights * softcap
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
+    output = torch.matmul(_dense(weights), values)
+    return _dense(output.transpose(1, 2)), weights
+
+
+def sdpa_attention_one_path(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    is_causal: bool | None = None,
+    position_bias: torch.Tensor | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """SDPA attention with an explicit mask, the same for every query length."""
+    from transformers.integrations import sdpa_attention
+
+    unusual = (
+        attention_mask is None
+        or position_bias is not None
+        or kwargs.get("softcap") is not None
+        or kwargs.get("output_attentions", False)
+    )
+    if unusual:  # transformers' own function handles (or refuses) these cases
+        return sdpa_attention.sdpa_attention_forward(
+            module,
+            query,
+            key,
+            value,
+            attention_mask,
+            dropout=dropout,
+            scaling=scaling,
+            is_causal=is_causal,
+            position_bias=position_bias,
+            **kwargs,
+        )
+    extra: dict[str, Any] = {}
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups > 1:
+        if sdpa_attention.use_gqa_in_sdpa(attention_mask, key, value):
+            extra["enable_gqa"] = True
+        else:
+            key = _repeat_heads(key, groups)
+            value = _repeat_heads(value, groups)
+    output = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, dropout_p=dropout, scale=scaling, **extra
+    )
+    return _dense(output.transpose(1, 2)), None
+
+
+def attention_interface_for_export(self: Any, attn_implementation: str, default: Callable) -> Any:
+    """``AttentionInterface.get_interface`` that hands out :func:`sdpa_attention_one_path`
+    instead of transformers' SDPA function; every other implementation is unchanged."""
+    from transformers.integrations import sdpa_attention
+    from transformers.modeling_utils import AttentionInterface
+
+    chosen = original_of(AttentionInterface, "get_interface")(self, attn_implementation, default)
+    if chosen is sdpa_attention.sdpa_attention_forward:
+        return sdpa_attention_one_path
+    return chosen

@@ -1,0 +1,107 @@
+"""Put a model back as it was: its buffers, parameters and plain attributes.
+
+An export runs the model's Python code, and that code may store what it computed on
+the modules (transformers' longrope keeps a tensor attribute, dynamic RoPE re-registers
+a buffer). During ``torch.export`` those values are fake tensors, so the eager model
+afterwards computes something else, or cannot be exported again. A snapshot taken
+before and restored after undoes every such change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+_SLOTS = ("_parameters", "_buffers", "_modules")
+
+
+@dataclass
+class _ModuleState:
+    module: torch.nn.Module
+    attributes: dict[str, Any]
+    parameters: dict[str, Any]
+    buffers: dict[str, Any]
+    buffer_values: dict[str, torch.Tensor]
+
+
+@dataclass
+class ModelState:
+    """A snapshot of every submodule of a model; :meth:`restore` puts it back."""
+
+    modules: list[_ModuleState] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def capture(cls, model: torch.nn.Module) -> ModelState:
+        """Record attribute values, parameter and buffer objects, and buffer contents."""
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"apply_patches_for_model(model=...): expected a torch.nn.Module, got "
+                f"{type(model).__name__}; pass the model you export (or leave model=None)."
+            )
+        state = cls()
+        for module in model.modules():
+            attributes = {k: v for k, v in vars(module).items() if k not in _SLOTS}
+            buffers = dict(module._buffers)
+            values = {
+                name: buffer.detach().clone()
+                for name, buffer in buffers.items()
+                if isinstance(buffer, torch.Tensor) and not _is_fake(buffer)
+            }
+            state.modules.append(
+                _ModuleState(module, attributes, dict(module._parameters), buffers, values)
+            )
+        return state
+
+    def restore(self) -> list[str]:
+        """Undo every change since :meth:`capture`; return one line per change undone."""
+        changes: list[str] = []
+        for saved in self.modules:
+            module = saved.module
+            name = type(module).__name__
+            current = {k: v for k, v in vars(module).items() if k not in _SLOTS}
+            for key in current.keys() - saved.attributes.keys():
+                delattr(module, key)
+                changes.append(f"{name}.{key}: removed (added while patched)")
+            for key, value in saved.attributes.items():
+                if key not in current or current[key] is not value:
+                    object.__setattr__(module, key, value)
+                    changes.append(f"{name}.{key}: put back")
+            changes.extend(_restore_slot(module, "_parameters", saved.parameters, name))
+            changes.extend(_restore_slot(module, "_buffers", saved.buffers, name))
+            with torch.no_grad():
+                for key, value in saved.buffer_values.items():
+                    buffer = module._buffers.get(key)
+                    if (
+                        isinstance(buffer, torch.Tensor)
+                        and buffer.shape == value.shape
+                        and not torch.equal(buffer, value)
+                    ):
+                        buffer.copy_(value)
+                        changes.append(f"{name}.{key}: contents put back")
+        self.changes.extend(changes)
+        return changes
+
+
+def _restore_slot(module: torch.nn.Module, slot: str, saved: dict[str, Any], name: str) -> list:
+    current = getattr(module, slot)
+    changes = []
+    for key in list(current.keys() - saved.keys()):
+        del current[key]
+        changes.append(f"{name}.{key}: removed from {slot[1:]}")
+    for key, value in saved.items():
+        if current.get(key, _MISSING) is not value:
+            current[key] = value
+            changes.append(f"{name}.{key}: {slot[1:-1]} put back")
+    return changes
+
+
+_MISSING = object()
+
+
+def _is_fake(tensor: torch.Tensor) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(tensor, FakeTensor)

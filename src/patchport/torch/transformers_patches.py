@@ -1,0 +1,397 @@
+"""transformers patches found from a model's own modules, and transformers' own export patches.
+
+A :class:`BuiltinPatch` names its target as text. Rotary embeddings cannot be named that
+way: each model family has its own class, and versions move them. :class:`ModulePatch`
+declares instead how to recognize a module that needs a patch, and produces one
+:class:`PatchInfo` per class the given model actually uses. :func:`exporter_patches`
+turns the registry transformers ships for its own exporter (``transformers.exporters``)
+into PatchInfo objects, so they are listed, diffed, counted and restored like ours.
+Everything here only builds patches; :class:`PatchDetails` applies and restores them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..patching import PatchInfo, SkippedPatch
+from ..versions import installed_version, version_matches
+
+FAMILY = "transformers"
+
+
+def _version_skip_reason(distribution: str, versions: str) -> str | None:
+    version = installed_version(distribution)
+    if version is None:
+        return f"{distribution} is not installed"
+    if not version_matches(version, versions):
+        return f"written for {distribution}{versions}, installed {version}"
+    return None
+
+
+@dataclass(frozen=True)
+class ModulePatch:
+    """A shipped patch of a method on the classes of a model's submodules.
+
+    ``wants(module)`` says whether a submodule needs the patch; ``build(method)`` returns
+    the replacement of that class's ``method`` or None when the method does not have the
+    shape the replacement was written for (then the class is skipped with a reason).
+    """
+
+    name: str
+    method: str
+    wants: Callable[[Any], bool]
+    build: Callable[[Any], Callable[..., Any] | None]
+    distribution: str
+    versions: str
+    why: str
+
+    def skip_reason(self) -> str | None:
+        """Why this patch cannot be used with what is installed, or None."""
+        return _version_skip_reason(self.distribution, self.versions)
+
+    def resolve_for(self, model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+        """One PatchInfo per class of ``model``'s submodules that needs it, plus the skips."""
+        reason = self.skip_reason()
+        if reason is not None:
+            return [], [SkippedPatch(self.name, FAMILY, f"*.{self.method}", reason)]
+        patches: list[PatchInfo] = []
+        skipped: list[SkippedPatch] = []
+        seen: set[type] = set()
+        for module in model.modules():
+            klass = type(module)
+            if klass in seen or not self.wants(module):
+                continue
+            seen.add(klass)
+            target = f"{klass.__module__}.{klass.__qualname__}.{self.method}"
+            method = getattr(klass, self.method, None)
+            replacement = self.build(method) if method is not None else None
+            if replacement is None:
+                skipped.append(
+                    SkippedPatch(
+                        self.name,
+                        FAMILY,
+                        target,
+                        f"{klass.__qualname__}.{self.method} is not the code this patch was "
+                        f"written for ({self.why}); left unpatched, export may fail or narrow",
+                    )
+                )
+                continue
+            patches.append(
+                PatchInfo.make(
+                    replacement,
+                    klass,
+                    self.method,
+                    family=FAMILY,
+                    versions=f"{self.distribution}{self.versions}",
+                    description=self.why,
+                )
+            )
+        return patches, skipped
+
+
+def _wants_stateless_rope(module: Any) -> bool:
+    from .builtin.transformers_rope import needs_stateless_rope
+
+    rope_type = getattr(module, "rope_type", None)
+    return rope_type is not None and needs_stateless_rope(rope_type)
+
+
+def _build_stateless_rope(forward: Any) -> Callable[..., Any] | None:
+    from .builtin.transformers_rope import decorated_rope_body, make_stateless_rotary_forward
+
+    body = decorated_rope_body(forward)
+    return None if body is None else make_stateless_rotary_forward(body)
+
+
+def same_code(candidate: Any, reference: Any) -> bool:
+    """True when two functions compile to the same code (docstrings aside).
+
+    transformers copies helpers into each ``modeling_<name>.py``; a copy with the same
+    code computes the same thing, a copy that differs in any way is not ours to replace.
+    """
+    a = getattr(candidate, "__code__", None)
+    b = getattr(reference, "__code__", None)
+    if a is None or b is None:
+        return False
+    return (
+        a.co_code == b.co_code
+        and a.co_names == b.co_names
+        and a.co_varnames == b.co_varnames
+        and a.co_argcount == b.co_argcount
+        and a.co_kwonlyargcount == b.co_kwonlyargcount
+        and _constants(a) == _constants(b)
+    )
+
+
+def _constants(code: Any) -> tuple:
+    values = list(code.co_consts)
+    if values and isinstance(values[0], str):
+        values = values[1:]  # the docstring
+    return tuple(
+        (c.co_code, c.co_names, _constants(c)) if hasattr(c, "co_code") else c for c in values
+    )
+
+
+@dataclass(frozen=True)
+class FunctionPatch:
+    """A shipped patch of a helper function copied into transformers' modeling modules.
+
+    ``reference`` names the function the replacement was written against; every copy in
+    the Python modules of the model's classes with the same code is patched, and a copy
+    that differs is skipped with a reason.
+    """
+
+    name: str
+    function: str
+    reference: str
+    replacement: Callable[..., Any]
+    distribution: str
+    versions: str
+    why: str
+
+    def resolve_for(self, model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+        """One PatchInfo per module of ``model``'s classes holding a copy of the reference."""
+        import inspect
+        import sys
+
+        reason = _version_skip_reason(self.distribution, self.versions)
+        if reason is None:
+            module_name, _, attribute = self.reference.rpartition(".")
+            try:
+                reference = getattr(importlib.import_module(module_name), attribute)
+            except (ImportError, AttributeError) as exc:
+                version = installed_version(self.distribution)
+                reason = f"reference {self.reference} not found in transformers {version}: {exc}"
+        if reason is not None:
+            return [], [SkippedPatch(self.name, FAMILY, f"*.{self.function}", reason)]
+        patches: list[PatchInfo] = []
+        skipped: list[SkippedPatch] = []
+        names = dict.fromkeys(type(module).__module__ for module in model.modules())
+        for module_name in names:
+            owner = sys.modules.get(module_name)
+            function = getattr(owner, self.function, None)
+            if owner is None or not inspect.isfunction(function):
+                continue
+            target = f"{module_name}.{self.function}"
+            if not same_code(function, reference):
+                skipped.append(
+                    SkippedPatch(
+                        self.name,
+                        FAMILY,
+                        target,
+                        f"differs from {self.reference}, the code this patch was written "
+                        f"for; left unpatched",
+                    )
+                )
+                continue
+            patches.append(
+                PatchInfo.make(
+                    self.replacement,
+                    owner,
+                    self.function,
+                    family=FAMILY,
+                    versions=f"{self.distribution}{self.versions}",
+                    description=self.why,
+                )
+            )
+        return patches, skipped
+
+
+MODULE_PATCHES: tuple[ModulePatch, ...] = (
+    ModulePatch(
+        name="rotary_forward_without_state",
+        method="forward",
+        wants=_wants_stateless_rope,
+        build=_build_stateless_rope,
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="dynamic and longrope rotary embeddings choose their frequencies with torch.where "
+        "instead of a data-dependent branch, and keep no state from the export",
+    ),
+)
+
+
+def function_patches() -> tuple[FunctionPatch, ...]:
+    """The shipped :class:`FunctionPatch` declarations."""
+    from .builtin import transformers_attention as attention
+
+    models = "transformers.models"
+    return (
+        FunctionPatch(
+            name="repeat_kv_without_reshape",
+            function="repeat_kv",
+            reference=f"{models}.llama.modeling_llama.repeat_kv",
+            replacement=attention.repeat_kv_without_reshape,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="grouped key/value heads are repeated without reshaping an expanded view, "
+            "which made torch guard past + seq != 1",
+        ),
+        FunctionPatch(
+            name="eager_attention_dense",
+            function="eager_attention_forward",
+            reference=f"{models}.llama.modeling_llama.eager_attention_forward",
+            replacement=attention.eager_attention_dense,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="eager attention multiplies contiguous operands, so matmul does not guard seq != 1",
+        ),
+        FunctionPatch(
+            name="eager_attention_softcap_dense",
+            function="eager_attention_forward",
+            reference=f"{models}.gemma2.modeling_gemma2.eager_attention_forward",
+            replacement=attention.eager_attention_softcap_dense,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="eager attention with soft-capping multiplies contiguous operands, so matmul "
+            "does not guard seq != 1",
+        ),
+    )
+
+
+def model_patches(model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+    """All :data:`MODULE_PATCHES` and :func:`function_patches` resolved against ``model``."""
+    patches: list[PatchInfo] = []
+    skipped: list[SkippedPatch] = []
+    for declaration in MODULE_PATCHES:
+        found, missed = declaration.resolve_for(model)
+        patches.extend(found)
+        skipped.extend(missed)
+    by_target: dict[str, list[PatchInfo]] = {}
+    differing: dict[str, list[SkippedPatch]] = {}
+    for declaration in function_patches():
+        found, missed = declaration.resolve_for(model)
+        for patch in found:
+            by_target.setdefault(patch.target_name, []).append(patch)
+        for skip in missed:
+            differing.setdefault(skip.target, []).append(skip)
+    for found in by_target.values():
+        patches.append(found[0])  # the code matched one reference: one patch per target
+    for target, skips in differing.items():
+        if target not in by_target and (target.startswith("*") or len(skips) >= _copies(target)):
+            skipped.extend(skips)
+    return patches, skipped
+
+
+def _copies(target: str) -> int:
+    """How many declarations replace the function named by ``target``."""
+    return sum(1 for d in function_patches() if target.endswith(f".{d.function}"))
+
+
+def _model_packages(model: Any) -> set[str]:
+    """``transformers.models.<name>`` packages the model's submodules come from."""
+    packages = set()
+    for module in model.modules():
+        parts = type(module).__module__.split(".")
+        if len(parts) >= 3 and parts[:2] == ["transformers", "models"]:
+            packages.add(".".join(parts[:3]))
+    return packages
+
+
+def _resolve_owner(path: str) -> Any:
+    """The module or class at a dotted path, importing modules on the way."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            owner: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            owner = getattr(owner, part)
+        return owner
+    raise ImportError(f"cannot import any prefix of {path!r}")
+
+
+# transformers export patches patchport lists but does not apply, and why
+EXPORTER_PATCHES_NOT_APPLIED: dict[str, str] = {
+    "torch.nn.functional.scaled_dot_product_attention": (
+        "forces SDPA's MATH backend on CPU, whose matmul decomposition makes torch guard "
+        "seq != 1 under backed_size_oblivious (the exported program then rejects the decode "
+        "step); measured on transformers 5.24 / torch 2.13"
+    ),
+}
+
+
+def _exporter_registry(backend: str) -> list[tuple[str, str, Callable[..., Any]]] | str:
+    """transformers' own list of ``(owner path, attribute, factory)`` or why there is none."""
+    version = installed_version("transformers")
+    if version is None:
+        return "transformers is not installed"
+    try:
+        importlib.import_module(f"transformers.exporters.exporter_{backend}")
+        registry = importlib.import_module("transformers.exporters.utils")._PATCHES
+    except (ImportError, AttributeError) as exc:
+        return f"transformers {version} ships no exporter patch registry for {backend!r}: {exc}"
+    if not isinstance(registry, dict):
+        return f"transformers {version}: exporters.utils._PATCHES is not a dict"
+    return list(registry.get(backend, []))
+
+
+def exporter_patches(
+    model: Any = None, backend: str = "dynamo"
+) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+    """transformers' own export patches for ``backend`` as PatchInfo objects.
+
+    Patches of a ``transformers.models.<name>`` package apply only when ``model`` uses
+    that package (importing every model package would take minutes and patch nothing
+    useful); the others always apply.
+    """
+    registry = _exporter_registry(backend)
+    if isinstance(registry, str):
+        return [], [SkippedPatch("transformers.exporters", FAMILY, backend, registry)]
+    version = installed_version("transformers")
+    used = _model_packages(model) if model is not None else set()
+    patches: list[PatchInfo] = []
+    skipped: list[SkippedPatch] = []
+    taken: set[tuple[int, str]] = set()
+    for owner_path, attribute, factory in registry:
+        target = f"{owner_path}.{attribute}"
+        name = getattr(factory, "__name__", "patch")
+        parts = owner_path.split(".")
+        if parts[:2] == ["transformers", "models"] and ".".join(parts[:3]) not in used:
+            continue  # another model family: not relevant, and importing it is slow
+        if target in EXPORTER_PATCHES_NOT_APPLIED:
+            skipped.append(SkippedPatch(name, FAMILY, target, EXPORTER_PATCHES_NOT_APPLIED[target]))
+            continue
+        try:
+            owner = _resolve_owner(owner_path)
+            original = getattr(owner, attribute)
+            replacement = factory(original)
+            if getattr(replacement, "__name__", "<lambda>") == "<lambda>":
+                replacement.__name__ = f"{name}_{attribute}"
+            info = PatchInfo.make(
+                replacement,
+                owner,
+                attribute,
+                family=FAMILY,
+                versions=f"transformers=={version}",
+                description=f"from transformers.exporters ({backend}): "
+                + ((factory.__doc__ or "").strip().splitlines() or [""])[0],
+            )
+        except Exception as exc:  # a registry entry that does not resolve here is skipped
+            skipped.append(SkippedPatch(name, FAMILY, target, f"{type(exc).__name__}: {exc}"))
+            continue
+        if info.target_key() in taken:
+            skipped.append(SkippedPatch(name, FAMILY, target, "target listed twice"))
+            continue
+        taken.add(info.target_key())
+        patches.append(info)
+    return patches, skipped
+
+
+def iter_transformers_patches(model: Any) -> Iterator[PatchInfo | SkippedPatch]:
+    """Every transformers patch for ``model`` (None: only model-independent ones)."""
+    from .builtin import builtin_patches
+
+    for spec in builtin_patches(FAMILY):
+        yield spec.resolve()
+    if model is not None:
+        patches, skipped = model_patches(model)
+        yield from patches
+        yield from skipped
+    patches, skipped = exporter_patches(model)
+    yield from patches
+    yield from skipped

@@ -1,0 +1,123 @@
+"""patchport.torch.export: narrowings in plain words and new shapes against eager."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import patchport.torch
+from patchport.torch.export_check import ExportArgumentError, ExportResult, _compare, export
+
+
+class CapsBatch(torch.nn.Module):
+    """Branches on the batch size: torch keeps one branch and bounds the dimension."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] <= 12:
+            return x * 2
+        return x * 3
+
+
+class FixesWidth(torch.nn.Module):
+    """Multiplies by a (3, 2) matrix: a dynamic width silently becomes the constant 3."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ torch.ones(3, 2)
+
+
+class Clean(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x.sum(dim=1, keepdim=True) * y
+
+
+def test_bound_from_a_branch_is_named_in_plain_words():
+    program, report = export(
+        CapsBatch(),
+        (torch.randn(4, 2),),
+        dynamic_shapes=({0: "batch", 1: "width"},),
+        check_shapes=[(torch.randn(20, 2),), (torch.randn(1, 7),)],
+    )
+    assert [n.text for n in report.narrowings] == ["batch must be <= 12"]
+    assert not report.is_general
+    failed, passed = report.shape_checks
+    assert not failed.ok and failed.label == "x=(20, 2)"
+    assert failed.error is not None
+    assert passed.ok and passed.max_abs_diff == 0.0
+    assert "batch must be <= 12" in report.to_text()
+
+
+def test_dynamic_dimension_pinned_to_a_constant_is_reported():
+    # Dim.DYNAMIC refuses the specialization; Dim.AUTO lets torch make it silently
+    auto = torch.export.Dim.AUTO
+    shapes = ({0: "n", 1: auto},)
+    _, report = export(FixesWidth(), (torch.randn(4, 3),), dynamic_shapes=shapes)
+    assert [n.text for n in report.narrowings] == ["x.shape[1] must be 3"]
+
+
+def test_general_program_reports_nothing_and_matches_eager():
+    result = export(
+        Clean(),
+        (torch.randn(2, 5), torch.randn(2, 1)),
+        dynamic_shapes=({0: "batch", 1: "n"}, {0: "batch"}),
+        check_shapes=[
+            (torch.randn(1, 1), torch.randn(1, 1)),
+            (torch.randn(7, 30), torch.randn(7, 1)),
+        ],
+    )
+    assert isinstance(result, ExportResult)
+    program, report = result
+    assert report.narrowings == [] and report.is_general
+    assert all(check.ok for check in report.shape_checks)
+    assert patchport.torch.export is export
+
+
+def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=64,
+    )
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    traced = {"input_ids": torch.randint(0, 64, (2, 5)), "attention_mask": torch.ones(2, 5).long()}
+    decode = {"input_ids": torch.randint(0, 64, (3, 1)), "attention_mask": torch.ones(3, 1).long()}
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    # torch patches only: transformers' SDPA branches on the query length
+    _, narrow = export(
+        model, (), traced, dynamic_shapes=shapes, patch_transformers=False, check_shapes=[decode]
+    )
+    assert "seq must be != 1" in [n.text for n in narrow.narrowings]
+    assert not narrow.shape_checks[0].ok and "!= 1" in narrow.shape_checks[0].error
+    _, general = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
+    assert general.narrowings == [] and general.is_general, general.to_text()
+
+
+def test_output_comparison_catches_a_wrong_value():
+    ok, worst, problem = _compare({"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4)
+    assert not ok and worst == pytest.approx(1e-2) and problem is None
+    ok, _, problem = _compare([torch.zeros(2)], [torch.zeros(2), torch.zeros(1)], 0, 1e-4)
+    assert not ok and "2 output tensors, eager gives 1" in problem
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": "model"}, r"export\(model=...\): expected a torch.nn.Module"),
+        ({"args": [1]}, r"export\(args=...\): expected a tuple"),
+        ({"kwargs": [1]}, r"export\(kwargs=...\): expected a dict"),
+        ({"dynamic_shapes": "batch"}, r"export\(dynamic_shapes=...\): expected a dict"),
+        ({"check_shapes": [1]}, r"check_shapes=...\): item 0 is a int"),
+    ],
+)
+def test_wrong_arguments_are_refused_before_anything_changes(kwargs, message):
+    import torch._refs
+
+    before = torch._refs._broadcast_shapes
+    call = {"model": Clean(), "args": (torch.randn(2, 2), torch.randn(2, 1)), **kwargs}
+    with pytest.raises(ExportArgumentError, match=message):
+        export(call.pop("model"), call.pop("args"), **call)
+    assert torch._refs._broadcast_shapes is before

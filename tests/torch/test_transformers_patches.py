@@ -1,0 +1,286 @@
+"""patch_transformers on real (tiny, random, offline) transformers models."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from patchport.patching import PatchDetails, SkippedPatch  # noqa: E402
+from patchport.torch import apply_patches_for_model, make_dynamic_cache  # noqa: E402
+from patchport.torch.builtin import BuiltinPatch, builtin_patches  # noqa: E402
+from patchport.torch.builtin.transformers_attention import (  # noqa: E402
+    attention_interface_for_export,
+)
+from patchport.torch.export_check import export  # noqa: E402
+from patchport.torch.model_state import ModelState  # noqa: E402
+from patchport.torch.transformers_patches import (  # noqa: E402
+    EXPORTER_PATCHES_NOT_APPLIED,
+    MODULE_PATCHES,
+    ModulePatch,
+    exporter_patches,
+    model_patches,
+)
+
+VOCAB = 64
+
+
+def tiny(config_class, **extra):
+    torch.manual_seed(0)
+    fields = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+    )
+    fields.update(extra)
+    return transformers.AutoModelForCausalLM.from_config(config_class(**fields)).eval()
+
+
+def dynamic_llama():
+    rope = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
+    return tiny(transformers.LlamaConfig, rope_parameters=rope)
+
+
+def longrope_phi3():
+    rope = {
+        "rope_type": "longrope",
+        "rope_theta": 10000.0,
+        "short_factor": [1.0, 1.1, 1.2, 1.3],
+        "long_factor": [2.0, 2.5, 3.0, 4.0],
+        "original_max_position_embeddings": 16,
+    }
+    return tiny(
+        transformers.Phi3Config, rope_parameters=rope, max_position_embeddings=64, pad_token_id=0
+    )
+
+
+def inputs(model, batch, seq, past=None, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    kwargs = {
+        "input_ids": torch.randint(0, VOCAB, (batch, seq), generator=generator),
+        "attention_mask": torch.ones(batch, seq + (past or 0), dtype=torch.int64),
+    }
+    if past is None:
+        kwargs["use_cache"] = False
+        return kwargs
+    config = model.config
+    heads, dim = config.num_key_value_heads, config.head_dim
+    shape = (batch, heads, past, dim)
+    layers = range(config.num_hidden_layers)
+    keys = [torch.randn(shape, generator=generator) for _ in layers]
+    values = [torch.randn(shape, generator=generator) for _ in layers]
+    kwargs["cache"] = make_dynamic_cache(config, keys, values, full_sliding_layers=True)
+    return kwargs
+
+
+def shapes(model, cache):
+    result = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}}
+    if cache:
+        per_layer = [{0: "batch", 2: "past"} for _ in range(model.config.num_hidden_layers)]
+        result["cache"] = [per_layer, [dict(item) for item in per_layer]]
+    else:
+        result["use_cache"] = None
+    return result
+
+
+def test_dynamic_rope_llama_fails_without_patches():
+    model = dynamic_llama()
+    dims = torch.export.Dim.DYNAMIC
+    with pytest.raises(Exception, match="(?s)data-dependent|GuardOnDataDependent"):
+        torch.export.export(
+            model,
+            (),
+            kwargs=inputs(model, 2, 5),
+            dynamic_shapes={
+                "input_ids": {0: dims, 1: dims},
+                "attention_mask": {0: dims, 1: dims},
+                "use_cache": None,
+            },
+        )
+
+
+def test_dynamic_rope_llama_exports_and_stays_exact_past_its_original_length():
+    model = dynamic_llama()
+    checks = [inputs(model, 1, 1, past=1, seed=1), inputs(model, 2, 30, past=3, seed=2)]
+    program, report = export(
+        model,
+        (),
+        inputs(model, 2, 5, past=4),
+        dynamic_shapes=shapes(model, True),
+        check_shapes=checks,
+    )
+    assert report.narrowings == []
+    assert [check.ok for check in report.shape_checks] == [True, True], report.to_text()
+    rotary = [p for p in report.patches if p.name == "rotary_forward_without_state"]
+    assert len(rotary) == 1 and rotary[0].calls > 0
+    assert rotary[0].owner is type(model.model.rotary_emb)
+    involved = dict(report.patches.patches_involved_in_graph(program.graph))
+    assert rotary[0] in involved and involved[rotary[0]]
+    # 33 positions are past the original 16: the grown frequencies really were used
+    long_positions = torch.arange(33)[None]
+    with apply_patches_for_model(patch_transformers=True, model=model):
+        grown, _ = model.model.rotary_emb(torch.zeros(1, dtype=torch.float32), long_positions)
+    plain, _ = model.model.rotary_emb.__class__.forward.__wrapped__(
+        model.model.rotary_emb, torch.zeros(1), long_positions
+    )
+    assert not torch.allclose(grown, plain)
+
+
+def test_rotary_patch_is_found_from_the_model_classes_not_a_list():
+    from transformers.modeling_rope_utils import dynamic_rope_update
+
+    base = type(dynamic_llama().model.rotary_emb)
+
+    class HomemadeRotary(base):  # a class no list could know about
+        @dynamic_rope_update
+        def forward(self, x, position_ids):
+            return base.forward.__wrapped__(self, x, position_ids)
+
+    model = dynamic_llama()
+    model.model.rotary_emb.__class__ = HomemadeRotary
+    patches, skipped = model_patches(model)
+    rotary = [p for p in patches if p.name == "rotary_forward_without_state"]
+    assert [p.owner for p in rotary] == [HomemadeRotary]
+    assert skipped == []
+    with PatchDetails(rotary):
+        assert HomemadeRotary.forward is not base.forward
+    assert "forward" in vars(HomemadeRotary)
+
+
+def test_rotary_module_with_unknown_forward_is_skipped_with_its_reason():
+    class OddRotary(torch.nn.Module):
+        rope_type = "dynamic"
+
+        def forward(self, x, position_ids):
+            return x
+
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary = OddRotary()
+
+    patches, skipped = model_patches(Holder())
+    assert [p for p in patches if p.name == "rotary_forward_without_state"] == []
+    assert len(skipped) == 1
+    assert "OddRotary.forward is not the code this patch was written for" in skipped[0].reason
+
+
+def test_patch_whose_target_is_missing_in_installed_transformers_is_skipped():
+    spec = builtin_patches("transformers")[0]
+    missing = BuiltinPatch(
+        spec.family,
+        spec.module,
+        "AttentionInterface.get_interface_gone",
+        spec.replacement,
+        "transformers",
+        spec.versions,
+        spec.why,
+    )
+    resolved = missing.resolve()
+    assert isinstance(resolved, SkippedPatch)
+    assert "AttentionInterface.get_interface_gone not found in transformers 5." in resolved.reason
+    other = BuiltinPatch(
+        spec.family,
+        spec.module,
+        spec.attribute,
+        spec.replacement,
+        "transformers",
+        "<4.0",
+        spec.why,
+    )
+    assert "written for transformers<4.0, installed" in other.resolve().reason
+    old = ModulePatch(**{**MODULE_PATCHES[0].__dict__, "versions": ">=9.0"})
+    patches, skipped = old.resolve_for(dynamic_llama())
+    assert patches == [] and "written for transformers>=9.0" in skipped[0].reason
+
+
+def test_transformers_own_export_patches_are_listed_diffed_and_restored():
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    before = vars(DynamicSlidingWindowLayer)["update"]
+    patches, skipped = exporter_patches(tiny(transformers.Gemma2Config, head_dim=8))
+    targets = {p.target_name for p in patches}
+    assert "transformers.cache_utils.DynamicSlidingWindowLayer.update" in targets
+    assert all(p.family == "transformers" for p in patches)
+    sdpa = "torch.nn.functional.scaled_dot_product_attention"
+    assert [s.reason for s in skipped if s.target == sdpa] == [EXPORTER_PATCHES_NOT_APPLIED[sdpa]]
+    with PatchDetails(patches):
+        assert DynamicSlidingWindowLayer.update.__wrapped__ is DynamicLayer.update
+    assert vars(DynamicSlidingWindowLayer)["update"] is before
+    update = next(p for p in patches if p.attribute == "update")
+    assert "self.cumulative_length" in update.format_diff()
+
+
+def test_gemma2_sliding_window_cache_exports_past_the_window():
+    model = tiny(transformers.Gemma2Config, head_dim=8, sliding_window=4, num_hidden_layers=2)
+    checks = [inputs(model, 2, 1, past=9, seed=3), inputs(model, 1, 6, past=5, seed=4)]
+    traced = inputs(model, 2, 2, past=1)
+    program, report = export(
+        model, (), traced, dynamic_shapes=shapes(model, True), check_shapes=checks
+    )
+    assert report.narrowings == []
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    exercised = {p.target_name for p in report.patches.exercised()}
+    assert "transformers.cache_utils.DynamicSlidingWindowLayer.update" in exercised
+
+
+def test_export_leaves_the_eager_model_exactly_as_it_was():
+    model = longrope_phi3()
+    rotary = model.model.rotary_emb
+    probe = inputs(model, 1, 20)
+    with torch.no_grad():
+        before = model(**probe).logits
+    saved = {k: v.clone() for k, v in rotary._buffers.items()}
+    attributes = set(vars(rotary))
+    for _ in range(2):  # a second export works too
+        export(model, (), inputs(model, 2, 5), dynamic_shapes=shapes(model, False))
+        assert set(vars(rotary)) == attributes  # no long_inv_freq left behind
+        assert all(torch.equal(rotary._buffers[k], v) for k, v in saved.items())
+        with torch.no_grad():
+            assert torch.equal(model(**probe).logits, before)
+
+
+def test_model_state_puts_back_buffers_attributes_and_contents():
+    model = longrope_phi3()
+    rotary = model.model.rotary_emb
+    buffer = rotary.inv_freq
+    contents = buffer.clone()
+    state = ModelState.capture(model)
+    rotary.long_inv_freq = torch.ones(3)
+    rotary.inv_freq.mul_(2)
+    rotary.register_buffer("original_inv_freq", torch.zeros(4), persistent=False)
+    rotary.original_max_seq_len = -1
+    changes = state.restore()
+    assert not hasattr(rotary, "long_inv_freq")
+    assert rotary.inv_freq is buffer and torch.equal(buffer, contents)
+    assert rotary.original_inv_freq.abs().sum() > 0
+    assert rotary.original_max_seq_len == 64
+    assert len(changes) == 4, changes
+
+
+def test_apply_patches_for_model_restores_model_and_patches_after_a_failure():
+    from transformers.modeling_utils import AttentionInterface
+
+    model = longrope_phi3()
+    get_interface = vars(AttentionInterface)["get_interface"]
+    with pytest.raises(RuntimeError, match="stop"):
+        with apply_patches_for_model(patch_transformers=True, model=model):
+            model.model.rotary_emb.leftover = torch.zeros(1)
+            assert AttentionInterface.get_interface.__wrapped__ is attention_interface_for_export
+            raise RuntimeError("stop")
+    assert not hasattr(model.model.rotary_emb, "leftover")
+    assert vars(AttentionInterface)["get_interface"] is get_interface
+    assert "forward" not in vars(type(model.model.rotary_emb)) or not hasattr(
+        vars(type(model.model.rotary_emb))["forward"], "__patchport_patch__"
+    )
+
+
+def test_model_argument_is_checked_before_anything_changes():
+    with pytest.raises(TypeError, match=r"apply_patches_for_model\(model=...\)"):
+        with apply_patches_for_model(patch_transformers=True, model="llama"):
+            pass
