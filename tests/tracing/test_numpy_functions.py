@@ -253,6 +253,31 @@ CASES = [
         lambda x, y: (np.deg2rad(x), np.rad2deg(x), np.hypot(x, y)),
         [a(), a(seed=2)],
     ),
+    (
+        "nan-reductions",
+        lambda x: (
+            np.nansum(np.sqrt(x)),
+            np.nanmean(np.sqrt(x), axis=0),
+            np.nanmax(np.sqrt(x), axis=1),
+            np.nanmin(np.sqrt(x)),
+            np.nanprod(np.sqrt(x), axis=1),
+        ),
+        [a(low=-1, high=4)],
+    ),
+    (
+        "nan-reductions-int",
+        lambda x: (np.nansum(x), np.nanmax(x, axis=0), np.nanmean(x)),
+        [a(dtype=I64)],
+    ),
+    ("diag", lambda x: (np.diag(x), np.diag(x, 1), np.diag(x[0]), np.diag(x[1], -1)), [a((4, 4))]),
+    ("append", lambda x, y: (np.append(x, y), np.append(x, y, axis=0)), [a(), a(seed=2)]),
+    ("select", lambda x: np.select([x < -1, x > 1], [x * 0, x * 2], default=-5.0), [a()]),
+    ("fix-real-imag", lambda x: (np.fix(x), np.real(x), np.imag(x), x.real, x.imag), [a()]),
+    (
+        "ldexp-frexp",
+        lambda x, e: (np.ldexp(x, e), *np.frexp(x), *np.modf(x), *np.divmod(x, 0.7)),
+        [a(), a(dtype=np.int32, seed=3, low=-3, high=3)],
+    ),
     # creation from traced arrays
     (
         "like",
@@ -409,3 +434,19 @@ def test_views_see_later_writes_to_their_base() -> None:
         return row * 1, block + 0, inner - 0, y
 
     conform(fn, make((3, 4), np.int64, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32])
+def test_wide_unsigned_data_is_held_exactly(dtype: type) -> None:
+    """torch lacks most uint16/32/64 kernels: the graph holds them as int64, masked on wrap."""
+
+    def fn(x):
+        y = np.flip(x, 0)[:, ::-1]
+        z = np.where(y > 3, y, np.roll(y, 1, axis=1)).max(axis=0)
+        wrapped = x + np.iinfo(dtype).max  # wraps around like NumPy
+        back = (x.astype(np.int64) - 5).astype(dtype)  # negative values wrap too
+        total = np.cumsum(x, axis=1)[::-1]  # uint64 in NumPy
+        bits = np.float32(1.5) * x.astype(np.float32)
+        return y, z, wrapped, back, total, bits.view(np.uint32) >> 3
+
+    conform(fn, make((3, 4), dtype, 1, low=0, high=9))

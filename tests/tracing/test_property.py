@@ -48,7 +48,9 @@ OPS = {
 @settings(max_examples=60, deadline=None)
 @given(
     names=st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=6),
-    dtype=st.sampled_from([np.uint8, np.int8, np.uint32, np.int64, np.float32, np.float64]),
+    dtype=st.sampled_from(
+        [np.uint8, np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float32, np.float64]
+    ),
     rows=st.integers(2, 4),
     cols=st.integers(2, 4),
     seed=st.integers(0, 1000),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .constants import ConstantInfo
 from .interop import REPLACEMENTS as INTEROP_REPLACEMENTS
 from .interop import interop_patches
-from .loss import UnsupportedTracingError, report_loss
+from .loss import report_loss
 from .native import watch_natives
 from .recorder import Recorder, finish, trace_input
 from .values import (
@@ -32,7 +32,6 @@ __all__ = [
     "Recorder",
     "TracedArray",
     "TracedTensor",
-    "UnsupportedTracingError",
     "active_recorder",
     "contains_traced",
     "find_recorder",

@@ -23,7 +23,11 @@ from .values import (
     find_recorder,
     make_traced,
     plain,
+    real_torch_dtype,
+    to_numpy_side,
+    to_torch_side,
     torch_dtype,
+    wrap_unsigned,
 )
 
 _ORIGINALS: dict[str, Callable] = {
@@ -38,7 +42,11 @@ _ORIGINALS: dict[str, Callable] = {
 
 def _traced_to_tensor(rec: Any, value: Any, result: torch.Tensor) -> torch.Tensor:
     node = value._pp_node
-    source = value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value.dtype)
+    if isinstance(value, torch.Tensor):
+        source = value.dtype
+    else:
+        node = to_torch_side(rec, node, value.dtype)
+        source = real_torch_dtype(value.dtype)
     if result.dtype != source:
         node = rec.cast(node, result.dtype)
     return make_traced(rec, result, node)
@@ -50,7 +58,7 @@ def from_numpy(array: Any) -> torch.Tensor:
     if rec is None or type(array) is not TracedArray:
         return _ORIGINALS["torch.from_numpy"](array)
     result = _ORIGINALS["torch.from_numpy"](np.ndarray.view(array, np.ndarray))
-    return make_traced(rec, result, array._pp_node)
+    return make_traced(rec, result, to_torch_side(rec, array._pp_node, array.dtype))
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> torch.Tensor:
@@ -95,9 +103,15 @@ def _numpy_entry(name: str) -> Callable:
         if not isinstance(result, np.ndarray):
             return result
         node = a._pp_node
-        source = a.dtype if type(a) is TracedArray else np.dtype(_tensor_numpy(a).dtype)
-        if result.dtype != source:
-            node = rec.cast(node, torch_dtype(result.dtype))
+        if type(a) is TracedArray:
+            if torch_dtype(result.dtype) != torch_dtype(a.dtype):
+                node = rec.cast(node, torch_dtype(result.dtype))
+            if result.dtype != a.dtype:
+                node = wrap_unsigned(rec, node, result.dtype)
+        else:
+            if real_torch_dtype(result.dtype) != a.dtype:
+                node = rec.cast(node, real_torch_dtype(result.dtype))
+            node = to_numpy_side(rec, node, result.dtype)
         return make_traced(rec, result, node)
 
     replacement.__name__ = name.split(".")[-1]

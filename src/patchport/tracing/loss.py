@@ -9,15 +9,11 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
-from ..errors import PatchportError, TraceLossError, TraceLossWarning
+from ..errors import TraceLossError, TraceLossWarning
 from .location import user_location
 
 if TYPE_CHECKING:
     from .recorder import Recorder
-
-
-class UnsupportedTracingError(PatchportError, TypeError):
-    """A traced operation cannot be recorded faithfully (e.g. ``out=`` into a plain array)."""
 
 
 def report_loss(recorder: Recorder | None, what: str, consequence: str | None = None) -> str:
@@ -45,8 +41,3 @@ def _stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
-
-
-def refuse(what: str, fix: str) -> UnsupportedTracingError:
-    """Build the error raised for an operation that tracing refuses, with a fix."""
-    return UnsupportedTracingError(f"{what} at {user_location(2)} cannot be traced: {fix}")

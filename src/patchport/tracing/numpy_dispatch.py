@@ -26,7 +26,11 @@ from .values import (
     make_traced,
     plain,
     plain_tree,
+    real_torch_dtype,
+    to_numpy_side,
+    to_torch_side,
     torch_dtype,
+    wrap_unsigned,
 )
 from .views import after_inplace, link_view
 
@@ -181,8 +185,6 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
-        if node is not None:
-            node = table.fix_unsigned(rec, result, node)
     if node is None:
         if target is not None:
             report_loss(rec, f"{name} is not mapped to torch")
@@ -353,7 +355,9 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
         return result
     node = self._pp_node
     if result.dtype != self.dtype:
-        node = rec.cast(node, torch_dtype(result.dtype))
+        if torch_dtype(result.dtype) != torch_dtype(self.dtype):
+            node = rec.cast(node, torch_dtype(result.dtype))
+        node = wrap_unsigned(rec, node, result.dtype)
     return make_traced(rec, result, node)
 
 
@@ -383,7 +387,9 @@ def _view(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
         return result
     node = self._pp_node
     if result.dtype != self.dtype:
-        node = rec.call("view", (node, torch_dtype(result.dtype)), None, "call_method")
+        node = to_torch_side(rec, node, self.dtype)
+        node = rec.call("view", (node, real_torch_dtype(result.dtype)), None, "call_method")
+        node = to_numpy_side(rec, node, result.dtype)
     return make_traced(rec, result, node)
 
 
@@ -436,7 +442,7 @@ def _mt_property(self: TracedArray) -> Any:
 
 def _real_property(self: TracedArray) -> Any:
     if np.iscomplexobj(self):
-        return _unmapped_method("__array__")(self)  # pragma: no cover - complex unsupported
+        return np.real(self)
     return self
 
 

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import fx
 
 from .recorder import Recorder
-from .values import TracedArray, TracedTensor, arg_of, torch_dtype
+from .values import HELD_AS_INT64, TracedArray, TracedTensor, arg_of, torch_dtype, wrap_unsigned
 
 Node = fx.Node
 
@@ -78,16 +78,6 @@ def compute_dtype(dtype: Any) -> np.dtype:
     """Dtype torch computes in for a NumPy dtype (int64 for uint16/32/64, few torch kernels)."""
     dtype = np.dtype(dtype)
     return _COMPUTE_AS.get(dtype, dtype)
-
-
-def fix_unsigned(rec: Recorder, result: Any, node: Any) -> Any:
-    """Cast handler output back to uint16/32/64 results (computed as int64)."""
-    if isinstance(node, tuple):
-        return tuple(fix_unsigned(rec, r, n) for r, n in zip(result, node))
-    dtype = getattr(result, "dtype", None)
-    if dtype is not None and dtype in _COMPUTE_AS and isinstance(node, Node):
-        return rec.cast(node, torch_dtype(dtype))
-    return node
 
 
 def dtype_of(value: Any) -> np.dtype:
@@ -446,6 +436,16 @@ def _ufunc_plan(ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> tupl
     return tuple(steps), spec, haves, identity, loops is not None
 
 
+def _finish_output(rec: Recorder, node: Any, have: np.dtype, want: np.dtype) -> Any:
+    """Cast a ufunc output from torch's dtype to NumPy's (masking held unsigned results)."""
+    if have == want:
+        return node
+    target = torch_dtype(want)
+    if torch_dtype(have) != target:
+        node = rec.cast(node, target)
+    return wrap_unsigned(rec, node, want) if want in HELD_AS_INT64 else node
+
+
 def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> Any:
     """Record a ufunc ``__call__``; returns a node (or tuple of nodes for nout > 1)."""
     key = _ufunc_key(ufunc, inputs, dtype)
@@ -470,13 +470,11 @@ def record_ufunc(rec: Recorder, ufunc: np.ufunc, inputs: tuple, result: Any, dty
     node = rec.call(spec.fn, tuple(args))
     if spec.nout == 1:
         want = result.dtype if isinstance(result, (np.ndarray, np.generic)) else dtype_of(result)
-        return node if haves[0] == want else rec.cast(node, torch_dtype(want))
+        return node if haves[0] == want else _finish_output(rec, node, haves[0], want)
     nodes = []
     for i, (out, have) in enumerate(zip(result, haves)):
         part = rec.call(operator.getitem, (node, i))
-        if dtype_of(out) != have:
-            part = rec.cast(part, torch_dtype(dtype_of(out)))
-        nodes.append(part)
+        nodes.append(_finish_output(rec, part, have, dtype_of(out)))
     return tuple(nodes)
 
 
@@ -607,7 +605,16 @@ def record_ufunc_method(
 # -------------------------------------------------------------------- functions
 FUNCTIONS: dict[Callable, Callable] = {}
 # functions that only read metadata: answered eagerly, nothing recorded, no warning
-METADATA_FUNCTIONS: set[Callable] = {np.shape, np.ndim, np.size, np.result_type}
+METADATA_FUNCTIONS: set[Callable] = {
+    np.shape,
+    np.ndim,
+    np.size,
+    np.result_type,
+    np.iscomplexobj,
+    np.isrealobj,
+    np.may_share_memory,
+    np.shares_memory,
+}
 
 
 def implements(*functions: Callable) -> Callable:
@@ -1506,6 +1513,105 @@ def _isclose(
 @implements(np.copy)
 def _copy(call: Call, a: Any, order: str = "K", subok: bool = False) -> Any:
     return call.n(a)
+
+
+def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
+    """x with NaNs replaced by ``fill`` (integers have none)."""
+    if not x.dtype.is_floating_point:
+        return x
+    return torch.where(torch.isnan(x), torch.full_like(x, fill), x)
+
+
+def np_nanmean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.Tensor:
+    """Mean ignoring NaNs (NaN where every value is NaN)."""
+    x = x.to(dtype)
+    valid = ~torch.isnan(x)
+    total = np_sum(torch.where(valid, x, torch.zeros_like(x)), dims, keepdim, dtype)
+    return total / np_sum(valid, dims, keepdim, dtype)
+
+
+def _nan_reduction(fill: float, fn: Callable) -> Callable:
+    def handler(
+        call: Call, a: Any, axis: Any = None, *args: Any, keepdims: bool = False, **kw: Any
+    ) -> Any:
+        if args or set(kw) - {"out", "dtype"} or kw.get("out") is not None:
+            return None
+        filled = call.op(np_nan_fill, a, fill)
+        dims = _axes(axis, a.ndim)
+        if fn in (np_sum, np_prod):
+            return call.rec.call(fn, (filled, dims, bool(keepdims), torch_dtype(call.result.dtype)))
+        return call.done(call.rec.call(fn, (filled, dims, bool(keepdims))), dtype_of(a))
+
+    return handler
+
+
+FUNCTIONS[np.nansum] = _nan_reduction(0.0, np_sum)
+FUNCTIONS[np.nanprod] = _nan_reduction(1.0, np_prod)
+FUNCTIONS[np.nanmax] = _nan_reduction(-math.inf, np_amax)
+FUNCTIONS[np.nanmin] = _nan_reduction(math.inf, np_amin)
+
+
+@implements(np.nanmean)
+def _nanmean(
+    call: Call,
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    **kw: Any,
+) -> Any:
+    if kw or out is not None:
+        return None
+    dims = _axes(axis, a.ndim)
+    return call.op(np_nanmean, a, dims, bool(keepdims), torch_dtype(call.result.dtype))
+
+
+def np_diag(x: torch.Tensor, k: int) -> torch.Tensor:
+    """np.diag: a 1-d input becomes a square matrix, a 2-d input gives its k-th diagonal."""
+    if x.ndim == 1:
+        return torch.diag(x, k)
+    return torch.diagonal(x, k)
+
+
+@implements(np.diag)
+def _diag(call: Call, v: Any, k: int = 0) -> Any:
+    return call.op(np_diag, v, int(k))
+
+
+@implements(np.append)
+def _append(call: Call, arr: Any, values: Any, axis: Any = None) -> Any:
+    if axis is None:
+        parts = [call.rec.call(torch.reshape, (call.t(p), (-1,))) for p in (arr, values)]
+        return _concat_nodes(call, parts, 0)
+    return _concat_nodes(call, [call.t(arr), call.t(values)], int(axis))
+
+
+@implements(np.select)
+def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    shape = tuple(call.result.shape)
+    node = call.rec.call(torch.broadcast_to, (call.t(default), shape))
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        node = call.rec.call(torch.where, (call.t(cond, bool), call.t(choice), node))
+    return node
+
+
+@implements(np.fix)
+def _fix(call: Call, x: Any, out: Any = None) -> Any:
+    return call.done(call.rec.call(torch.trunc, (call.t(x),)), call.result.dtype)
+
+
+@implements(np.real)
+def _real(call: Call, val: Any) -> Any:
+    return None if np.iscomplexobj(val) else call.n(val)
+
+
+@implements(np.imag)
+def _imag(call: Call, val: Any) -> Any:
+    if np.iscomplexobj(val):
+        return None
+    res = call.result
+    return call.rec.call(torch.zeros, (tuple(res.shape),), {"dtype": torch_dtype(res.dtype)})
 
 
 # --------------------------------------------------------------------- creation

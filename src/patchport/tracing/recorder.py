@@ -116,9 +116,13 @@ class Recorder:
         if isinstance(value, torch.Tensor):
             tensor = value.detach().as_subclass(torch.Tensor).clone()
         else:
+            from .values import HELD_AS_INT64
+
             array = np.asarray(value)
             if array.dtype.byteorder not in ("=", "|"):
                 array = array.astype(array.dtype.newbyteorder("="))
+            if array.dtype in HELD_AS_INT64:
+                array = array.astype(np.int64)
             tensor = torch.from_numpy(np.array(array, copy=True))
         name = f"_const_{len(self._constants)}"
         self.root.register_buffer(name, tensor, persistent=True)
@@ -196,7 +200,11 @@ def _map_outputs(recorder: Recorder, outputs: Any, arg_of: Any) -> Any:
         return type(outputs)(_map_outputs(recorder, o, arg_of) for o in outputs)
     if isinstance(outputs, dict):
         return {k: _map_outputs(recorder, v, arg_of) for k, v in outputs.items()}
-    if isinstance(outputs, (np.ndarray, np.generic, torch.Tensor)):
+    if isinstance(outputs, (np.ndarray, np.generic)):
+        from .values import to_torch_side
+
+        return to_torch_side(recorder, arg_of(recorder, outputs), outputs.dtype)
+    if isinstance(outputs, torch.Tensor):
         return arg_of(recorder, outputs)
     raise TypeError(f"graph outputs must be arrays or tensors, got {type(outputs).__name__}")
 
@@ -217,7 +225,7 @@ def _class_name(name: str) -> str:
 
 def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor) -> Any:
     """Make ``value`` a graph input named ``name``; returns a traced copy (input untouched)."""
-    from .values import make_traced
+    from .values import make_traced, to_numpy_side
 
     if not recorder.active:
         raise RuntimeError(f"recorder {recorder.name!r} is closed")
@@ -228,6 +236,8 @@ def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor)
         copy = np.array(value, copy=True, subok=False)
     else:
         raise TypeError(f"input {name!r} must be a numpy array or torch tensor, got {value!r}")
+    if not isinstance(copy, torch.Tensor):
+        node = to_numpy_side(recorder, node, copy.dtype)
     return make_traced(recorder, copy, node)
 
 

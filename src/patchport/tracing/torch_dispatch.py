@@ -25,6 +25,7 @@ from .values import (
     find_recorder,
     make_traced,
     plain_tree,
+    to_numpy_side,
 )
 from .views import after_inplace, link_view
 
@@ -98,23 +99,7 @@ _REFLECTED = {
     )
 }
 _INPLACE_DUNDER = {
-    f"__i{name[2:]}": name
-    for name in _REFLECTED.values()
-    and (
-        "__add__",
-        "__sub__",
-        "__mul__",
-        "__truediv__",
-        "__floordiv__",
-        "__mod__",
-        "__pow__",
-        "__matmul__",
-        "__and__",
-        "__or__",
-        "__xor__",
-        "__lshift__",
-        "__rshift__",
-    )
+    f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
 }
 
 # func -> (kind, target, op); kinds: "call", "swap", "inplace", "setitem", "getattr", "loss"
@@ -393,7 +378,7 @@ def _to_numpy(rec: Recorder, x: Any) -> Any:
         result = x.numpy()
     if active_recorder(x) is not rec:
         return result
-    return make_traced(rec, result, x._pp_node)
+    return make_traced(rec, result, to_numpy_side(rec, x._pp_node, result.dtype))
 
 
 propagate_inplace = after_inplace

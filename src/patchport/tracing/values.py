@@ -34,12 +34,49 @@ NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
 TORCH_TO_NP: dict[torch.dtype, np.dtype] = {v: k for k, v in NP_TO_TORCH.items()}
 
 
+# torch has few kernels for these: NumPy data of these dtypes is held as int64 in the graph
+# (uint16/uint32 results of arithmetic are masked back into range; uint64 keeps its bits)
+HELD_AS_INT64: dict[np.dtype, int | None] = {
+    np.dtype(np.uint16): 0xFFFF,
+    np.dtype(np.uint32): 0xFFFFFFFF,
+    np.dtype(np.uint64): None,
+}
+
+
 def torch_dtype(dtype: Any) -> torch.dtype:
-    """Return the torch dtype matching a NumPy dtype (or dtype-like)."""
+    """Torch dtype that NumPy data of ``dtype`` has in the graph (uint16/32/64: int64)."""
+    dt = np.dtype(dtype)
+    if dt in HELD_AS_INT64:
+        return torch.int64
+    try:
+        return NP_TO_TORCH[dt]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {dt} has no torch equivalent") from None
+
+
+def real_torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype with the same name as a NumPy dtype (for handing data to torch)."""
     try:
         return NP_TO_TORCH[np.dtype(dtype)]
     except KeyError:
         raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no torch equivalent") from None
+
+
+def to_torch_side(rec: Recorder, node: Any, dtype: Any) -> Any:
+    """Node of NumPy data as torch sees it (held uint16/32/64 cast back to their dtype)."""
+    dt = np.dtype(dtype)
+    return rec.cast(node, NP_TO_TORCH[dt]) if dt in HELD_AS_INT64 else node
+
+
+def to_numpy_side(rec: Recorder, node: Any, dtype: Any) -> Any:
+    """Node of torch data handed to NumPy (uint16/32/64 held as int64)."""
+    return rec.cast(node, torch.int64) if np.dtype(dtype) in HELD_AS_INT64 else node
+
+
+def wrap_unsigned(rec: Recorder, node: Any, dtype: Any) -> Any:
+    """Mask a held uint16/uint32 result back into its range (NumPy's wraparound)."""
+    mask = HELD_AS_INT64.get(np.dtype(dtype))
+    return rec.call(torch.bitwise_and, (node, mask)) if mask else node
 
 
 class TracedArray(np.ndarray):
