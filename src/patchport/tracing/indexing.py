@@ -6,7 +6,6 @@ dimensions are flipped first and indexed with the equivalent positive slice.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -69,23 +68,3 @@ def split_negative_steps(index: Any, shape: tuple[int, ...]) -> tuple[Any, tuple
         dim += item.ndim if is_mask else 1
         out.append(item)
     return tuple(out), tuple(flips)
-
-
-def torch_index(index: Any) -> Any:
-    """Convert index pieces torch would misread (NumPy ints, lists of arrays) to torch forms."""
-    if isinstance(index, tuple):
-        return tuple(_piece(i) for i in index)
-    return _piece(index)
-
-
-def _piece(item: Any) -> Any:
-    if isinstance(item, np.integer):
-        return int(item)
-    if isinstance(item, np.bool_):
-        return bool(item)
-    if isinstance(item, list):
-        return np.asarray(item)
-    return item
-
-
-getitem = operator.getitem

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType
+from types import CodeType, FrameType
 
 import numpy as _np
 import torch as _torch
@@ -45,7 +45,7 @@ def _is_library(code: CodeType) -> bool:
     return skip
 
 
-def user_frame(depth: int = 1):  # noqa: ANN201 - returns a frame object or None
+def user_frame(depth: int = 1) -> FrameType | None:
     """Return the innermost stack frame that is not inside patchport, NumPy or torch."""
     frame = sys._getframe(depth)
     while frame is not None and _is_library(frame.f_code):

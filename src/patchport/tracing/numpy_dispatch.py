@@ -71,7 +71,7 @@ propagate_inplace = after_inplace
 
 
 # ------------------------------------------------------------------------ ufuncs
-def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):  # noqa: ANN201
+def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
     """``__array_ufunc__``: run NumPy on plain data, record the torch equivalent."""
     if not kwargs and method == "__call__":
         rec = self._pp_rec
@@ -287,14 +287,14 @@ def setitem(self: TracedArray, index: Any, value: Any) -> None:
 
 # ------------------------------------------------------------------------- methods
 def _via_function(fn: Callable) -> Callable:
-    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+    def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)
 
     return method
 
 
 def _varargs(fn: Callable) -> Callable:
-    def method(self, *shape, **kwargs):  # noqa: ANN001, ANN202
+    def method(self, *shape, **kwargs):
         if len(shape) == 1 and (shape[0] is None or isinstance(shape[0], (tuple, list))):
             shape = shape[0]
         elif len(shape) == 0:
@@ -307,7 +307,7 @@ def _varargs(fn: Callable) -> Callable:
 def _loss_method(name: str) -> Callable:
     original = getattr(np.ndarray, name)
 
-    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+    def method(self, *args, **kwargs):
         rec = active_recorder(self)
         if rec is not None:
             report_loss(rec, f"ndarray.{name}() on traced data")
@@ -320,7 +320,7 @@ def _loss_method(name: str) -> Callable:
 def _unmapped_method(name: str) -> Callable:
     original = getattr(np.ndarray, name)
 
-    def method(self, *args, **kwargs):  # noqa: ANN001, ANN202
+    def method(self, *args, **kwargs):
         rec = active_recorder(self) or find_recorder(args, kwargs)
         result = original(
             np.ndarray.view(self, np.ndarray), *plain_tree(args), **plain_tree(kwargs)
@@ -341,7 +341,7 @@ def _unmapped_method(name: str) -> Callable:
 INPLACE_UNMAPPED = {"put", "partition", "resize", "itemset", "setfield", "byteswap"}
 
 
-def _iter(self: TracedArray):  # noqa: ANN202
+def _iter(self: TracedArray):
     rec = active_recorder(self)
     if rec is not None:
         report_loss(rec, "iteration over a traced array", "each element is untraced data")
@@ -527,4 +527,3 @@ def install_methods(cls: type) -> None:
 
 
 install_methods(TracedArray)
-_ = TracedTensor

@@ -24,7 +24,6 @@ from .values import (
     arg_of,
     find_recorder,
     make_traced,
-    plain_tree,
     to_numpy_side,
 )
 from .views import after_inplace, link_view
@@ -191,7 +190,7 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     rec = find_recorder(args, kwargs)
     if rec is None:
         with _DISABLE():
-            return _unwrap_result(func(*args, **kwargs))
+            return func(*args, **kwargs)
     kind, target, op = _plan(func)
     if kind == "setitem":
         return _setitem(rec, args, kwargs)
@@ -283,10 +282,6 @@ def _torch_name(func: Callable) -> str:
 def _basic(index: Any) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items)
-
-
-def _unwrap_result(value: Any) -> Any:
-    return value
 
 
 def _wrap(rec: Recorder, result: Any, node: Any) -> Any:
@@ -382,6 +377,3 @@ def _to_numpy(rec: Recorder, x: Any) -> Any:
 
 
 propagate_inplace = after_inplace
-
-
-_ = (TracedArray, TracedTensor, np, plain_tree)

@@ -103,7 +103,7 @@ class TracedTensor(torch.Tensor):
     _pp_view_of: Any
 
     @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run ``func`` eagerly on plain tensors and record it (see torch_dispatch)."""
         return _torch_dispatch.torch_function(func, args, kwargs or {})
 
