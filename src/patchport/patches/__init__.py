@@ -6,6 +6,12 @@ from collections.abc import Callable
 from typing import Any
 
 
+def _opencv() -> list[Any]:
+    from . import opencv
+
+    return opencv.all()
+
+
 def named_patch_sets() -> dict[str, Callable[[], list[Any]]]:
     """Shipped patch sets by name; each value returns a fresh list of FunctionPatch."""
-    return {}
+    return {"opencv": _opencv}

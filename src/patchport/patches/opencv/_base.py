@@ -1,0 +1,219 @@
+"""Shared machinery of the OpenCV replacements: declared cases, refusals, conversions.
+
+Every replacement is registered with :func:`replaces`, which records the cases it
+supports in a machine-readable :class:`Support` (read by docs, the CLI and the tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...errors import PatchportError
+
+try:
+    import cv2
+except ImportError as error:  # pragma: no cover - the opencv extra is not installed
+    raise ImportError(
+        "patchport.patches.opencv needs OpenCV: pip install 'patchport[opencv]' "
+        "(opencv-python-headless)."
+    ) from error
+
+
+class UnsupportedCaseError(PatchportError, ValueError):
+    """A patched OpenCV call used an argument value its replacement does not support."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """What one replacement supports, argument by argument (values as OpenCV names)."""
+
+    function: str
+    replacement: Callable[..., Any]
+    arguments: tuple[tuple[str, tuple[str, ...]], ...]
+    dtypes: tuple[str, ...]
+    channels: tuple[int, ...]
+    accuracy: str
+    family: str
+    notes: str = ""
+    uint8_units: int = 0  # largest difference from OpenCV promised for uint8 results
+
+    @property
+    def atol(self) -> float:
+        """Absolute tolerance for ``FunctionPatch(verify=True)`` checks."""
+        return float(self.uint8_units) if self.uint8_units else 1e-6
+
+    @property
+    def target(self) -> str:
+        """Dotted name of the replaced function."""
+        return f"cv2.{self.function}"
+
+    def cases(self) -> str:
+        """One line of supported cases, e.g. ``code: COLOR_BGR2RGB, ...; dtype: uint8``."""
+        parts = [f"{arg}: {', '.join(values)}" for arg, values in self.arguments]
+        parts.append(f"dtype: {', '.join(self.dtypes)}")
+        parts.append(f"channels: {', '.join(map(str, self.channels))}")
+        return "; ".join(parts)
+
+
+REGISTRY: dict[str, Support] = {}
+
+
+def replaces(
+    function: str,
+    *,
+    family: str,
+    dtypes: Sequence[str],
+    channels: Sequence[int],
+    accuracy: str,
+    arguments: dict[str, Sequence[str]] | None = None,
+    notes: str = "",
+    uint8_units: int = 0,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the traceable replacement of ``cv2.<function>``."""
+
+    def register(replacement: Callable[..., Any]) -> Callable[..., Any]:
+        REGISTRY[function] = Support(
+            function,
+            replacement,
+            tuple((k, tuple(v)) for k, v in (arguments or {}).items()),
+            tuple(dtypes),
+            tuple(channels),
+            accuracy,
+            family,
+            notes,
+            uint8_units,
+        )
+        return replacement
+
+    return register
+
+
+def constant_name(value: Any, prefix: str) -> str:
+    """OpenCV's name of an integer constant (``COLOR_BGR2RGB``) or its repr when unknown."""
+    if isinstance(value, (int, np.integer)):
+        names = sorted(n for n in dir(cv2) if n.startswith(prefix) and getattr(cv2, n) == value)
+        if names:
+            return f"{names[0]} ({int(value)})"
+    return repr(value)
+
+
+def refuse(function: str, argument: str, got: Any, supported: str) -> UnsupportedCaseError:
+    """The error for an unsupported argument value (to raise)."""
+    return UnsupportedCaseError(
+        f"cv2.{function} (patchport replacement): argument {argument}={got} is not supported; "
+        f"supported: {supported}. Change the call or trace this step another way."
+    )
+
+
+def no_dst(function: str, dst: Any, name: str = "dst") -> None:
+    """Refuse destination buffers: traced calls must return new arrays."""
+    if dst is not None:
+        raise refuse(function, name, type(dst).__name__, f"{name}=None (use the return value)")
+
+
+def as_tensor(
+    function: str, src: Any, dtypes: Sequence[str], channels: Sequence[int], argument: str = "src"
+) -> torch.Tensor:
+    """Check an image argument and return it as a tensor of shape (H, W, C)."""
+    if not isinstance(src, np.ndarray):
+        raise refuse(function, argument, f"a {type(src).__name__}", "a NumPy array")
+    if src.dtype.name not in dtypes:
+        raise refuse(function, f"{argument}.dtype", src.dtype.name, ", ".join(dtypes))
+    if src.ndim not in (2, 3):
+        raise refuse(function, f"{argument}.ndim", src.ndim, "2 (H, W) or 3 (H, W, C)")
+    cn = 1 if src.ndim == 2 else src.shape[2]
+    if cn not in channels:
+        raise refuse(function, f"{argument} channels", cn, ", ".join(map(str, channels)))
+    if src.shape[0] == 0 or src.shape[1] == 0:
+        raise refuse(function, f"{argument}.shape", src.shape, "a non-empty image")
+    if any(s < 0 for s in src.strides):
+        src = np.ascontiguousarray(src)
+    tensor = torch.from_numpy(src)
+    return tensor if src.ndim == 3 else tensor.unsqueeze(-1)
+
+
+def to_numpy(result: torch.Tensor, squeeze: bool) -> np.ndarray:
+    """The (H, W, C) result as the array OpenCV would return ((H, W) for one channel)."""
+    if squeeze:
+        result = result.squeeze(-1)
+    return result.contiguous().numpy()
+
+
+def saturate(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Round half to even and clamp to ``dtype``'s range, like OpenCV's saturate_cast."""
+    if dtype.is_floating_point:
+        return values.to(dtype)
+    info = torch.iinfo(dtype)
+    return torch.clamp(torch.round(values), info.min, info.max).to(dtype)
+
+
+def tuple_of_ints(function: str, argument: str, value: Any, length: int = 2) -> tuple[int, ...]:
+    """A size or point argument as a tuple of Python ints."""
+    try:
+        items = tuple(int(v) for v in value)
+    except TypeError:
+        raise refuse(function, argument, repr(value), f"a tuple of {length} ints") from None
+    if len(items) != length:
+        raise refuse(function, argument, repr(value), f"a tuple of {length} ints")
+    return items
+
+
+def scalar4(value: Any) -> tuple[float, float, float, float]:
+    """An OpenCV Scalar (number or up to 4 numbers) as four floats."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return (float(value), 0.0, 0.0, 0.0)
+    items = [float(v) for v in value][:4]
+    return tuple(items + [0.0] * (4 - len(items)))  # type: ignore[return-value]
+
+
+def border_index(length: int, before: int, after: int, border: int) -> np.ndarray:
+    """Source index of each padded position, as OpenCV's borderInterpolate (-1: constant)."""
+    positions = np.arange(-before, length + after)
+    if border == cv2.BORDER_CONSTANT:
+        return np.where((positions >= 0) & (positions < length), positions, -1)
+    if border == cv2.BORDER_REPLICATE:
+        return np.clip(positions, 0, length - 1)
+    if border == cv2.BORDER_WRAP:
+        return np.mod(positions, length)
+    delta = 1 if border == cv2.BORDER_REFLECT_101 else 0
+    if length == 1:
+        return np.zeros_like(positions)
+    out = []
+    for p in positions.tolist():
+        while not 0 <= p < length:
+            p = -p - 1 + delta if p < 0 else length - 1 - (p - length) - delta
+        out.append(p)
+    return np.asarray(out, dtype=np.int64)
+
+
+def pad(
+    t: torch.Tensor,
+    top: int,
+    bottom: int,
+    left: int,
+    right: int,
+    border: int,
+    value: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+) -> torch.Tensor:
+    """Pad an (H, W, C) tensor like cv2.copyMakeBorder (constant value per channel)."""
+    height, width, channels = t.shape
+    rows = border_index(height, top, bottom, border)
+    cols = border_index(width, left, right, border)
+    if border == cv2.BORDER_CONSTANT:  # one fill row/column each side, then gather
+        fill = torch.tensor([value[c] if c < 4 else 0.0 for c in range(channels)])
+        fill = saturate(fill.to(torch.float64), t.dtype).reshape(1, 1, channels)
+        row = fill.expand(1, width, channels)
+        t = torch.cat([row, t, row], 0)
+        column = fill.expand(height + 2, 1, channels)
+        t = torch.cat([column, t, column], 1)
+        rows, cols = np.where(rows < 0, 0, rows + 1), np.where(cols < 0, 0, cols + 1)
+    if not (len(rows) == t.shape[0] and (rows == np.arange(t.shape[0])).all()):
+        t = t.index_select(0, torch.from_numpy(rows.astype(np.int64)))
+    if not (len(cols) == t.shape[1] and (cols == np.arange(t.shape[1])).all()):
+        t = t.index_select(1, torch.from_numpy(cols.astype(np.int64)))
+    return t

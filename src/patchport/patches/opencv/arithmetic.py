@@ -1,0 +1,252 @@
+"""threshold, inRange, addWeighted, convertScaleAbs and normalize with torch ops.
+
+Scalars are converted the way OpenCV converts them (uint8 thresholds floored, bounds
+saturated), and uint8 results are rounded half to even like OpenCV's saturate_cast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, saturate, scalar4
+
+_DTYPES = ("uint8", "float32")
+_CHANNELS = (1, 2, 3, 4)
+
+
+def _result(t: torch.Tensor, src: np.ndarray) -> np.ndarray:
+    return (t.squeeze(-1) if src.ndim == 2 else t).contiguous().numpy()
+
+
+def _threshold_types() -> dict[int, str]:
+    return {
+        cv2.THRESH_BINARY: "THRESH_BINARY",
+        cv2.THRESH_BINARY_INV: "THRESH_BINARY_INV",
+        cv2.THRESH_TRUNC: "THRESH_TRUNC",
+        cv2.THRESH_TOZERO: "THRESH_TOZERO",
+        cv2.THRESH_TOZERO_INV: "THRESH_TOZERO_INV",
+    }
+
+
+@replaces(
+    "threshold",
+    family="arithmetic",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"type": tuple(_threshold_types().values())},
+    notes="returns (thresh, dst) like OpenCV; uint8 thresholds are floored, maxval rounded. "
+    "THRESH_OTSU and THRESH_TRIANGLE are refused.",
+)
+def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any = None) -> Any:
+    """Traceable ``cv2.threshold`` for the five fixed-threshold types (exact)."""
+    no_dst("threshold", dst)
+    kinds = _threshold_types()
+    if type not in kinds:
+        raise refuse("threshold", "type", constant_name(type, "THRESH_"), ", ".join(kinds.values()))
+    kind = kinds[type]
+    t = as_tensor("threshold", src, _DTYPES, _CHANNELS)
+    if t.dtype == torch.uint8:
+        level = int(np.floor(thresh))
+        top = level if kind == "THRESH_TRUNC" else int(np.rint(maxval))
+        top = min(max(top, 0), 255)
+        retval = float(level)
+        if level < 0 or level >= 255:
+            if (
+                kind in ("THRESH_BINARY", "THRESH_BINARY_INV")
+                or (kind in ("THRESH_TRUNC", "THRESH_TOZERO_INV") and level < 0)
+                or (kind == "THRESH_TOZERO" and level >= 255)
+            ):
+                if kind == "THRESH_BINARY":
+                    fill = 0 if level >= 255 else top
+                elif kind == "THRESH_BINARY_INV":
+                    fill = top if level >= 255 else 0
+                else:
+                    fill = 0
+                return retval, _result(torch.full_like(t, fill), src)
+            return retval, _result(t.clone(), src)
+        above = t > level
+        high = torch.full_like(t, top)
+    else:
+        level, retval = float(np.float32(thresh)), float(thresh)
+        above = t > level
+        high = torch.full_like(t, float(np.float32(maxval)))
+    zero = torch.zeros_like(t)
+    if kind == "THRESH_BINARY":
+        out = torch.where(above, high, zero)
+    elif kind == "THRESH_BINARY_INV":
+        out = torch.where(above, zero, high)
+    elif kind == "THRESH_TRUNC":
+        out = torch.where(above, torch.full_like(t, level), t)
+    elif kind == "THRESH_TOZERO":
+        out = torch.where(above, t, zero)
+    else:
+        out = torch.where(above, zero, t)
+    return retval, _result(out, src)
+
+
+def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Tensor:
+    """An inRange bound as a tensor broadcastable to (H, W, C), converted like OpenCV."""
+    channels = t.shape[2]
+    if isinstance(value, np.ndarray) and value.shape == src.shape:
+        if value.dtype != src.dtype:
+            raise refuse("inRange", f"{name}.dtype", value.dtype, f"{src.dtype} like src")
+        bound = torch.from_numpy(value)
+        return bound if src.ndim == 3 else bound.unsqueeze(-1)
+    expected = "a number, a tuple of 1, C or 4 numbers (C channels), or an array shaped like src"
+    try:
+        items = value.ravel().tolist() if isinstance(value, np.ndarray) else value
+        count = 1 if isinstance(items, (int, float, np.integer, np.floating)) else len(items)
+        values = scalar4(items)
+    except (TypeError, ValueError):
+        raise refuse("inRange", name, repr(value), expected) from None
+    if count not in (1, channels, 4):
+        raise refuse("inRange", name, repr(value), expected)
+    bound = torch.tensor(values[:channels], dtype=torch.float64)
+    return saturate(bound, t.dtype).reshape(1, 1, channels)
+
+
+@replaces(
+    "inRange",
+    family="arithmetic",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"lowerb/upperb": ("number", "per-channel tuple", "array shaped like src")},
+)
+def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.inRange``: 255 where every channel lies in [lowerb, upperb] (exact)."""
+    no_dst("inRange", dst)
+    t = as_tensor("inRange", src, _DTYPES, _CHANNELS)
+    low, high = _bound("lowerb", lowerb, t, src), _bound("upperb", upperb, t, src)
+    inside = torch.all((t >= low) & (t <= high), dim=-1)
+    return torch.where(inside, 255, 0).to(torch.uint8).contiguous().numpy()
+
+
+@replaces(
+    "addWeighted",
+    uint8_units=1,
+    family="arithmetic",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="uint8 within 1, exact in tests (OpenCV 5's fused multiply-adds in float32); "
+    "float32 within 1e-5",
+    arguments={"dtype": ("-1 (same as inputs)",)},
+)
+def addWeighted(
+    src1: np.ndarray,
+    alpha: float,
+    src2: np.ndarray,
+    beta: float,
+    gamma: float,
+    dst: Any = None,
+    dtype: int = -1,
+) -> Any:
+    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma)."""
+    no_dst("addWeighted", dst)
+    if dtype != -1:
+        raise refuse("addWeighted", "dtype", dtype, "-1 (the inputs' type)")
+    a = as_tensor("addWeighted", src1, _DTYPES, _CHANNELS, "src1")
+    b = as_tensor("addWeighted", src2, _DTYPES, _CHANNELS, "src2")
+    if src1.shape != src2.shape or src1.dtype != src2.dtype:
+        raise refuse(
+            "addWeighted",
+            "src2",
+            f"{src2.dtype}{list(src2.shape)}",
+            f"the shape and dtype of src1 ({src1.dtype}{list(src1.shape)})",
+        )
+    if a.dtype == torch.uint8:  # OpenCV 5: fma(src1, alpha, fma(src2, beta, gamma)) in float32
+        f32 = np.float32
+        inner = (b.to(torch.float64) * float(f32(beta)) + float(f32(gamma))).to(torch.float32)
+        total = a.to(torch.float64) * float(f32(alpha)) + inner.to(torch.float64)
+        return _result(saturate(total.to(torch.float32), torch.uint8), src1)
+    total = a.to(torch.float64) * float(alpha) + b.to(torch.float64) * float(beta) + float(gamma)
+    return _result(total.to(torch.float32), src1)
+
+
+@replaces(
+    "convertScaleAbs",
+    family="arithmetic",
+    dtypes=("uint8", "int16", "float32"),
+    channels=_CHANNELS,
+    accuracy="exact in tests (float32 arithmetic rounded half to even)",
+)
+def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
+    """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|)."""
+    no_dst("convertScaleAbs", dst)
+    t = as_tensor("convertScaleAbs", src, ("uint8", "int16", "float32"), _CHANNELS)
+    value = t.to(torch.float32) * np.float32(alpha) + np.float32(beta)
+    return _result(saturate(torch.abs(value), torch.uint8), src)
+
+
+def _norm_types() -> dict[int, str]:
+    return {
+        cv2.NORM_MINMAX: "NORM_MINMAX",
+        cv2.NORM_L2: "NORM_L2",
+        cv2.NORM_L1: "NORM_L1",
+        cv2.NORM_INF: "NORM_INF",
+    }
+
+
+@replaces(
+    "normalize",
+    uint8_units=1,
+    family="arithmetic",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="uint8 output within 1 (scale computed in double, applied in float32); float32 "
+    "output within 1e-5",
+    arguments={
+        "norm_type": ("NORM_MINMAX", "NORM_L2", "NORM_L1", "NORM_INF"),
+        "dtype": ("-1", "CV_8U", "CV_32F"),
+        "mask": ("None",),
+    },
+)
+def normalize(
+    src: np.ndarray,
+    dst: Any,
+    alpha: float = 1,
+    beta: float = 0,
+    norm_type: int = 4,
+    dtype: int = -1,
+    mask: Any = None,
+) -> Any:
+    """Traceable ``cv2.normalize`` (whole-array min/max or norm, computed from traced data)."""
+    no_dst("normalize", dst)
+    kinds = _norm_types()
+    if norm_type not in kinds:
+        raise refuse(
+            "normalize", "norm_type", constant_name(norm_type, "NORM_"), ", ".join(kinds.values())
+        )
+    if mask is not None:
+        raise refuse("normalize", "mask", type(mask).__name__, "None")
+    t = as_tensor("normalize", src, _DTYPES, _CHANNELS)
+    out_types = {-1: t.dtype, cv2.CV_8U: torch.uint8, cv2.CV_32F: torch.float32}
+    if dtype not in out_types:
+        raise refuse("normalize", "dtype", dtype, "-1, CV_8U, CV_32F")
+    out_dtype = out_types[dtype]
+    values = t.to(torch.float64)
+    eps = float(np.finfo(np.float64).eps)
+    kind = kinds[norm_type]
+    if kind == "NORM_MINMAX":
+        low, high = min(float(alpha), float(beta)), max(float(alpha), float(beta))
+        smin, smax = torch.amin(values), torch.amax(values)
+        span = smax - smin
+        scale = torch.where(span > eps, (high - low) / torch.where(span > eps, span, 1.0), 0.0)
+        shift = low - smin * scale
+    else:
+        if kind == "NORM_L2":
+            norm = torch.sqrt(torch.sum(values * values))
+        elif kind == "NORM_L1":
+            norm = torch.sum(torch.abs(values))
+        else:
+            norm = torch.amax(torch.abs(values))
+        scale = torch.where(norm > eps, float(alpha) / torch.where(norm > eps, norm, 1.0), 0.0)
+        shift = torch.zeros_like(scale)
+    if out_dtype == torch.uint8:
+        scaled = t.to(torch.float32) * scale.to(torch.float32) + shift.to(torch.float32)
+        return _result(saturate(scaled, torch.uint8), src)
+    return _result((values * scale + shift).to(torch.float32), src)

@@ -1,0 +1,535 @@
+"""flip, rotate, transpose, copyMakeBorder, resize, remap and warpAffine with torch ops.
+
+Sampling positions and weights are computed as OpenCV computes them (double-precision
+coordinates, 11-bit resize weights, 1/32-pixel remap/warp positions with 15-bit
+weights for uint8), so results match OpenCV exactly or within one uint8 unit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._base import (
+    as_tensor,
+    constant_name,
+    cv2,
+    no_dst,
+    pad,
+    refuse,
+    replaces,
+    saturate,
+    scalar4,
+    tuple_of_ints,
+)
+
+_ANY_DTYPES = ("uint8", "int8", "int16", "int32", "float32", "float64")
+_CHANNELS = (1, 2, 3, 4)
+_IMAGE_DTYPES = ("uint8", "float32")
+
+
+def _out(t: torch.Tensor, src: np.ndarray) -> np.ndarray:
+    """A fresh contiguous array shaped like OpenCV's result (2-D for 2-D one-channel input)."""
+    if src.ndim == 2:
+        t = t.squeeze(-1)
+    return t.clone(memory_format=torch.contiguous_format).numpy()
+
+
+@replaces(
+    "flip",
+    family="geometry",
+    dtypes=_ANY_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"flipCode": ("0 (rows)", ">0 (columns)", "<0 (both)")},
+)
+def flip(src: np.ndarray, flipCode: int, dst: Any = None) -> Any:
+    """Traceable ``cv2.flip``: 0 flips rows, a positive code columns, a negative one both."""
+    no_dst("flip", dst)
+    t = as_tensor("flip", src, _ANY_DTYPES, _CHANNELS)
+    dims = (0,) if flipCode == 0 else (1,) if flipCode > 0 else (0, 1)
+    return _out(torch.flip(t, dims), src)
+
+
+def _rotate_codes() -> dict[int, int]:
+    return {cv2.ROTATE_90_CLOCKWISE: -1, cv2.ROTATE_180: 2, cv2.ROTATE_90_COUNTERCLOCKWISE: 1}
+
+
+@replaces(
+    "rotate",
+    family="geometry",
+    dtypes=_ANY_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"rotateCode": ("ROTATE_90_CLOCKWISE", "ROTATE_180", "ROTATE_90_COUNTERCLOCKWISE")},
+)
+def rotate(src: np.ndarray, rotateCode: int, dst: Any = None) -> Any:
+    """Traceable ``cv2.rotate`` by multiples of 90 degrees (exact)."""
+    no_dst("rotate", dst)
+    turns = _rotate_codes()
+    if rotateCode not in turns:
+        raise refuse(
+            "rotate",
+            "rotateCode",
+            constant_name(rotateCode, "ROTATE_"),
+            "ROTATE_90_CLOCKWISE, ROTATE_180, ROTATE_90_COUNTERCLOCKWISE",
+        )
+    t = as_tensor("rotate", src, _ANY_DTYPES, _CHANNELS)
+    return _out(torch.rot90(t, turns[rotateCode], dims=(0, 1)), src)
+
+
+@replaces(
+    "transpose",
+    family="geometry",
+    dtypes=_ANY_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+)
+def transpose(src: np.ndarray, dst: Any = None) -> Any:
+    """Traceable ``cv2.transpose``: swaps rows and columns (exact)."""
+    no_dst("transpose", dst)
+    t = as_tensor("transpose", src, _ANY_DTYPES, _CHANNELS)
+    return _out(t.transpose(0, 1), src)
+
+
+_BORDER_NAMES = {
+    "BORDER_CONSTANT": "constant",
+    "BORDER_REPLICATE": "replicate",
+    "BORDER_REFLECT": "reflect",
+    "BORDER_REFLECT_101": "reflect_101",
+    "BORDER_WRAP": "wrap",
+}
+
+
+def _border(function: str, argument: str, value: int, allowed: tuple[str, ...]) -> int:
+    codes = [getattr(cv2, name) for name in allowed]
+    if value not in codes:
+        raise refuse(function, argument, constant_name(value, "BORDER_"), ", ".join(allowed))
+    return value
+
+
+_PAD_BORDERS = (
+    "BORDER_CONSTANT",
+    "BORDER_REPLICATE",
+    "BORDER_REFLECT",
+    "BORDER_REFLECT_101",
+    "BORDER_WRAP",
+)
+
+
+@replaces(
+    "copyMakeBorder",
+    family="geometry",
+    dtypes=_ANY_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"borderType": _PAD_BORDERS + ("BORDER_DEFAULT",)},
+)
+def copyMakeBorder(
+    src: np.ndarray,
+    top: int,
+    bottom: int,
+    left: int,
+    right: int,
+    borderType: int,
+    dst: Any = None,
+    value: Any = None,
+) -> Any:
+    """Traceable ``cv2.copyMakeBorder`` (exact); ``value`` fills BORDER_CONSTANT per channel."""
+    no_dst("copyMakeBorder", dst)
+    border = _border("copyMakeBorder", "borderType", borderType, _PAD_BORDERS)
+    sizes = [int(v) for v in (top, bottom, left, right)]
+    if min(sizes) < 0:
+        raise refuse("copyMakeBorder", "top/bottom/left/right", sizes, "sizes >= 0")
+    t = as_tensor("copyMakeBorder", src, _ANY_DTYPES, _CHANNELS)
+    fill = scalar4(0 if value is None else value)
+    return _out(pad(t, *sizes, border, fill), src)
+
+
+# -- resize ------------------------------------------------------------------------------
+_RESIZE_COEF_BITS = 11
+
+
+def _linear_taps(
+    dst_len: int, src_len: int, scale: float, area_like: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index0, index1, weight of index1) per output position, as OpenCV's resize computes."""
+    dx = np.arange(dst_len, dtype=np.float64)
+    inv = 1.0 / scale
+    if area_like:  # INTER_AREA when enlarging: linear with area-style weights
+        sx = np.floor(dx * scale)
+        fx = (dx + 1) - (sx + 1) * inv
+        fx = np.where(fx <= 0, 0.0, fx - np.floor(fx))
+    else:
+        pos = ((dx + 0.5) * scale - 0.5).astype(np.float32).astype(np.float64)
+        sx = np.floor(pos)
+        fx = pos - sx
+    fx = fx.astype(np.float32).astype(np.float64)
+    low = sx < 0
+    fx = np.where(low, 0.0, fx)
+    sx = np.where(low, 0, sx)
+    high = sx >= src_len - 1
+    fx = np.where(high, 0.0, fx)
+    sx = np.where(high, src_len - 1, sx).astype(np.int64)
+    return sx, np.minimum(sx + 1, src_len - 1), fx
+
+
+def _area_matrix(dst_len: int, src_len: int, scale: float) -> np.ndarray:
+    """Weights (dst_len, src_len) of OpenCV's INTER_AREA reduction along one axis."""
+    weights = np.zeros((dst_len, src_len), dtype=np.float64)
+    for dx in range(dst_len):
+        fsx1 = dx * scale
+        fsx2 = fsx1 + scale
+        cell = min(scale, src_len - fsx1)
+        sx1, sx2 = int(np.ceil(fsx1)), int(np.floor(fsx2))
+        sx2 = min(sx2, src_len - 1)
+        sx1 = min(sx1, sx2)
+        if sx1 - fsx1 > 1e-3:
+            weights[dx, sx1 - 1] = np.float32((sx1 - fsx1) / cell)
+        for sx in range(sx1, sx2):
+            weights[dx, sx] = np.float32(1.0 / cell)
+        if fsx2 - sx2 > 1e-3:
+            weights[dx, sx2] = np.float32(min(min(fsx2 - sx2, 1.0), cell) / cell)
+    return weights
+
+
+def _along(t: torch.Tensor, dim: int, index: np.ndarray) -> torch.Tensor:
+    return t.index_select(dim, torch.from_numpy(index))
+
+
+def _shape_weights(w: np.ndarray, dim: int, dtype: torch.dtype) -> torch.Tensor:
+    shape = (-1, 1, 1) if dim == 0 else (1, -1, 1)
+    return torch.from_numpy(w).to(dtype).reshape(shape)
+
+
+def _resize_linear(
+    t: torch.Tensor,
+    dsize: tuple[int, int],
+    scales: tuple[float, float],
+    area_like: tuple[bool, bool],
+) -> torch.Tensor:
+    (width, height), (sx_scale, sy_scale) = dsize, scales
+    x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0])
+    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1])
+    if t.dtype == torch.uint8:  # 11-bit fixed point; the rows are blended like OpenCV's SIMD
+        scale = float(1 << _RESIZE_COEF_BITS)
+        bx1, by1 = np.rint(ax * scale), np.rint(ay * scale)
+        bx0, by0 = np.rint((1 - ax) * scale), np.rint((1 - ay) * scale)
+        f, d = t.to(torch.float64), torch.float64
+        left = _along(f, 1, x0) * _shape_weights(bx0, 1, d)
+        rows = left + _along(f, 1, x1) * _shape_weights(bx1, 1, d)
+        r0 = torch.floor(_along(rows, 0, y0) / 16.0) * _shape_weights(by0, 0, d)
+        r1 = torch.floor(_along(rows, 0, y1) / 16.0) * _shape_weights(by1, 0, d)
+        total = torch.floor(r0 / 65536.0) + torch.floor(r1 / 65536.0)
+        return torch.clamp(torch.floor((total + 2.0) / 4.0), 0, 255).to(torch.uint8)
+    left = _along(t, 1, x0) * _shape_weights(1 - ax, 1, t.dtype)
+    rows = left + _along(t, 1, x1) * _shape_weights(ax, 1, t.dtype)
+    top = _along(rows, 0, y0) * _shape_weights(1 - ay, 0, t.dtype)
+    return top + _along(rows, 0, y1) * _shape_weights(ay, 0, t.dtype)
+
+
+def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
+    (width, height), (sx_scale, sy_scale) = dsize, scales
+    xs = np.minimum(np.floor(np.arange(width) * sx_scale), t.shape[1] - 1).astype(np.int64)
+    ys = np.minimum(np.floor(np.arange(height) * sy_scale), t.shape[0] - 1).astype(np.int64)
+    return _along(_along(t, 1, xs), 0, ys)
+
+
+def _resize_area(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
+    (width, height), (sx_scale, sy_scale) = dsize, scales
+    wx = torch.from_numpy(_area_matrix(width, t.shape[1], sx_scale)).to(torch.float32)
+    wy = torch.from_numpy(_area_matrix(height, t.shape[0], sy_scale)).to(torch.float32)
+    f = t.to(torch.float32).permute(2, 0, 1)  # (C, H, W)
+    out = torch.matmul(torch.matmul(wy, f), wx.transpose(0, 1)).permute(1, 2, 0)
+    return saturate(out, t.dtype)
+
+
+def _interpolations() -> dict[int, str]:
+    return {
+        cv2.INTER_NEAREST: "INTER_NEAREST",
+        cv2.INTER_LINEAR: "INTER_LINEAR",
+        cv2.INTER_AREA: "INTER_AREA",
+    }
+
+
+@replaces(
+    "resize",
+    uint8_units=1,
+    family="geometry",
+    dtypes=_IMAGE_DTYPES,
+    channels=_CHANNELS,
+    accuracy="INTER_NEAREST exact; INTER_LINEAR and INTER_AREA: uint8 within 1, float32 within "
+    "1e-5",
+    arguments={
+        "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
+        "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
+    },
+)
+def resize(
+    src: np.ndarray,
+    dsize: Any,
+    dst: Any = None,
+    fx: float = 0,
+    fy: float = 0,
+    interpolation: int = 1,
+) -> Any:
+    """Traceable ``cv2.resize`` (up and down). uint8 INTER_LINEAR/INTER_AREA results are within
+    1 of OpenCV (11-bit fixed-point weights reproduced); NEAREST is exact."""
+    no_dst("resize", dst)
+    modes = _interpolations()
+    if interpolation not in modes:
+        raise refuse(
+            "resize",
+            "interpolation",
+            constant_name(interpolation, "INTER_"),
+            ", ".join(modes.values()),
+        )
+    t = as_tensor("resize", src, _IMAGE_DTYPES, _CHANNELS)
+    src_h, src_w = t.shape[0], t.shape[1]
+    size = (0, 0) if dsize is None else tuple_of_ints("resize", "dsize", dsize)
+    if size[0] > 0 and size[1] > 0:
+        inv_x, inv_y = size[0] / src_w, size[1] / src_h
+    elif size == (0, 0) and fx > 0 and fy > 0:
+        inv_x, inv_y = float(fx), float(fy)
+        size = (int(np.rint(src_w * inv_x)), int(np.rint(src_h * inv_y)))
+        if min(size) <= 0:
+            raise refuse("resize", "fx/fy", (fx, fy), "factors giving a non-empty image")
+    else:
+        raise refuse(
+            "resize",
+            "dsize",
+            repr(dsize),
+            "(width, height) > 0, or None/(0, 0) with fx > 0 and fy > 0",
+        )
+    scales = (1.0 / inv_x, 1.0 / inv_y)
+    name = modes[interpolation]
+    if name == "INTER_NEAREST":
+        out = _resize_nearest(t, size, scales)
+    elif name == "INTER_AREA" and scales[0] >= 1 and scales[1] >= 1:
+        out = _resize_area(t, size, scales)
+    else:
+        area = name == "INTER_AREA"
+        out = _resize_linear(t, size, scales, (area, area))
+    return _out(out, src)
+
+
+# -- remap and warpAffine ------------------------------------------------------------------
+_TAB = 32  # OpenCV's INTER_TAB_SIZE: positions are quantised to 1/32 pixel
+
+
+def _bilinear(
+    t: torch.Tensor,
+    sx: torch.Tensor,
+    sy: torch.Tensor,
+    tx: torch.Tensor,
+    ty: torch.Tensor,
+    border: int,
+    value: tuple[float, ...],
+    fixed_point: bool,
+) -> torch.Tensor:
+    """Bilinear sampling at integer positions sx, sy plus fractions tx, ty: in 1/32 units with
+    OpenCV's weight table when ``fixed_point``, else as float32 fractions (OpenCV 5)."""
+    height, width, channels = t.shape
+    if border == cv2.BORDER_CONSTANT:
+        outside = (sx >= width) | (sx + 1 < 0) | (sy >= height) | (sy + 1 < 0)
+        sx = torch.clamp(sx, -1, width - 1) + 1
+        sy = torch.clamp(sy, -1, height - 1) + 1
+        source = pad(t, 1, 1, 1, 1, border, value)
+        pairs_x, pairs_y = (sx, sx + 1), (sy, sy + 1)
+    else:
+        source = t
+        pairs_x = (torch.clamp(sx, 0, width - 1), torch.clamp(sx + 1, 0, width - 1))
+        pairs_y = (torch.clamp(sy, 0, height - 1), torch.clamp(sy + 1, 0, height - 1))
+    stride = source.shape[1]
+    flat = source.reshape(-1, channels)
+
+    def tap(yy: torch.Tensor, xx: torch.Tensor) -> torch.Tensor:
+        index = (yy * stride + xx).to(torch.int64).reshape(-1)
+        return flat.index_select(0, index).reshape(*yy.shape, channels)
+
+    taps = (
+        tap(pairs_y[0], pairs_x[0]),
+        tap(pairs_y[0], pairs_x[1]),
+        tap(pairs_y[1], pairs_x[0]),
+        tap(pairs_y[1], pairs_x[1]),
+    )
+    if fixed_point:  # OpenCV's table path: 1/32 fractions, 15-bit weights for uint8
+        wx1, wy1 = (tx / _TAB).unsqueeze(-1), (ty / _TAB).unsqueeze(-1)
+        wx0, wy0 = 1.0 - wx1, 1.0 - wy1
+        weights = (wy0 * wx0, wy0 * wx1, wy1 * wx0, wy1 * wx1)
+        if t.dtype == torch.uint8:  # every partial sum is an integer below 2**24: exact
+            total = sum(
+                v.to(torch.float32) * torch.round(w * 32768.0) for v, w in zip(taps, weights)
+            )
+            out = torch.clamp(torch.floor((total + 16384.0) / 32768.0), 0, 255).to(torch.uint8)
+        else:
+            out = taps[0] * weights[0] + taps[1] * weights[1] + taps[2] * weights[2]
+            out = out + taps[3] * weights[3]
+    else:  # float positions: two horizontal lerps, one vertical lerp, in float32
+        ax, ay = tx.unsqueeze(-1), ty.unsqueeze(-1)
+        p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
+        top = p00 + ax * (p01 - p00)
+        out = top + ay * ((p10 + ax * (p11 - p10)) - top)
+        out = saturate(out, t.dtype)
+    if border == cv2.BORDER_CONSTANT:
+        fill = saturate(
+            torch.tensor(value[:channels] + (0.0,) * max(0, channels - 4), dtype=torch.float64),
+            t.dtype,
+        )
+        out = torch.where(outside.unsqueeze(-1), fill.reshape(1, 1, channels), out)
+    return out
+
+
+_REMAP_BORDERS = ("BORDER_CONSTANT", "BORDER_REPLICATE")
+
+
+def _remap_positions(function: str, map1: Any, map2: Any):
+    """(sx, sy, tx, ty) tensors from float maps or OpenCV's fixed-point (CV_16SC2) maps."""
+    if not isinstance(map1, np.ndarray):
+        raise refuse(function, "map1", type(map1).__name__, "a NumPy array")
+    empty2 = map2 is None or (isinstance(map2, np.ndarray) and map2.size == 0)
+    if map1.dtype == np.float32 and map1.ndim == 3 and map1.shape[2] == 2 and empty2:
+        m = torch.from_numpy(map1)
+        xs, ys = m[..., 0], m[..., 1]
+    elif (
+        map1.dtype == np.float32
+        and map1.ndim == 2
+        and isinstance(map2, np.ndarray)
+        and map2.dtype == np.float32
+        and map2.shape == map1.shape
+    ):
+        xs, ys = torch.from_numpy(map1), torch.from_numpy(map2)
+    elif (
+        map1.dtype == np.int16
+        and map1.ndim == 3
+        and map1.shape[2] == 2
+        and isinstance(map2, np.ndarray)
+        and map2.dtype == np.uint16
+        and map2.shape == map1.shape[:2]
+    ):
+        m = torch.from_numpy(map1).to(torch.int64)
+        frac = torch.from_numpy(map2.astype(np.int64)) % (_TAB * _TAB)
+        ty = torch.div(frac, _TAB, rounding_mode="floor")
+        tx = (frac - ty * _TAB).to(torch.float32)
+        return m[..., 0], m[..., 1], tx, ty.to(torch.float32), True
+    else:
+        raise refuse(
+            function,
+            "map1/map2",
+            f"{map1.dtype}{list(map1.shape)} with "
+            f"{'None' if map2 is None else getattr(map2, 'dtype', type(map2).__name__)}",
+            "float32 (H, W) x and y maps, a float32 (H, W, 2) map with map2=None, or "
+            "int16 (H, W, 2) + uint16 (H, W) maps from cv2.convertMaps",
+        )
+    sx, sy = torch.floor(xs), torch.floor(ys)
+    return sx.to(torch.int64), sy.to(torch.int64), xs - sx, ys - sy, False
+
+
+@replaces(
+    "remap",
+    uint8_units=1,
+    family="geometry",
+    dtypes=_IMAGE_DTYPES,
+    channels=_CHANNELS,
+    accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
+    arguments={
+        "interpolation": ("INTER_LINEAR",),
+        "borderMode": _REMAP_BORDERS,
+        "maps": ("float32 x/y", "float32 xy + None", "int16 xy + uint16 (convertMaps)"),
+        "hint": ("any",),
+    },
+    notes="float maps are sampled at float32 positions (OpenCV 5); convertMaps maps use the "
+    "1/32-pixel table with 15-bit uint8 weights.",
+)
+def remap(
+    src: np.ndarray,
+    map1: Any,
+    map2: Any,
+    interpolation: int,
+    dst: Any = None,
+    borderMode: int = 0,
+    borderValue: Any = None,
+    hint: int = 0,
+) -> Any:
+    """Traceable ``cv2.remap`` with INTER_LINEAR (e.g. undistortion with precomputed maps).
+
+    Float maps: float32 lerps like OpenCV 5 (uint8 exact in tests); int16 maps from
+    cv2.convertMaps: OpenCV's 1/32-pixel table with 15-bit weights (exact).
+    """
+    no_dst("remap", dst)
+    if interpolation != cv2.INTER_LINEAR:
+        raise refuse(
+            "remap", "interpolation", constant_name(interpolation, "INTER_"), "INTER_LINEAR"
+        )
+    border = _border("remap", "borderMode", borderMode, _REMAP_BORDERS)
+    t = as_tensor("remap", src, _IMAGE_DTYPES, _CHANNELS)
+    sx, sy, tx, ty, fixed = _remap_positions("remap", map1, map2)
+    value = scalar4(0 if borderValue is None else borderValue)
+    return _out(_bilinear(t, sx, sy, tx, ty, border, value, fixed), src)
+
+
+def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
+    """Source positions of warpAffine: computed in double, sampled as float32 (OpenCV 5)."""
+    width, height = dsize
+    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    mx = (matrix[0, 0] * xs + matrix[0, 1] * ys + matrix[0, 2]).astype(np.float32)
+    my = (matrix[1, 0] * xs + matrix[1, 1] * ys + matrix[1, 2]).astype(np.float32)
+    return _remap_positions("warpAffine", mx, my)
+
+
+@replaces(
+    "warpAffine",
+    uint8_units=1,
+    family="geometry",
+    dtypes=_IMAGE_DTYPES,
+    channels=_CHANNELS,
+    accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
+    arguments={
+        "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
+        "borderMode": _REMAP_BORDERS,
+        "M": ("a constant 2x3 matrix",),
+        "hint": ("any",),
+    },
+)
+def warpAffine(
+    src: np.ndarray,
+    M: Any,
+    dsize: Any,
+    dst: Any = None,
+    flags: int = 1,
+    borderMode: int = 0,
+    borderValue: Any = None,
+    hint: int = 0,
+) -> Any:
+    """Traceable ``cv2.warpAffine`` with INTER_LINEAR and a constant matrix ``M``.
+
+    Positions in double then float32, float32 lerps rounded for uint8: exact in tests.
+    """
+    no_dst("warpAffine", dst)
+    if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
+        raise refuse(
+            "warpAffine",
+            "flags",
+            constant_name(flags, "INTER_"),
+            "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
+        )
+    if type(M) is not np.ndarray or M.shape != (2, 3):
+        raise refuse(
+            "warpAffine",
+            "M",
+            f"{type(M).__name__}{list(np.shape(M))}",
+            "a plain (untraced) 2x3 NumPy array",
+        )
+    border = _border("warpAffine", "borderMode", borderMode, _REMAP_BORDERS)
+    t = as_tensor("warpAffine", src, _IMAGE_DTYPES, _CHANNELS)
+    size = tuple_of_ints("warpAffine", "dsize", dsize)
+    if min(size) <= 0:
+        raise refuse("warpAffine", "dsize", size, "(width, height) > 0")
+    matrix = M.astype(np.float64)
+    if not flags & cv2.WARP_INVERSE_MAP:
+        matrix = cv2.invertAffineTransform(matrix)
+    sx, sy, tx, ty, fixed = _warp_positions(matrix, size)
+    value = scalar4(0 if borderValue is None else borderValue)
+    return _out(_bilinear(t, sx, sy, tx, ty, border, value, fixed), src)
