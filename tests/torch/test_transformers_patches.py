@@ -284,3 +284,40 @@ def test_model_argument_is_checked_before_anything_changes():
     with pytest.raises(TypeError, match=r"apply_patches_for_model\(model=...\)"):
         with apply_patches_for_model(patch_transformers=True, model="llama"):
             pass
+
+
+def test_patch_transformers_selects_groups_and_refuses_unknown_ones():
+    from patchport.torch import TransformersPatch
+
+    model = dynamic_llama()
+    with apply_patches_for_model(patch_transformers=[TransformersPatch.ROTARY], model=model) as d:
+        assert [p.name for p in d] == ["rotary_forward_without_state"]
+    with apply_patches_for_model(patch_transformers="attention", model=model) as d:
+        names = {p.name for p in d}
+        assert "attention_interface_for_export" in names
+        assert "rotary_forward_without_state" not in names
+        assert not any(p.target_name.startswith("transformers.cache_utils") for p in d)
+    with pytest.raises(TypeError, match=r"patch_transformers='rope'\): expected True, False"):
+        with apply_patches_for_model(patch_transformers="rope", model=model):
+            pass
+
+
+def test_failed_export_leaves_nothing_patched_and_the_model_untouched():
+    from transformers.modeling_utils import AttentionInterface
+
+    model = dynamic_llama()
+    rotary_class = type(model.model.rotary_emb)
+    forward = vars(rotary_class)["forward"]
+    attributes = dict(vars(model.model.rotary_emb))
+    with pytest.raises(Exception, match="(?s)data-dependent|GuardOnDataDependent"):
+        export(  # without the rotary patch the dynamic RoPE branch fails the export
+            model,
+            (),
+            inputs(model, 2, 5),
+            dynamic_shapes=shapes(model, False),
+            patch_transformers=["attention", "exporters"],
+        )
+    assert vars(rotary_class)["forward"] is forward
+    assert not hasattr(vars(AttentionInterface)["get_interface"], "__patchport_patch__")
+    assert vars(model.model.rotary_emb).keys() == attributes.keys()
+    assert all(vars(model.model.rotary_emb)[k] is v for k, v in attributes.items())

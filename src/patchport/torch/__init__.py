@@ -6,6 +6,7 @@ from .dynamic_shapes import use_dyn_not_str
 __all__ = [
     "ExportReport",
     "ExportResult",
+    "TransformersPatch",
     "apply_patches_for_model",
     "collect_patches",
     "export",
@@ -18,6 +19,7 @@ _LAZY = {
     "export": "export_check",
     "ExportReport": "export_check",
     "ExportResult": "export_check",
+    "TransformersPatch": "transformers_patches",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
 }

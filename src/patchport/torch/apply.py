@@ -15,7 +15,7 @@ logger = logging.getLogger("patchport")
 
 def collect_patches(
     patch_torch: bool = False,
-    patch_transformers: bool = False,
+    patch_transformers: Any = False,
     extra_patches: Iterable[PatchInfo] | None = None,
     model: Any = None,
 ) -> PatchDetails:
@@ -42,9 +42,10 @@ def collect_patches(
             else:
                 details.append(resolved)
     if patch_transformers:
-        from .transformers_patches import iter_transformers_patches
+        from .transformers_patches import iter_transformers_patches, transformers_groups
 
-        for resolved in iter_transformers_patches(model):
+        transformers_groups(patch_transformers)  # refuse a wrong value before any import
+        for resolved in iter_transformers_patches(model, patch_transformers):
             if isinstance(resolved, SkippedPatch):
                 details.skipped.append(resolved)
             else:
@@ -63,7 +64,7 @@ def torch_module_type() -> type:
 @contextmanager
 def apply_patches_for_model(
     patch_torch: bool = False,
-    patch_transformers: bool = False,
+    patch_transformers: Any = False,
     verbose: int = 0,
     model: Any = None,
     extra_patches: Iterable[PatchInfo] | None = None,
@@ -71,11 +72,13 @@ def apply_patches_for_model(
     """Apply patches for the duration of the ``with`` block and yield their PatchDetails.
 
     ``patch_torch`` applies the built-in fixes of torch's symbolic-shape handling;
-    ``patch_transformers`` the transformers ones (with ``model``, also those found from
-    the model's own modules, e.g. its rotary embedding class); ``extra_patches`` adds your
-    own :class:`PatchInfo`. With ``model``, every buffer, parameter and attribute of the
-    model that changed inside the block is put back on exit (listed in
-    ``details.model_changes``). Everything is restored on exit, exceptions included.
+    ``patch_transformers`` the transformers ones: True for all, or some
+    :class:`~patchport.torch.transformers_patches.TransformersPatch` groups (with ``model``,
+    also those found from the model's own modules, e.g. its rotary embedding class);
+    ``extra_patches`` adds your own :class:`PatchInfo`. With ``model``, every buffer,
+    parameter and attribute of the model that changed inside the block is put back on
+    exit (what changed is listed in ``details.model_changes``). Everything is restored on
+    exit, exceptions included.
     ``patch_transformers=True`` also registers transformers' ``DynamicCache`` as a pytree
     node; that registration is kept, since running the exported program needs it.
     """

@@ -68,7 +68,8 @@ class ModelState:
             for key, value in saved.attributes.items():
                 if key not in current or current[key] is not value:
                     object.__setattr__(module, key, value)
-                    changes.append(f"{name}.{key}: put back")
+                    if key not in current or not _same_value(current[key], value):
+                        changes.append(f"{name}.{key}: put back")
             changes.extend(_restore_slot(module, "_parameters", saved.parameters, name))
             changes.extend(_restore_slot(module, "_buffers", saved.buffers, name))
             with torch.no_grad():
@@ -99,6 +100,17 @@ def _restore_slot(module: torch.nn.Module, slot: str, saved: dict[str, Any], nam
 
 
 _MISSING = object()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal plain values (a dict rebuilt with the same content is no change worth a line);
+    tensors and objects without a usable ``==`` count as different."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:
+        return False
 
 
 def _is_fake(tensor: torch.Tensor) -> bool:

@@ -11,15 +11,20 @@ Everything here only builds patches; :class:`PatchDetails` applies and restores 
 
 from __future__ import annotations
 
+import enum
 import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import PatchDefinitionError
 from ..patching import PatchInfo, SkippedPatch
 from ..versions import installed_version, version_matches
 
 FAMILY = "transformers"
+
+
+_ROTARY = {"rotary_forward_without_state"}
 
 
 def _version_skip_reason(distribution: str, versions: str) -> str | None:
@@ -382,16 +387,48 @@ def exporter_patches(
     return patches, skipped
 
 
-def iter_transformers_patches(model: Any) -> Iterator[PatchInfo | SkippedPatch]:
-    """Every transformers patch for ``model`` (None: only model-independent ones)."""
+class TransformersPatch(str, enum.Enum):
+    """Groups of transformers patches; ``patch_transformers=`` takes True (all) or some."""
+
+    ATTENTION = "attention"  # one SDPA path, dense eager attention, repeat_kv without reshape
+    ROTARY = "rotary"  # stateless dynamic / longrope rotary embeddings (found from the model)
+    EXPORTERS = "exporters"  # the export patches transformers itself ships
+
+
+def transformers_groups(value: Any) -> frozenset[TransformersPatch]:
+    """``patch_transformers=`` as a set of groups; refuses anything else with the fix."""
+    if value is True:
+        return frozenset(TransformersPatch)
+    if value is False or value is None:
+        return frozenset()
+    items = [value] if isinstance(value, (str, TransformersPatch)) else value
+    try:
+        return frozenset(TransformersPatch(item) for item in items)
+    except (TypeError, ValueError):
+        valid = ", ".join(f"TransformersPatch.{g.name}" for g in TransformersPatch)
+        raise PatchDefinitionError(
+            f"apply_patches_for_model(patch_transformers={value!r}): expected True, False, or "
+            f"some of {valid} (or their names as strings)."
+        ) from None
+
+
+def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchInfo | SkippedPatch]:
+    """The transformers patches of ``groups`` for ``model`` (None: model-independent ones)."""
     from .builtin import builtin_patches
 
-    for spec in builtin_patches(FAMILY):
-        yield spec.resolve()
+    wanted = transformers_groups(groups)
+    if TransformersPatch.ATTENTION in wanted:
+        for spec in builtin_patches(FAMILY):
+            yield spec.resolve()
     if model is not None:
         patches, skipped = model_patches(model)
+        for item in (*patches, *skipped):
+            group = (
+                TransformersPatch.ROTARY if item.name in _ROTARY else TransformersPatch.ATTENTION
+            )
+            if group in wanted:
+                yield item
+    if TransformersPatch.EXPORTERS in wanted:
+        patches, skipped = exporter_patches(model)
         yield from patches
         yield from skipped
-    patches, skipped = exporter_patches(model)
-    yield from patches
-    yield from skipped
