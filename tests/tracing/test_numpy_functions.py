@@ -450,3 +450,19 @@ def test_wide_unsigned_data_is_held_exactly(dtype: type) -> None:
         return y, z, wrapped, back, total, bits.view(np.uint32) >> 3
 
     conform(fn, make((3, 4), dtype, 1, low=0, high=9))
+
+
+def test_layout_views_write_through_and_see_writes() -> None:
+    def fn(x):
+        y = x.copy()
+        flat = y.ravel()  # a view of y
+        flat[[0, 5]] = -1
+        t = y.T
+        t[0] += 100  # column 0 of y
+        mirrored = np.flip(y, 1)
+        mirrored[1, 0] = 42  # y[1, -1]
+        square = y.reshape(4, 3)
+        y[2] = 7  # seen by flat, t, mirrored and square
+        return y, flat * 1, t + 0, mirrored - 0, square + 0, y.view()[0] * 1
+
+    conform(fn, make((3, 4), np.int64, 1))

@@ -214,3 +214,19 @@ def test_tensor_views_see_later_writes_to_their_base() -> None:
         return row * 1, col + 0, y
 
     tconform(fn, X.clone())
+
+
+def test_tensor_layout_views_write_through_and_see_writes() -> None:
+    def fn(x):
+        y = x.clone()
+        y.view(-1)[[0, 5]] = -1.0
+        y.t()[0] += 100.0
+        y.unsqueeze(0)[0, 1, 2] = 5.0
+        p = y.permute(1, 0)
+        p.mul_(2.0)
+        y.T[1, 1] = 9.0
+        d = y.detach()
+        y[2] = 7.0  # seen by p and d
+        return y, p + 0, d * 1
+
+    tconform(fn, X.clone())

@@ -32,7 +32,7 @@ from .values import (
     torch_dtype,
     wrap_unsigned,
 )
-from .views import after_inplace, link_view
+from .views import after_inplace, link_view, numpy_layout_link
 
 _UFUNCS = table.UFUNCS
 _SLOW_TYPES = (TracedTensor, list, tuple)
@@ -195,7 +195,41 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         target._pp_node = node
         propagate_inplace(target)
         return target
-    return wrap_result(rec, result, node)
+    wrapped = wrap_result(rec, result, node)
+    if func in _LAYOUT_FUNCTIONS and type(wrapped) is TracedArray:
+        _link_layout(rec, func, args, kwargs, wrapped)
+    return wrapped
+
+
+# functions whose result can be a view of their first argument
+_LAYOUT_FUNCTIONS = {
+    np.reshape,
+    np.ravel,
+    np.transpose,
+    np.swapaxes,
+    np.moveaxis,
+    np.squeeze,
+    np.expand_dims,
+    np.flip,
+    np.fliplr,
+    np.flipud,
+    np.rot90,
+    np.atleast_1d,
+    np.atleast_2d,
+    np.atleast_3d,
+    np.permute_dims,
+    np.diagonal,
+    np.real,
+}
+
+
+def _link_layout(rec: Recorder, func: Callable, args: tuple, kwargs: dict, view: Any) -> None:
+    """If the result shares memory with its traced input, link it as a view."""
+    base = args[0] if args else None
+    if active_recorder(base) is not rec or type(base) is not TracedArray:
+        return
+    if np.may_share_memory(np.ndarray.view(view, np.ndarray), np.ndarray.view(base, np.ndarray)):
+        link_view(base, view, numpy_layout_link(func, args, kwargs, base))
 
 
 def _qualname(func: Callable) -> str:
@@ -390,7 +424,10 @@ def _view(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
         node = to_torch_side(rec, node, self.dtype)
         node = rec.call("view", (node, real_torch_dtype(result.dtype)), None, "call_method")
         node = to_numpy_side(rec, node, result.dtype)
-    return make_traced(rec, result, node)
+        return make_traced(rec, result, node)
+    out = make_traced(rec, result, node)
+    link_view(self, out, numpy_layout_link(np.reshape, (self, self.shape), {}, self))
+    return out
 
 
 def _fill(self: TracedArray, value: Any) -> None:

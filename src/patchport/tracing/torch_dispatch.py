@@ -26,7 +26,7 @@ from .values import (
     make_traced,
     to_numpy_side,
 )
-from .views import after_inplace, link_view
+from .views import after_inplace, link_view, torch_layout_link
 
 _DISABLE = torch._C.DisableTorchFunctionSubclass
 
@@ -214,7 +214,10 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         if not _contains_tensor(result):
             return result
         node = rec.call(getattr, (arg_of(rec, args[0]), target))
-        return _wrap(rec, result, node)
+        wrapped = _wrap(rec, result, node)
+        if type(result) is torch.Tensor and (result._is_view() or target == "data"):
+            _link_layout(rec, func, args, kwargs, wrapped)
+        return wrapped
     if not _contains_tensor(result):
         return result  # shape, dtype, size(), dim(): static metadata
     if out is not None:
@@ -233,7 +236,24 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     wrapped = _wrap(rec, result, node)
     if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
         link_view(args[0], wrapped, args[1])
+    elif type(result) is torch.Tensor and (result._is_view() or target in _ALIASING):
+        _link_layout(rec, func, args, kwargs, wrapped)
     return wrapped
+
+
+# calls that may return a tensor sharing memory without being an autograd view
+_ALIASING = {"detach", "contiguous", "view_as", "reshape_as", "expand_as", torch.detach}
+
+
+def _link_layout(rec: Recorder, func: Callable, args: tuple, kwargs: dict, view: Any) -> None:
+    """A torch view of a traced tensor (view, permute, unsqueeze...) is linked to it."""
+    base = args[0] if args else None
+    if type(base) is not TracedTensor or active_recorder(base) is not rec:
+        return
+    with _DISABLE():
+        same = view.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+    if same:
+        link_view(base, view, torch_layout_link(func, args, kwargs, base))
 
 
 def _fast_call(func: Callable, args: tuple) -> Any:
@@ -269,6 +289,8 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     out._pp_node = rec.call(plan[1], tuple(nodes), None, plan[2])
     out._pp_view_of = None
     out._pp_views = None
+    if result._is_view() or plan[1] in _ALIASING:
+        _link_layout(rec, func, args, {}, out)
     return out
 
 

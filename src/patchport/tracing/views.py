@@ -1,19 +1,76 @@
 """Aliasing between traced values: a write through a view reaches its base, and views of a
 written base see the write, as they do in NumPy and torch.
 
-Views made by basic indexing (ints, slices, ``...``, ``None``) are linked to their base.
-After an in-place write the graph is updated functionally: the base becomes
-``index_put(base, index, view)`` and every live view is re-read from its base.
+Views made by basic indexing (ints, slices, ``...``, ``None``) are linked to their base
+by the index; views made by layout functions (reshape, transpose, flip, ``Tensor.view``...)
+by a :class:`LayoutLink`, a map from each view element to its base element. After an
+in-place write the graph is updated functionally: the base becomes the base with the view
+written back, and every live view is re-read from its base.
 """
 
 from __future__ import annotations
 
 import operator
 import weakref
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
+import torch
 
 from .indexing import index_put
 from .values import TracedArray, active_recorder, arg_of
+
+
+class LayoutLink:
+    """How a layout view maps onto its base: flat base position of every view element."""
+
+    __slots__ = ("_make", "_positions")
+
+    def __init__(self, make_positions: Callable[[], np.ndarray]) -> None:
+        self._make = make_positions
+        self._positions: np.ndarray | None = None
+
+    def positions(self) -> np.ndarray:
+        """int64 array shaped like the view (computed on first need)."""
+        if self._positions is None:
+            self._positions = np.asarray(self._make(), dtype=np.int64)
+        return self._positions
+
+
+def numpy_layout_link(func: Callable, args: tuple, kwargs: dict, base: Any) -> LayoutLink:
+    """Link for ``func(base, ...)``: the same call applied to base positions gives the map."""
+
+    def make() -> np.ndarray:
+        flat = np.arange(base.size, dtype=np.int64).reshape(base.shape)
+        swapped = tuple(flat if a is base else a for a in args)
+        return func(*swapped, **kwargs)
+
+    return LayoutLink(make)
+
+
+def torch_layout_link(func: Callable, args: tuple, kwargs: dict, base: Any) -> LayoutLink:
+    """Link for a torch view op on ``base`` (its first argument)."""
+
+    def make() -> np.ndarray:
+        flat = torch.arange(base.numel(), dtype=torch.int64).reshape(tuple(base.shape))
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(flat, *args[1:], **kwargs)
+        return out.numpy()
+
+    return LayoutLink(make)
+
+
+def gather_view(base: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Read a layout view from its base (positions: flat base index per view element)."""
+    return base.reshape(-1)[positions]
+
+
+def scatter_view(base: torch.Tensor, positions: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
+    """Write a layout view's values back into a copy of its base."""
+    out = base.reshape(-1).clone()
+    out[positions.reshape(-1)] = view.reshape(-1).to(out.dtype)
+    return out.reshape(base.shape)
 
 
 def link_view(base: Any, view: Any, index: Any) -> None:
@@ -28,6 +85,9 @@ def link_view(base: Any, view: Any, index: Any) -> None:
 
 
 def _read(rec: Any, base: Any, index: Any) -> Any:
+    if type(index) is LayoutLink:
+        positions = rec.constant(index.positions(), origin="element map of a view")
+        return rec.call(gather_view, (base._pp_node, positions))
     if type(base) is TracedArray:
         from .numpy_dispatch import record_getitem
 
@@ -36,6 +96,9 @@ def _read(rec: Any, base: Any, index: Any) -> Any:
 
 
 def _write(rec: Any, base: Any, index: Any, view: Any) -> Any:
+    if type(index) is LayoutLink:
+        positions = rec.constant(index.positions(), origin="element map of a view")
+        return rec.call(scatter_view, (base._pp_node, positions, view._pp_node))
     if type(base) is TracedArray:
         from .numpy_dispatch import record_setitem
 
