@@ -122,7 +122,7 @@ def run_one(name: str, cache: bool, mode: str) -> dict:
     import torch
 
     from patchport.torch import register_cache_pytrees, use_dyn_not_str
-    from patchport.torch.export_check import export, run_checks
+    from patchport.torch.export_check import check_program, export
 
     register_cache_pytrees()  # both modes need it to pass a cache in or out
     model = build_model(name)
@@ -136,8 +136,16 @@ def run_one(name: str, cache: bool, mode: str) -> dict:
         if mode == "plain":
             shapes = use_dyn_not_str(dynamic_shapes(model, cache))
             program = torch.export.export(model, (), kwargs=traced, dynamic_shapes=shapes)
-            results = run_checks(program, model, checks, rtol=1e-4, atol=1e-4)
-            row["narrowings"] = None
+            report = check_program(
+                program,
+                model,
+                (),
+                traced,
+                dynamic_shapes=dynamic_shapes(model, cache),
+                check_shapes=checks,
+            )
+            results = report.shape_checks
+            row["narrowings"] = [n.text for n in report.narrowings]
         else:
             program, report = export(
                 model, (), traced, dynamic_shapes=dynamic_shapes(model, cache), check_shapes=checks
@@ -192,15 +200,16 @@ def main() -> None:
 
 
 def _line(row: dict) -> str:
-    head = f"{row['model']:<20} cache={int(row['cache'])} {row['mode']:<9}"
+    head = f"{row['model']:<19} cache={int(row['cache'])} {row['mode']:<9}"
     if not row.get("exported"):
         return f"{head} export FAILED: {row.get('error', '')[:160]}"
     marks = " ".join("ok" if c["ok"] else "X" for c in row["checks"])
     text = f"{head} exported {row['seconds']:>5}s  shapes: {marks}"
-    bad = [c for c in row["checks"] if not c["ok"]]
+    bad = [(shape, c) for shape, c in zip(NEW_SHAPES, row["checks"]) if not c["ok"]]
     if bad:
-        first = bad[0]
-        text += f"  first failure {first['label']}: {first['error'] or 'mismatch'}"[:220]
+        shape, first = bad[0]
+        problem = first["error"] or f"mismatch, max|diff| {first['diff']:.1e}"
+        text += f"  first failure (batch, seq, past)={shape}: {problem[:90]}"
     if row.get("narrowings"):
         text += f"  narrowed: {'; '.join(row['narrowings'])}"
     return text

@@ -96,6 +96,24 @@ def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
     assert general.narrowings == [] and general.is_general, general.to_text()
 
 
+def test_check_program_reports_on_a_plain_torch_export():
+    from patchport.torch import check_program
+
+    x = torch.randn(4, 2)
+    dims = torch.export.Dim.DYNAMIC
+    program = torch.export.export(CapsBatch(), (x,), dynamic_shapes=({0: dims, 1: dims},))
+    report = check_program(
+        program,
+        CapsBatch(),
+        (x,),
+        dynamic_shapes=({0: "batch", 1: "width"},),
+        check_shapes=[(torch.randn(3, 1),)],
+    )
+    texts = [n.text for n in report.narrowings]
+    assert "batch must be <= 12" in texts and "batch must be >= 2" in texts
+    assert report.patches.n_patches == 0 and report.shape_checks[0].ok
+
+
 def test_output_comparison_catches_a_wrong_value():
     ok, worst, problem = _compare({"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4)
     assert not ok and worst == pytest.approx(1e-2) and problem is None

@@ -227,22 +227,44 @@ def test_gemma2_sliding_window_cache_exports_past_the_window():
     assert all(check.ok for check in report.shape_checks), report.to_text()
     exercised = {p.target_name for p in report.patches.exercised()}
     assert "transformers.cache_utils.DynamicSlidingWindowLayer.update" in exercised
+    assert "sliding-window cache layers were traced as full layers" in report.to_text()
 
 
 def test_export_leaves_the_eager_model_exactly_as_it_was():
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    dims = torch.export.Dim.DYNAMIC
+    plain_shapes = {
+        "input_ids": {0: dims, 1: dims},
+        "attention_mask": {0: dims, 1: dims},
+        "use_cache": None,
+    }
+    reference = longrope_phi3()
+    probe = inputs(reference, 1, 20)
+    with torch.no_grad():
+        expected = reference(**probe).logits
+    # the problem: plain torch.export leaves a fake tensor on a fresh longrope model
+    plain = longrope_phi3()
+    torch.export.export(plain, (), kwargs=inputs(plain, 2, 5), dynamic_shapes=plain_shapes)
+    assert isinstance(plain.model.rotary_emb.long_inv_freq, FakeTensor)
+    # apply_patches_for_model(model=...) alone puts the model back
+    guarded = longrope_phi3()
+    with apply_patches_for_model(model=guarded) as details:
+        torch.export.export(guarded, (), kwargs=inputs(guarded, 2, 5), dynamic_shapes=plain_shapes)
+    assert not hasattr(guarded.model.rotary_emb, "long_inv_freq")
+    assert any("long_inv_freq: removed" in change for change in details.model_changes)
+    # patchport.torch.export: nothing left behind, eager unchanged, a second export works
     model = longrope_phi3()
     rotary = model.model.rotary_emb
-    probe = inputs(model, 1, 20)
-    with torch.no_grad():
-        before = model(**probe).logits
-    saved = {k: v.clone() for k, v in rotary._buffers.items()}
     attributes = set(vars(rotary))
-    for _ in range(2):  # a second export works too
+    buffers = {k: v.clone() for k, v in rotary._buffers.items()}
+    for _ in range(2):
         export(model, (), inputs(model, 2, 5), dynamic_shapes=shapes(model, False))
-        assert set(vars(rotary)) == attributes  # no long_inv_freq left behind
-        assert all(torch.equal(rotary._buffers[k], v) for k, v in saved.items())
+        assert set(vars(rotary)) == attributes
+        assert all(torch.equal(rotary._buffers[k], v) for k, v in buffers.items())
         with torch.no_grad():
-            assert torch.equal(model(**probe).logits, before)
+            assert torch.equal(model(**probe).logits, expected)
+        del rotary.long_inv_freq  # set by the eager call just above, like any eager run
 
 
 def test_model_state_puts_back_buffers_attributes_and_contents():

@@ -8,6 +8,7 @@ __all__ = [
     "ExportResult",
     "TransformersPatch",
     "apply_patches_for_model",
+    "check_program",
     "collect_patches",
     "export",
     "make_dynamic_cache",
@@ -17,6 +18,7 @@ __all__ = [
 
 _LAZY = {
     "export": "export_check",
+    "check_program": "export_check",
     "ExportReport": "export_check",
     "ExportResult": "export_check",
     "TransformersPatch": "transformers_patches",

@@ -56,6 +56,7 @@ class ExportReport:
     relations: list[str]
     shape_checks: list[ShapeCheck] = field(default_factory=list)
     backed_size_oblivious: bool = True
+    notes: list[str] = field(default_factory=list)
 
     @property
     def is_general(self) -> bool:
@@ -81,6 +82,7 @@ class ExportReport:
             diff = "" if check.max_abs_diff is None else f" max|diff|={check.max_abs_diff:.2e}"
             error = "" if check.error is None else f": {check.error}"
             rows.append(f"check {check.label}: {verdict}{diff}{error}")
+        rows += [f"note: {note}" for note in self.notes]
         rows.append(f"general: {'yes' if self.is_general else 'no'}")
         return "\n".join(rows)
 
@@ -489,6 +491,50 @@ def run_checks(
     return checks
 
 
+def check_program(
+    program: Any,
+    model: torch.nn.Module,
+    args: tuple = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    check_shapes: Sequence[Any] | None = None,
+    patches: PatchDetails | None = None,
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+) -> ExportReport:
+    """The generality report of any exported program (made by patchport or not).
+
+    ``args``/``kwargs``/``dynamic_shapes`` are those the program was exported with
+    (strings naming dimensions allowed); ``check_shapes`` new inputs to compare with eager.
+    """
+    kwargs = {} if kwargs is None else kwargs
+    _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    marked = _name_dims(dynamic_shapes)[0] if dynamic_shapes is not None else None
+    dims = _requested_dimensions(model, args, kwargs, marked, program) if marked else []
+    requested, narrowings, relations = _analyse(dims, program)
+    report = ExportReport(
+        patches if patches is not None else PatchDetails(), requested, narrowings, relations
+    )
+    report.notes = _notes(report.patches)
+    if check_shapes:
+        report.shape_checks = run_checks(program, model, check_shapes, rtol, atol)
+    return report
+
+
+def _notes(patches: PatchDetails) -> list[str]:
+    """What a user of the program must know because of a patch that shaped it."""
+    notes = []
+    if any("DynamicSlidingWindowLayer" in p.target_name for p in patches.exercised()):
+        notes.append(
+            "sliding-window cache layers were traced as full layers (transformers' own export "
+            "patch): give the program the whole past in every layer, e.g. "
+            "make_dynamic_cache(..., full_sliding_layers=True); a cache cropped to the window "
+            "would shift the positions"
+        )
+    return notes
+
+
 def export(
     model: torch.nn.Module,
     args: tuple = (),
@@ -496,7 +542,7 @@ def export(
     *,
     dynamic_shapes: Any = None,
     patch_torch: bool = True,
-    patch_transformers: bool = True,
+    patch_transformers: Any = True,
     backed_size_oblivious: bool = True,
     check_shapes: Sequence[Any] | None = None,
     strict: bool = False,
@@ -513,7 +559,7 @@ def export(
     """
     kwargs = {} if kwargs is None else kwargs
     _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
-    marked, plain = _name_dims(dynamic_shapes) if dynamic_shapes is not None else (None, None)
+    plain = _name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
     with (
         torch.fx.experimental._config.patch(backed_size_oblivious=backed_size_oblivious),
         apply_patches_for_model(
@@ -526,9 +572,16 @@ def export(
         program = torch.export.export(
             model, args, kwargs=kwargs, dynamic_shapes=plain, strict=strict
         )
-    dims = _requested_dimensions(model, args, kwargs, marked, program) if marked else []
-    requested, narrowings, relations = _analyse(dims, program)
-    report = ExportReport(details, requested, narrowings, relations, [], backed_size_oblivious)
-    if check_shapes:
-        report.shape_checks = run_checks(program, model, check_shapes, rtol, atol)
+    report = check_program(
+        program,
+        model,
+        args,
+        kwargs,
+        dynamic_shapes=dynamic_shapes,
+        check_shapes=check_shapes,
+        patches=details,
+        rtol=rtol,
+        atol=atol,
+    )
+    report.backed_size_oblivious = backed_size_oblivious
     return ExportResult(program, report)
