@@ -151,7 +151,18 @@ def contains_traced(args: tuple, kwargs: dict | None = None) -> bool:
     """True when traced data of an active recorder is in args/kwargs (tuples, lists, dicts)."""
     if not _ACTIVE_COUNT[0]:
         return False
-    return _find_in(args) is not None or (bool(kwargs) and _find_in(kwargs) is not None)
+    for value in args:  # flat fast path: most calls pass arrays and numbers
+        if type(value) not in _LEAVES:
+            return _find_in(args) is not None or (bool(kwargs) and _find_in(kwargs) is not None)
+    if kwargs:
+        for value in kwargs.values():
+            if type(value) not in _LEAVES:
+                return _find_in(kwargs) is not None
+    return False
+
+
+# types that can neither be traced nor hold traced values
+_LEAVES = {np.ndarray, torch.Tensor, int, float, bool, str, bytes, type(None), complex}
 
 
 def find_recorder(*structures: Any) -> Recorder | None:
