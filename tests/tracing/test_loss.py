@@ -235,3 +235,15 @@ def test_interop_keeps_trace_and_restores() -> None:
     np.testing.assert_allclose(got[1].numpy(), fresh[:, ::-1].astype(np.float32) / 2)
     assert got[1].dtype == torch.float32
     np.testing.assert_array_equal(got[2].numpy(), fresh + fresh)
+
+
+def test_unrecorded_view_of_traced_data_warns_when_used(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    from numpy.lib.stride_tricks import as_strided
+
+    window = as_strided(x, shape=(2, 2), strides=x.strides, subok=True)  # numpy internals
+    with pytest.warns(TraceLossWarning, match="unrecorded view"):
+        out = window + x[:2, :2]
+    finish(rec, out)
+    (const,) = rec.constants()
+    assert "without being recorded" in const.origin

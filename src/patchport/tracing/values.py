@@ -244,6 +244,10 @@ def arg_of(rec: Recorder, value: Any) -> Any:
     if kind in _TRACED_TYPES:
         if value._pp_rec is rec and value._pp_node is not None:
             return value._pp_node
+        if value._pp_node is None and value._pp_rec is rec:
+            from .loss import report_loss
+
+            report_loss(rec, "an array derived from traced data by an unrecorded view")
         return rec.constant(plain(value), origin=_foreign_origin(rec, value))
     if isinstance(value, (np.ndarray, torch.Tensor)):
         return rec.constant(value)
