@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .values import (
+    NP_TO_TORCH,
     TracedArray,
     TracedTensor,
     active_recorder,
@@ -77,11 +78,18 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
     rec = active_recorder(data)
     original = _ORIGINALS["torch.tensor"]
     if rec is None:
-        if find_recorder(data) is not None:
+        rec = find_recorder(data) if isinstance(data, (list, tuple)) else None
+        if rec is None:
+            return original(data, *args, **kwargs)
+        with torch._C.DisableTorchFunctionSubclass():
+            result = original(_eager_tree(data), *args, **kwargs)
+        node = _stack_tree(rec, data, result.dtype, numpy_side=False)
+        if node is None:
             from .loss import report_loss
 
-            report_loss(find_recorder(data), "torch.tensor() of a list holding traced values")
-        return original(data, *args, **kwargs)
+            report_loss(rec, "torch.tensor() of a list holding traced values")
+            return result
+        return make_traced(rec, result, node)
     with torch._C.DisableTorchFunctionSubclass():
         result = original(plain(data), *args, **kwargs)
     return _traced_to_tensor(rec, data, result)
@@ -93,11 +101,19 @@ def _numpy_entry(name: str) -> Callable:
     def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
         rec = active_recorder(a)
         if rec is None:
-            if isinstance(a, (list, tuple)) and find_recorder(a) is not None:
+            rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
+            if rec is None:
+                return original(a, *args, **kwargs)
+            result = original(_eager_tree(a), *args, **kwargs)
+            node = None
+            if isinstance(result, np.ndarray) and result.dtype in NP_TO_TORCH:
+                node = _stack_tree(rec, a, torch_dtype(result.dtype), numpy_side=True)
+            if node is None:
                 from .loss import report_loss
 
-                report_loss(find_recorder(a), f"{name}() of a list holding traced values")
-            return original(a, *args, **kwargs)
+                report_loss(rec, f"{name}() of a list holding traced values")
+                return result
+            return make_traced(rec, result, node)
         data = np.ndarray.view(a, np.ndarray) if type(a) is TracedArray else _tensor_numpy(a)
         result = original(data, *args, **kwargs)
         if not isinstance(result, np.ndarray):
@@ -117,6 +133,43 @@ def _numpy_entry(name: str) -> Callable:
     replacement.__name__ = name.split(".")[-1]
     replacement.__doc__ = f"``{name}`` that keeps traced arrays and tensors traced."
     return replacement
+
+
+def _eager_tree(data: Any) -> Any:
+    """Plain data of a nested list; traced NumPy scalars become NumPy scalars again."""
+    if isinstance(data, (list, tuple)):
+        return type(data)(_eager_tree(item) for item in data)
+    if type(data) is TracedArray and data._pp_scalar:
+        return np.ndarray.view(data, np.ndarray)[()]
+    return plain(data)
+
+
+def _stack_tree(rec: Any, data: Any, dtype: torch.dtype, numpy_side: bool) -> Any:
+    """Graph node building nested lists of traced values and numbers by stacking; or None."""
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return None
+        nodes = [_stack_tree(rec, item, dtype, numpy_side) for item in data]
+        if any(n is None for n in nodes):
+            return None
+        return rec.call(torch.stack, (nodes, 0))
+    if type(data) is TracedArray and active_recorder(data) is rec:
+        node, have = data._pp_node, torch_dtype(data.dtype)
+        if not numpy_side:
+            node, have = to_torch_side(rec, node, data.dtype), real_torch_dtype(data.dtype)
+    elif type(data) is TracedTensor and active_recorder(data) is rec:
+        node, have = data._pp_node, data.dtype
+    elif isinstance(data, (np.ndarray, torch.Tensor)):
+        node = rec.constant(plain(data))
+        have = data.dtype if isinstance(data, torch.Tensor) else torch_dtype(data.dtype)
+        if isinstance(data, np.ndarray) and not numpy_side:
+            node, have = to_torch_side(rec, node, data.dtype), real_torch_dtype(data.dtype)
+    elif isinstance(data, (int, float, bool, np.generic)):
+        value = data.item() if isinstance(data, np.generic) else data
+        return rec.call(torch.full, ((), value), {"dtype": dtype})
+    else:
+        return None
+    return node if have == dtype else rec.cast(node, dtype)
 
 
 def _tensor_numpy(t: TracedTensor) -> np.ndarray:
