@@ -1,0 +1,50 @@
+"""Interop replacements: NumPy <-> torch conversions keep traced data traced."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from patchport.tracing import Recorder, finish, interop_patches, trace_input
+
+
+def test_interop_keeps_trace_and_restores() -> None:
+    originals = (torch.from_numpy, torch.as_tensor, torch.tensor, np.asarray, np.array)
+    rec = Recorder("interop", strict=True)
+    x = trace_input(rec, "x", np.arange(6, dtype=np.uint8).reshape(2, 3))
+    with interop_patches():
+        t = torch.from_numpy(x).flip((-1,))
+        a = t.numpy()
+        b = np.asarray(torch.as_tensor(a, dtype=torch.float32)) / 2
+        c = np.array(torch.tensor(x)) + np.ascontiguousarray(x.T).T
+        plain = np.asarray([1, 2, 3])
+    assert (torch.from_numpy, torch.as_tensor, torch.tensor, np.asarray, np.array) == originals
+    assert type(plain) is np.ndarray
+    gm = finish(rec, (a, b, c))
+    fresh = np.random.default_rng(3).integers(0, 200, (2, 3)).astype(np.uint8)
+    got = gm(torch.from_numpy(fresh))
+    np.testing.assert_array_equal(got[0].numpy(), fresh[:, ::-1])
+    np.testing.assert_allclose(got[1].numpy(), fresh[:, ::-1].astype(np.float32) / 2)
+    assert got[1].dtype == torch.float32
+    np.testing.assert_array_equal(got[2].numpy(), fresh + fresh)
+
+
+def test_lists_of_traced_values_are_stacked_by_the_interop_patches() -> None:
+    rec = Recorder("lists", strict=True)
+    x = trace_input(rec, "x", np.linspace(0.0, 1.0, 6).reshape(2, 3))
+    t = trace_input(rec, "t", torch.arange(3, dtype=torch.int64))
+    with interop_patches():
+        stats = np.array([x.mean(), x.max(), 2.0])  # NumPy scalars of the trace
+        rows = np.asarray([x[0], [5.0, 6.0, 7.0]], dtype=np.float32)
+        mixed = torch.tensor([t.sum(), 4])  # a 0-d traced tensor and a number
+        back = torch.tensor([[x[1, 0], 1.0]])
+    gm = finish(rec, (stats, rows, mixed, back))
+    fresh_x = np.linspace(2.0, 5.0, 6).reshape(2, 3)
+    fresh_t = torch.tensor([4, 5, 6])
+    got = gm(torch.from_numpy(fresh_x), fresh_t)
+    np.testing.assert_allclose(got[0].numpy(), [fresh_x.mean(), fresh_x.max(), 2.0])
+    assert got[1].dtype == torch.float32 and got[1][1].tolist() == [5.0, 6.0, 7.0]
+    np.testing.assert_allclose(got[1][0].numpy(), fresh_x[0].astype(np.float32))
+    assert got[2].tolist() == [15, 4] and got[2].dtype == torch.int64
+    untraced = torch.tensor([[fresh_x[1, 0], 1.0]])  # a NumPy float64 scalar: float64
+    assert got[3].dtype == untraced.dtype == torch.float64 and torch.equal(got[3], untraced)
