@@ -107,7 +107,10 @@ def _wants_stateless_rope(module: Any) -> bool:
 def _build_stateless_rope(forward: Any) -> Callable[..., Any] | None:
     from .builtin.transformers_rope import decorated_rope_body, make_stateless_rotary_forward
 
-    body = decorated_rope_body(forward)
+    try:
+        body = decorated_rope_body(forward)
+    except ImportError:  # a transformers without dynamic_rope_update: nothing to recognize
+        return None
     return None if body is None else make_stateless_rotary_forward(body)
 
 
