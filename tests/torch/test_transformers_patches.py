@@ -18,8 +18,10 @@ from patchport.torch.model_state import ModelState  # noqa: E402
 from patchport.torch.transformers_patches import (  # noqa: E402
     EXPORTER_PATCHES_NOT_APPLIED,
     MODULE_PATCHES,
+    FunctionPatch,
     ModulePatch,
     exporter_patches,
+    function_patches,
     model_patches,
 )
 
@@ -197,6 +199,15 @@ def test_patch_whose_target_is_missing_in_installed_transformers_is_skipped():
     old = ModulePatch(**{**MODULE_PATCHES[0].__dict__, "versions": ">=9.0"})
     patches, skipped = old.resolve_for(dynamic_llama())
     assert patches == [] and "written for transformers>=9.0" in skipped[0].reason
+    gone = FunctionPatch(
+        **{**function_patches()[0].__dict__, "reference": "transformers.models.llama.gone"}
+    )
+    patches, skipped = gone.resolve_for(dynamic_llama())
+    assert patches == [] and "reference transformers.models.llama.gone not found" in (
+        skipped[0].reason
+    )
+    patches, skipped = exporter_patches(backend="no_such_backend")
+    assert patches == [] and "ships no exporter patch registry" in skipped[0].reason
 
 
 def test_transformers_own_export_patches_are_listed_diffed_and_restored():
@@ -245,11 +256,15 @@ def test_export_leaves_the_eager_model_exactly_as_it_was():
         expected = reference(**probe).logits
     # the problem: plain torch.export leaves a fake tensor on a fresh longrope model
     plain = longrope_phi3()
-    torch.export.export(plain, (), kwargs=inputs(plain, 2, 5), dynamic_shapes=plain_shapes)
+    with pytest.warns(UserWarning, match="long_inv_freq was assigned during export"):
+        torch.export.export(plain, (), kwargs=inputs(plain, 2, 5), dynamic_shapes=plain_shapes)
     assert isinstance(plain.model.rotary_emb.long_inv_freq, FakeTensor)
     # apply_patches_for_model(model=...) alone puts the model back
     guarded = longrope_phi3()
-    with apply_patches_for_model(model=guarded) as details:
+    with (
+        pytest.warns(UserWarning, match="long_inv_freq was assigned during export"),
+        apply_patches_for_model(model=guarded) as details,
+    ):
         torch.export.export(guarded, (), kwargs=inputs(guarded, 2, 5), dynamic_shapes=plain_shapes)
     assert not hasattr(guarded.model.rotary_emb, "long_inv_freq")
     assert any("long_inv_freq: removed" in change for change in details.model_changes)
