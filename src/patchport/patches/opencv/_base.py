@@ -137,11 +137,11 @@ def as_tensor(
     return tensor if src.ndim == 3 else tensor.unsqueeze(-1)
 
 
-def to_numpy(result: torch.Tensor, squeeze: bool) -> np.ndarray:
-    """The (H, W, C) result as the array OpenCV would return ((H, W) for one channel)."""
-    if squeeze:
+def to_numpy(result: torch.Tensor) -> np.ndarray:
+    """An (H, W, C) result as a fresh array shaped like OpenCV's: (H, W) when C is 1."""
+    if result.ndim == 3 and result.shape[2] == 1:
         result = result.squeeze(-1)
-    return result.contiguous().numpy()
+    return result.clone(memory_format=torch.contiguous_format).numpy()
 
 
 def saturate(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -11,14 +11,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, saturate, scalar4
+from ._base import (
+    as_tensor,
+    constant_name,
+    cv2,
+    no_dst,
+    refuse,
+    replaces,
+    saturate,
+    scalar4,
+    to_numpy,
+)
 
 _DTYPES = ("uint8", "float32")
 _CHANNELS = (1, 2, 3, 4)
-
-
-def _result(t: torch.Tensor, src: np.ndarray) -> np.ndarray:
-    return (t.squeeze(-1) if src.ndim == 2 else t).contiguous().numpy()
 
 
 def _threshold_types() -> dict[int, str]:
@@ -66,8 +72,8 @@ def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any
                     fill = top if level >= 255 else 0
                 else:
                     fill = 0
-                return retval, _result(torch.full_like(t, fill), src)
-            return retval, _result(t.clone(), src)
+                return retval, to_numpy(torch.full_like(t, fill))
+            return retval, to_numpy(t.clone())
         above = t > level
         high = torch.full_like(t, top)
     else:
@@ -85,7 +91,7 @@ def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any
         out = torch.where(above, t, zero)
     else:
         out = torch.where(above, zero, t)
-    return retval, _result(out, src)
+    return retval, to_numpy(out)
 
 
 def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Tensor:
@@ -123,7 +129,7 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     t = as_tensor("inRange", src, _DTYPES, _CHANNELS)
     low, high = _bound("lowerb", lowerb, t, src), _bound("upperb", upperb, t, src)
     inside = torch.all((t >= low) & (t <= high), dim=-1)
-    return torch.where(inside, 255, 0).to(torch.uint8).contiguous().numpy()
+    return to_numpy(torch.where(inside, 255, 0).to(torch.uint8))
 
 
 @replaces(
@@ -162,9 +168,9 @@ def addWeighted(
         f32 = np.float32
         inner = (b.to(torch.float64) * float(f32(beta)) + float(f32(gamma))).to(torch.float32)
         total = a.to(torch.float64) * float(f32(alpha)) + inner.to(torch.float64)
-        return _result(saturate(total.to(torch.float32), torch.uint8), src1)
+        return to_numpy(saturate(total.to(torch.float32), torch.uint8))
     total = a.to(torch.float64) * float(alpha) + b.to(torch.float64) * float(beta) + float(gamma)
-    return _result(total.to(torch.float32), src1)
+    return to_numpy(total.to(torch.float32))
 
 
 @replaces(
@@ -179,7 +185,7 @@ def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: fl
     no_dst("convertScaleAbs", dst)
     t = as_tensor("convertScaleAbs", src, ("uint8", "int16", "float32"), _CHANNELS)
     value = t.to(torch.float32) * np.float32(alpha) + np.float32(beta)
-    return _result(saturate(torch.abs(value), torch.uint8), src)
+    return to_numpy(saturate(torch.abs(value), torch.uint8))
 
 
 def _norm_types() -> dict[int, str]:
@@ -229,24 +235,25 @@ def normalize(
         raise refuse("normalize", "dtype", dtype, "-1, CV_8U, CV_32F")
     out_dtype = out_types[dtype]
     values = t.to(torch.float64)
+    flat = values.reshape(-1)  # reductions over one explicit dim export everywhere
     eps = float(np.finfo(np.float64).eps)
     kind = kinds[norm_type]
     if kind == "NORM_MINMAX":
         low, high = min(float(alpha), float(beta)), max(float(alpha), float(beta))
-        smin, smax = torch.amin(values), torch.amax(values)
+        smin, smax = torch.amin(flat, dim=0), torch.amax(flat, dim=0)
         span = smax - smin
         scale = torch.where(span > eps, (high - low) / torch.where(span > eps, span, 1.0), 0.0)
         shift = low - smin * scale
     else:
         if kind == "NORM_L2":
-            norm = torch.sqrt(torch.sum(values * values))
+            norm = torch.sqrt(torch.sum(flat * flat, dim=0))
         elif kind == "NORM_L1":
-            norm = torch.sum(torch.abs(values))
+            norm = torch.sum(torch.abs(flat), dim=0)
         else:
-            norm = torch.amax(torch.abs(values))
+            norm = torch.amax(torch.abs(flat), dim=0)
         scale = torch.where(norm > eps, float(alpha) / torch.where(norm > eps, norm, 1.0), 0.0)
         shift = torch.zeros_like(scale)
     if out_dtype == torch.uint8:
         scaled = t.to(torch.float32) * scale.to(torch.float32) + shift.to(torch.float32)
-        return _result(saturate(scaled, torch.uint8), src)
-    return _result((values * scale + shift).to(torch.float32), src)
+        return to_numpy(saturate(scaled, torch.uint8))
+    return to_numpy((values * scale + shift).to(torch.float32))

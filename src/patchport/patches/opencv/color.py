@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces
+from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 
 # code -> (input channels, output channel recipe); recipes name what each code computes
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
@@ -145,13 +145,13 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
             if cn_in == 4 and cn_out == 4:
                 out = torch.cat([out, t[..., 3:]], dim=-1)
         elif kind == _GRAY:
-            return _gray(b, g, r).squeeze(-1).contiguous().numpy()
+            return to_numpy(_gray(b, g, r))
         else:
             out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
     if cn_out == 4 and not (kind == _SWAP and cn_in == 4):
         alpha = 255 if t.dtype == torch.uint8 else 1.0
         out = torch.cat([out, torch.full_like(out[..., :1], alpha)], dim=-1)
-    return out.contiguous().numpy()
+    return to_numpy(out)
 
 
 def supported_codes() -> list[str]:

@@ -12,7 +12,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._base import as_tensor, constant_name, cv2, no_dst, pad, refuse, replaces, tuple_of_ints
+from ._base import (
+    as_tensor,
+    constant_name,
+    cv2,
+    no_dst,
+    pad,
+    refuse,
+    replaces,
+    to_numpy,
+    tuple_of_ints,
+)
 
 _SMALL_KERNELS = {
     1: [1.0],
@@ -134,7 +144,7 @@ def GaussianBlur(
         out = torch.clamp(torch.floor((sums + 32768.0) / 65536.0), 0, 255).to(torch.uint8)
     else:
         out = _separable(t, kx.astype(np.float32), ky.astype(np.float32), anchor, border)
-    return out.squeeze(-1).contiguous().numpy() if src.ndim == 2 else out.contiguous().numpy()
+    return to_numpy(out)
 
 
 def _box(
@@ -165,7 +175,7 @@ def _box(
         sums = sums * np.float32(1.0 / (width * height))
     if out_dtype == torch.uint8:
         sums = torch.clamp(torch.floor(sums + 0.5), 0, 255).to(torch.uint8)
-    return sums.squeeze(-1).contiguous().numpy() if src.ndim == 2 else sums.contiguous().numpy()
+    return to_numpy(sums)
 
 
 @replaces(

@@ -22,19 +22,13 @@ from ._base import (
     replaces,
     saturate,
     scalar4,
+    to_numpy,
     tuple_of_ints,
 )
 
 _ANY_DTYPES = ("uint8", "int8", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
 _IMAGE_DTYPES = ("uint8", "float32")
-
-
-def _out(t: torch.Tensor, src: np.ndarray) -> np.ndarray:
-    """A fresh contiguous array shaped like OpenCV's result (2-D for 2-D one-channel input)."""
-    if src.ndim == 2:
-        t = t.squeeze(-1)
-    return t.clone(memory_format=torch.contiguous_format).numpy()
 
 
 @replaces(
@@ -50,7 +44,7 @@ def flip(src: np.ndarray, flipCode: int, dst: Any = None) -> Any:
     no_dst("flip", dst)
     t = as_tensor("flip", src, _ANY_DTYPES, _CHANNELS)
     dims = (0,) if flipCode == 0 else (1,) if flipCode > 0 else (0, 1)
-    return _out(torch.flip(t, dims), src)
+    return to_numpy(torch.flip(t, dims))
 
 
 def _rotate_codes() -> dict[int, int]:
@@ -77,7 +71,7 @@ def rotate(src: np.ndarray, rotateCode: int, dst: Any = None) -> Any:
             "ROTATE_90_CLOCKWISE, ROTATE_180, ROTATE_90_COUNTERCLOCKWISE",
         )
     t = as_tensor("rotate", src, _ANY_DTYPES, _CHANNELS)
-    return _out(torch.rot90(t, turns[rotateCode], dims=(0, 1)), src)
+    return to_numpy(torch.rot90(t, turns[rotateCode], dims=(0, 1)))
 
 
 @replaces(
@@ -91,7 +85,7 @@ def transpose(src: np.ndarray, dst: Any = None) -> Any:
     """Traceable ``cv2.transpose``: swaps rows and columns (exact)."""
     no_dst("transpose", dst)
     t = as_tensor("transpose", src, _ANY_DTYPES, _CHANNELS)
-    return _out(t.transpose(0, 1), src)
+    return to_numpy(t.transpose(0, 1))
 
 
 _BORDER_NAMES = {
@@ -145,7 +139,7 @@ def copyMakeBorder(
         raise refuse("copyMakeBorder", "top/bottom/left/right", sizes, "sizes >= 0")
     t = as_tensor("copyMakeBorder", src, _ANY_DTYPES, _CHANNELS)
     fill = scalar4(0 if value is None else value)
-    return _out(pad(t, *sizes, border, fill), src)
+    return to_numpy(pad(t, *sizes, border, fill))
 
 
 # -- resize ------------------------------------------------------------------------------
@@ -303,6 +297,8 @@ def resize(
             repr(dsize),
             "(width, height) > 0, or None/(0, 0) with fx > 0 and fy > 0",
         )
+    if size == (src_w, src_h):  # OpenCV copies the image when the size does not change
+        return to_numpy(t.clone())
     scales = (1.0 / inv_x, 1.0 / inv_y)
     name = modes[interpolation]
     if name == "INTER_NEAREST":
@@ -312,7 +308,7 @@ def resize(
     else:
         area = name == "INTER_AREA"
         out = _resize_linear(t, size, scales, (area, area))
-    return _out(out, src)
+    return to_numpy(out)
 
 
 # -- remap and warpAffine ------------------------------------------------------------------
@@ -413,7 +409,7 @@ def _remap_positions(function: str, map1: Any, map2: Any):
         frac = torch.from_numpy(map2.astype(np.int64)) % (_TAB * _TAB)
         ty = torch.div(frac, _TAB, rounding_mode="floor")
         tx = (frac - ty * _TAB).to(torch.float32)
-        return m[..., 0], m[..., 1], tx, ty.to(torch.float32), True
+        return m[..., 0], m[..., 1], tx, ty.to(torch.float32)
     else:
         raise refuse(
             function,
@@ -423,8 +419,28 @@ def _remap_positions(function: str, map1: Any, map2: Any):
             "float32 (H, W) x and y maps, a float32 (H, W, 2) map with map2=None, or "
             "int16 (H, W, 2) + uint16 (H, W) maps from cv2.convertMaps",
         )
-    sx, sy = torch.floor(xs), torch.floor(ys)
-    return sx.to(torch.int64), sy.to(torch.int64), xs - sx, ys - sy, False
+    return xs, ys
+
+
+def _sample(
+    t: torch.Tensor, positions: tuple[torch.Tensor, ...], border: int, value: tuple[float, ...]
+) -> torch.Tensor:
+    """Bilinear sampling as OpenCV 5 does it: float positions of 1-, 3- and 4-channel images
+    with float32 lerps; fixed-point maps, and float positions of 2-channel images (OpenCV's
+    older path), with positions rounded to 1/32 pixel and the weight table."""
+    if len(positions) == 4:
+        return _bilinear(t, *positions, border, value, True)
+    xs, ys = positions
+    if t.shape[2] != 2:
+        sx, sy = torch.floor(xs), torch.floor(ys)
+        fx, fy = xs - sx, ys - sy
+        return _bilinear(t, sx.to(torch.int64), sy.to(torch.int64), fx, fy, border, value, False)
+    limit = float(2**31 - 1)
+    x = torch.clamp(torch.round(xs * float(_TAB)), -limit, limit)
+    y = torch.clamp(torch.round(ys * float(_TAB)), -limit, limit)
+    qx, qy = torch.floor(x / _TAB), torch.floor(y / _TAB)
+    fx, fy = x - qx * _TAB, y - qy * _TAB
+    return _bilinear(t, qx.to(torch.int64), qy.to(torch.int64), fx, fy, border, value, True)
 
 
 @replaces(
@@ -440,8 +456,9 @@ def _remap_positions(function: str, map1: Any, map2: Any):
         "maps": ("float32 x/y", "float32 xy + None", "int16 xy + uint16 (convertMaps)"),
         "hint": ("any",),
     },
-    notes="float maps are sampled at float32 positions (OpenCV 5); convertMaps maps use the "
-    "1/32-pixel table with 15-bit uint8 weights.",
+    notes="float maps are sampled at float32 positions like OpenCV 5 (1-, 3-, 4-channel "
+    "images); convertMaps maps and 2-channel images use OpenCV's 1/32-pixel table with 15-bit "
+    "uint8 weights.",
 )
 def remap(
     src: np.ndarray,
@@ -465,9 +482,9 @@ def remap(
         )
     border = _border("remap", "borderMode", borderMode, _REMAP_BORDERS)
     t = as_tensor("remap", src, _IMAGE_DTYPES, _CHANNELS)
-    sx, sy, tx, ty, fixed = _remap_positions("remap", map1, map2)
+    positions = _remap_positions("remap", map1, map2)
     value = scalar4(0 if borderValue is None else borderValue)
-    return _out(_bilinear(t, sx, sy, tx, ty, border, value, fixed), src)
+    return to_numpy(_sample(t, positions, border, value))
 
 
 def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
@@ -484,7 +501,7 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     uint8_units=1,
     family="geometry",
     dtypes=_IMAGE_DTYPES,
-    channels=_CHANNELS,
+    channels=(1, 3, 4),
     accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
@@ -523,13 +540,12 @@ def warpAffine(
             "a plain (untraced) 2x3 NumPy array",
         )
     border = _border("warpAffine", "borderMode", borderMode, _REMAP_BORDERS)
-    t = as_tensor("warpAffine", src, _IMAGE_DTYPES, _CHANNELS)
+    t = as_tensor("warpAffine", src, _IMAGE_DTYPES, (1, 3, 4))
     size = tuple_of_ints("warpAffine", "dsize", dsize)
     if min(size) <= 0:
         raise refuse("warpAffine", "dsize", size, "(width, height) > 0")
     matrix = M.astype(np.float64)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
-    sx, sy, tx, ty, fixed = _warp_positions(matrix, size)
     value = scalar4(0 if borderValue is None else borderValue)
-    return _out(_bilinear(t, sx, sy, tx, ty, border, value, fixed), src)
+    return to_numpy(_sample(t, _warp_positions(matrix, size), border, value))

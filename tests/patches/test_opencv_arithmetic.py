@@ -1,0 +1,148 @@
+"""threshold, inRange, addWeighted, convertScaleAbs, normalize, split and merge vs cv2."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchport.patches.opencv import arithmetic, channels
+
+from .helpers import PROPERTY, assert_matches, image, seeds
+
+cns = st.sampled_from([0, 1, 2, 3, 4])
+dtypes = st.sampled_from(["uint8", "float32"])
+sizes = st.tuples(st.integers(1, 30), st.integers(1, 30))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=dtypes,
+    kind=st.sampled_from(
+        [
+            cv2.THRESH_BINARY,
+            cv2.THRESH_BINARY_INV,
+            cv2.THRESH_TRUNC,
+            cv2.THRESH_TOZERO,
+            cv2.THRESH_TOZERO_INV,
+        ]
+    ),
+    thresh=st.one_of(st.floats(-10, 300), st.integers(-2, 257).map(float), st.floats(-1, 2)),
+    maxval=st.one_of(st.floats(-10, 300), st.just(255.0), st.floats(0, 2)),
+)
+def test_threshold_matches_opencv(seed, size, cn, dtype, kind, thresh, maxval):
+    src = image(seed, *size, cn, dtype)
+    expected_value, expected = cv2.threshold(src, thresh, maxval, kind)
+    got_value, got = arithmetic.threshold(src, thresh, maxval, kind)
+    assert got_value == expected_value
+    assert_matches("threshold", expected, got)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=dtypes,
+    bounds=st.sampled_from(["number", "tuple", "four", "array"]),
+    low=st.floats(-20, 200),
+    width=st.floats(0, 200),
+)
+def test_in_range_matches_opencv(seed, size, cn, dtype, bounds, low, width):
+    src = image(seed, *size, cn, dtype)
+    if dtype == "float32":
+        low, width = low / 200, width / 200
+    channels_ = max(cn, 1)
+    if bounds == "number":
+        lower, upper = low, low + width
+    elif bounds in ("tuple", "four"):
+        count = channels_ if bounds == "tuple" else 4
+        lower = tuple(low + 0.37 * i for i in range(count))
+        upper = tuple(v + width for v in lower)
+    else:
+        rng = np.random.default_rng(seed + 1)
+        lower = image(seed + 1, *size, cn, dtype)
+        upper = np.maximum(lower, image(seed + 2, *size, cn, dtype))
+        lower = np.where(rng.random(lower.shape) < 0.2, upper, lower)
+    expected = cv2.inRange(src, lower, upper)
+    assert_matches("inRange", expected, arithmetic.inRange(src, lower, upper))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=dtypes,
+    alpha=st.one_of(st.floats(-3, 3), st.sampled_from([0.5, 0.25, 1.0])),
+    beta=st.one_of(st.floats(-3, 3), st.sampled_from([0.5, 0.75, 0.0])),
+    gamma=st.one_of(st.floats(-50, 50), st.sampled_from([0.0, 0.5, 10.0])),
+)
+def test_add_weighted_matches_opencv(seed, size, cn, dtype, alpha, beta, gamma):
+    a, b = image(seed, *size, cn, dtype), image(seed + 1, *size, cn, dtype)
+    expected = cv2.addWeighted(a, alpha, b, beta, gamma)
+    got = arithmetic.addWeighted(a, alpha, b, beta, gamma)
+    peak = float(np.abs(a).max()) + float(np.abs(b).max())
+    scale = (abs(alpha) + abs(beta)) * peak + abs(gamma)
+    assert_matches("addWeighted", expected, got, scale=scale)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "int16", "float32"]),
+    alpha=st.one_of(st.floats(-4, 4), st.sampled_from([1.0, 0.5, -1.0, 255.0])),
+    beta=st.one_of(st.floats(-100, 100), st.sampled_from([0.0, 0.5, -0.5])),
+)
+def test_convert_scale_abs_matches_opencv(seed, size, cn, dtype, alpha, beta):
+    src = image(seed, *size, cn, dtype)
+    expected = cv2.convertScaleAbs(src, alpha=alpha, beta=beta)
+    assert_matches("convertScaleAbs", expected, arithmetic.convertScaleAbs(src, None, alpha, beta))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=dtypes,
+    norm_type=st.sampled_from([cv2.NORM_MINMAX, cv2.NORM_L2, cv2.NORM_L1, cv2.NORM_INF]),
+    alpha=st.one_of(st.floats(-300, 300), st.sampled_from([0.0, 1.0, 255.0])),
+    beta=st.one_of(st.floats(-300, 300), st.sampled_from([0.0, 1.0, 255.0])),
+    out=st.sampled_from([-1, cv2.CV_8U, cv2.CV_32F]),
+    constant=st.booleans(),
+)
+def test_normalize_matches_opencv(seed, size, cn, dtype, norm_type, alpha, beta, out, constant):
+    src = image(seed, *size, cn, dtype)
+    if constant:
+        src = np.full_like(src, src.flat[0])
+    expected = cv2.normalize(src, None, alpha, beta, norm_type, out)
+    got = arithmetic.normalize(src, None, alpha, beta, norm_type, out)
+    assert_matches("normalize", expected, got, scale=max(abs(alpha), abs(beta)))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "int16", "float32"]),
+)
+def test_split_and_merge_match_opencv(seed, size, cn, dtype):
+    src = image(seed, *size, cn, dtype)
+    expected = cv2.split(src)
+    got = channels.split(src)
+    assert type(got) is type(expected) and len(got) == len(expected)
+    for e, g in zip(expected, got):
+        assert_matches("split", e, g)
+    parts = list(got)
+    assert_matches("merge", cv2.merge(parts), channels.merge(parts))
+    if len(parts) >= 2:  # a multi-channel piece with a single-channel one
+        mixed = [np.dstack(parts[:2]), parts[-1]]
+        assert_matches("merge", cv2.merge(mixed), channels.merge(mixed))

@@ -1,0 +1,42 @@
+"""cvtColor replacement vs real cv2.cvtColor on random images, codes and dtypes."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchport.patches.opencv import color
+
+from .helpers import PROPERTY, assert_matches, image, seeds
+
+CODES = sorted(color._codes())
+
+
+@PROPERTY
+@given(
+    code=st.sampled_from(CODES),
+    dtype=st.sampled_from(["uint8", "float32"]),
+    height=st.integers(1, 40),
+    width=st.integers(1, 70),
+    seed=seeds,
+    named_dst_cn=st.booleans(),
+)
+def test_cvt_color_matches_opencv(code, dtype, height, width, seed, named_dst_cn):
+    _, channels, _, out_channels, _ = color._codes()[code]
+    src = image(seed, height, width, 0 if channels == 1 else channels, dtype)
+    if dtype == "float32":
+        src = np.abs(src)  # OpenCV's float HSV expects non-negative colours
+    dst_cn = out_channels if named_dst_cn else 0
+    expected = cv2.cvtColor(src, code, dstCn=dst_cn)
+    assert_matches("cvtColor", expected, color.cvtColor(src, code, dstCn=dst_cn))
+
+
+def test_uint8_gray_and_hsv_are_bit_exact_on_every_colour():
+    """All 2**24 colours would be slow; a 4096x64 cube sample covers every channel value."""
+    rng = np.random.default_rng(1)
+    src = rng.integers(0, 256, size=(4096, 64, 3), dtype=np.uint8)
+    src[:256, 0] = np.arange(256)[:, None]  # every grey level
+    for code in (cv2.COLOR_BGR2GRAY, cv2.COLOR_RGB2HSV, cv2.COLOR_BGR2HSV_FULL):
+        np.testing.assert_array_equal(color.cvtColor(src, code), cv2.cvtColor(src, code))

@@ -1,0 +1,210 @@
+"""The contract of every OpenCV replacement: OpenCV's signature and defaults, refusals that
+name the argument, a traced session through all of them exported to ONNX and replayed."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import warnings
+
+import cv2
+import numpy as np
+import pytest
+
+import patchport
+from patchport import annotate
+from patchport.patches import named_patch_sets, opencv
+from patchport.patches.opencv import UnsupportedCaseError
+
+from .helpers import assert_matches
+
+
+def _opencv_parameters(function: str) -> tuple[list[str], list[str]]:
+    """(required, optional) parameter names from the binding's docstring, in order."""
+    line = getattr(cv2, function).__doc__.strip().splitlines()[0]
+    inside = line[line.index("(") + 1 : line.rindex(")")]
+    required_part = inside.split("[")[0]
+    names = re.findall(r"\w+", inside)
+    required = re.findall(r"\w+", required_part)
+    return required, names[len(required) :]
+
+
+@pytest.mark.parametrize("spec", opencv.supported(), ids=lambda s: s.function)
+def test_signature_is_the_binding_s(spec):
+    required, optional = _opencv_parameters(spec.function)
+    parameters = list(inspect.signature(spec.replacement).parameters.values())
+    assert [p.name for p in parameters] == required + optional
+    assert [p.name for p in parameters if p.default is inspect.Parameter.empty] == required
+    assert spec.replacement.__doc__ and spec.function in spec.replacement.__doc__
+
+
+FRAME = np.random.default_rng(5).integers(0, 256, (20, 30, 3), dtype=np.uint8)
+MAP_X, MAP_Y = np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
+MAPS = (MAP_X.astype(np.float32), MAP_Y.astype(np.float32))
+ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
+
+REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be OpenCV's
+    "cvtColor": (FRAME, cv2.COLOR_BGR2GRAY),
+    "resize": (FRAME, (17, 9)),
+    "remap": (FRAME, *MAPS, cv2.INTER_LINEAR),
+    "warpAffine": (FRAME, ROTATION, (33, 18)),
+    "GaussianBlur": (FRAME, (5, 3), 1.3),
+    "blur": (FRAME, (4, 3)),
+    "boxFilter": (FRAME, -1, (3, 5)),
+    "copyMakeBorder": (FRAME, 2, 3, 4, 5, cv2.BORDER_CONSTANT),
+    "flip": (FRAME, 1),
+    "rotate": (FRAME, cv2.ROTATE_90_CLOCKWISE),
+    "transpose": (FRAME,),
+    "normalize": (FRAME, None),
+    "convertScaleAbs": (FRAME,),
+    "addWeighted": (FRAME, 0.3, FRAME[::-1].copy(), 0.8, 4.0),
+    "threshold": (FRAME, 100, 255, cv2.THRESH_BINARY),
+    "inRange": (FRAME, (10, 20, 30), (200, 220, 240)),
+    "split": (FRAME,),
+    "merge": ([FRAME[..., 0], FRAME[..., 2]],),
+}
+
+
+@pytest.mark.parametrize("spec", opencv.supported(), ids=lambda s: s.function)
+def test_defaults_are_opencv_s(spec):
+    args = REQUIRED_ONLY[spec.function]
+    expected, got = getattr(cv2, spec.function)(*args), spec.replacement(*args)
+    if isinstance(expected, tuple):
+        assert len(got) == len(expected)
+        for e, g in zip(expected, got):
+            if isinstance(e, np.ndarray):
+                assert_matches(spec.function, e, g)
+            else:
+                assert g == e
+    else:
+        assert_matches(spec.function, expected, got)
+
+
+F = opencv
+GRAY = FRAME[..., 0].copy()
+REFUSED = [
+    (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2YUV), {}, "code=COLOR_BGR2YUV"),
+    (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dstCn": 4}, "dstCn=4"),
+    (F.color.cvtColor, (GRAY, cv2.COLOR_BGR2RGB), {}, "src channels=1"),
+    (F.color.cvtColor, (FRAME.astype(np.uint16), cv2.COLOR_BGR2RGB), {}, "src.dtype=uint16"),
+    (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dst": FRAME.copy()}, "dst="),
+    (F.color.cvtColor, (FRAME.tolist(), cv2.COLOR_BGR2RGB), {}, "src=a list"),
+    (F.geometry.resize, (FRAME, (9, 9)), {"interpolation": cv2.INTER_CUBIC}, "interpolation="),
+    (F.geometry.resize, (FRAME, None), {}, "dsize=None"),
+    (F.geometry.resize, (FRAME, (0, 0)), {"fx": 0.5}, "dsize=(0, 0)"),
+    (F.geometry.remap, (FRAME, *MAPS, cv2.INTER_NEAREST), {}, "interpolation=INTER_NEAREST"),
+    (F.geometry.remap, (FRAME, *MAPS, 1), {"borderMode": cv2.BORDER_WRAP}, "borderMode="),
+    (F.geometry.remap, (FRAME, MAPS[0].astype(np.float64), MAPS[1], 1), {}, "map1/map2="),
+    (F.geometry.warpAffine, (FRAME, ROTATION, (9, 9)), {"flags": cv2.INTER_CUBIC}, "flags="),
+    (F.geometry.warpAffine, (FRAME, ROTATION.tolist(), (9, 9)), {}, "M=list"),
+    (F.geometry.warpAffine, (FRAME[..., :2], ROTATION, (9, 9)), {}, "src channels=2"),
+    (F.geometry.copyMakeBorder, (FRAME, 1, 1, 1, 1, cv2.BORDER_TRANSPARENT), {}, "borderType="),
+    (F.geometry.flip, (FRAME.astype(np.uint16), 0), {}, "src.dtype=uint16"),
+    (F.geometry.rotate, (FRAME, 7), {}, "rotateCode=7"),
+    (F.geometry.transpose, (np.zeros((3, 3, 5), np.uint8),), {}, "src channels=5"),
+    (F.filters.GaussianBlur, (FRAME, (4, 4), 0), {}, "ksize=(4, 4)"),
+    (F.filters.GaussianBlur, (FRAME, (3, 3), 0), {"borderType": cv2.BORDER_WRAP}, "borderType="),
+    (F.filters.blur, (FRAME, (3, 3)), {"anchor": (5, 0)}, "anchor=(5, 0)"),
+    (F.filters.boxFilter, (FRAME, cv2.CV_16S, (3, 3)), {}, "ddepth=3"),
+    (F.arithmetic.normalize, (FRAME, None), {"norm_type": cv2.NORM_HAMMING}, "norm_type="),
+    (F.arithmetic.normalize, (FRAME, None), {"mask": GRAY}, "mask=ndarray"),
+    (F.arithmetic.normalize, (FRAME, None), {"dtype": cv2.CV_16U}, "dtype=2"),
+    (F.arithmetic.convertScaleAbs, (FRAME.astype(np.float64),), {}, "src.dtype=float64"),
+    (F.arithmetic.addWeighted, (FRAME, 1, GRAY, 1, 0), {}, "src2=uint8[20, 30]"),
+    (F.arithmetic.addWeighted, (FRAME, 1, FRAME, 1, 0), {"dtype": cv2.CV_32F}, "dtype=5"),
+    (F.arithmetic.threshold, (FRAME, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU), {}, "type="),
+    (F.arithmetic.inRange, (FRAME, (1, 2), (3, 4)), {}, "lowerb=(1, 2)"),
+    (F.channels.split, (np.zeros((3, 3, 5), np.uint8),), {}, "m channels=5"),
+    (F.channels.merge, ([],), {}, "mv=list"),
+    (F.channels.merge, ([GRAY, GRAY[:5]],), {}, "mv[1]=uint8[5, 30]"),
+]
+
+
+@pytest.mark.parametrize(("replacement", "args", "kwargs", "named"), REFUSED)
+def test_unsupported_cases_are_refused_with_the_argument_named(replacement, args, kwargs, named):
+    with pytest.raises(ValueError, match="supported: ") as caught:
+        replacement(*args, **kwargs)
+    assert isinstance(caught.value, UnsupportedCaseError)
+    message = str(caught.value)
+    name = replacement.__name__
+    assert message.startswith(f"cv2.{name} (patchport replacement): argument {named}"), message
+
+
+def test_every_function_of_the_issue_is_replaced():
+    wanted = (
+        "cvtColor resize remap warpAffine GaussianBlur blur boxFilter copyMakeBorder flip rotate "
+        "transpose normalize convertScaleAbs addWeighted threshold inRange split merge"
+    ).split()
+    assert sorted(p.function_name for p in opencv.all()) == sorted(wanted)
+    assert all(p.module is cv2 for p in opencv.all())
+    assert named_patch_sets()["opencv"]() == opencv.all()
+
+
+def all_functions(bgr, gray):
+    """Every replacement once, on traced (or ordinary) images; results keyed by function."""
+    small = bgr[2:16, 5:25]  # each function reads exact values: no error compounds
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    h, s, v = cv2.split(hsv)
+    out = {
+        "cvtColor": cv2.cvtColor(small, cv2.COLOR_BGR2GRAY),
+        "resize": cv2.resize(bgr, None, fx=1.5, fy=1.25),
+        "resize_area": cv2.resize(bgr, (20, 14), interpolation=cv2.INTER_AREA),
+        "remap": cv2.remap(bgr, *MAPS, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
+        "warpAffine": cv2.warpAffine(gray, ROTATION, (26, 22), borderValue=7),
+        "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
+        "blur": cv2.blur(gray, (3, 3)),
+        "boxFilter": cv2.boxFilter(small, cv2.CV_32F, (3, 5), normalize=False),
+        "copyMakeBorder": cv2.copyMakeBorder(small, 1, 2, 3, 4, cv2.BORDER_REFLECT_101),
+        "flip": cv2.flip(small, -1),
+        "rotate": cv2.rotate(gray, cv2.ROTATE_90_COUNTERCLOCKWISE),
+        "transpose": cv2.transpose(small),
+        "normalize": cv2.normalize(gray, None, 0, 1, cv2.NORM_MINMAX, cv2.CV_32F),
+        "convertScaleAbs": cv2.convertScaleAbs(gray, alpha=-1.5, beta=40),
+        "addWeighted": cv2.addWeighted(small, 0.7, cv2.flip(small, 1), 0.3, 2.5),
+        "threshold": cv2.threshold(s, 90, 255, cv2.THRESH_BINARY)[1],
+        "inRange": cv2.inRange(hsv, (0, 40, 40), (90, 255, 255)),
+        "split": h,
+        "merge": cv2.merge([v, s, h]),
+    }
+    return out
+
+
+def test_all_replacements_trace_export_to_onnx_and_replay(tmp_path):
+    rng = np.random.default_rng(11)
+    frames = [rng.integers(0, 256, (20, 30, 3), dtype=np.uint8) for _ in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", patchport.TraceLossWarning)
+        with patchport.session("every_op", tmp_path, patching=opencv.all(verify=True)):
+            for frame in frames[:2]:
+                bgr, gray = annotate.input_tensors(
+                    "ops", {"bgr": frame, "gray": np.ascontiguousarray(frame[..., 1])}
+                )
+                # output names get a suffix: an output called "transpose" collides with an
+                # internal value name in the ONNX export (reported to the export owner)
+                outputs = {f"{k}_out": v for k, v in all_functions(bgr, gray).items()}
+                annotate.output_tensors("ops", outputs, export_with="onnx")
+            used = patchport.session_patches()
+            assert all(used.find(f"cv2.{name}").calls >= 1 for name in REQUIRED_ONLY)
+    # the second sample holds real OpenCV results: functions promised within one uint8 unit
+    # may differ by one there, every other output must replay exactly
+    result = patchport.compile_graph(visualize=False, strict=False)
+    for problem in result.validation[0].problems:
+        output = re.match(r"sample 1, output (\w+)_out: max \|diff\| 1 exceeds", problem)
+        assert output, problem
+        assert opencv.REGISTRY[output.group(1).split("_")[0]].uint8_units == 1, problem
+    manager = patchport.InferenceManager(result.yaml_path)
+    for frame in frames[2:]:
+        gray = np.ascontiguousarray(frame[..., 1])
+        outputs = manager.run_policy({"ops/bgr": frame, "ops/gray": gray})
+        for name, expected in all_functions(frame, gray).items():
+            got = outputs[f"ops/{name}_out"]
+            assert_matches(name.split("_")[0], expected, got, scale=255.0)
+
+
+def test_ordinary_arrays_still_reach_opencv_during_a_session(tmp_path):
+    with patchport.session("plain", tmp_path, patching=["opencv"]):
+        assert cv2.resize is not opencv.geometry.resize
+        out = cv2.resize(FRAME, (7, 5))  # plain data: OpenCV itself
+        patched = patchport.session_patches().find("cv2.resize")
+        assert patched is not None and patched.calls == 0
+    np.testing.assert_array_equal(out, cv2.resize(FRAME, (7, 5)))

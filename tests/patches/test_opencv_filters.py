@@ -1,0 +1,79 @@
+"""GaussianBlur, blur and boxFilter replacements vs real cv2 on random images."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchport.patches.opencv import filters
+
+from .helpers import PROPERTY, assert_matches, image, seeds
+
+channels = st.sampled_from([0, 1, 2, 3, 4])
+dtypes = st.sampled_from(["uint8", "float32"])
+borders = st.sampled_from(
+    [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT, cv2.BORDER_REFLECT_101]
+)
+odd = st.integers(0, 7).map(lambda k: 2 * k + 1)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    dtype=dtypes,
+    ksize=st.one_of(st.tuples(odd, odd), st.just((0, 0))),
+    sigma_x=st.one_of(st.just(0.0), st.floats(0.3, 4.0)),
+    sigma_y=st.one_of(st.just(0.0), st.floats(0.3, 4.0)),
+    border=borders,
+)
+def test_gaussian_blur_matches_opencv(
+    seed, height, width, cn, dtype, ksize, sigma_x, sigma_y, border
+):
+    if ksize == (0, 0) and sigma_x == 0:
+        sigma_x = 1.1
+    src = image(seed, height, width, cn, dtype)
+    kwargs = {"sigmaY": sigma_y, "borderType": border}
+    expected = cv2.GaussianBlur(src, ksize, sigma_x, **kwargs)
+    got = filters.GaussianBlur(src, ksize, sigma_x, **kwargs)
+    assert_matches("GaussianBlur", expected, got, scale=float(np.abs(src).max()))
+
+
+def test_gaussian_kernels_match_get_gaussian_kernel():
+    for n in range(1, 32, 2):
+        for sigma in (0.0, 0.5, 1.0, 2.7):
+            expected = cv2.getGaussianKernel(n, sigma, cv2.CV_64F).ravel()
+            np.testing.assert_allclose(filters.gaussian_kernel(n, sigma), expected, atol=1e-15)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    dtype=dtypes,
+    ksize=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    anchor=st.one_of(st.just((-1, -1)), st.tuples(st.integers(0, 8), st.integers(0, 8))),
+    border=borders,
+    ddepth=st.sampled_from([-1, cv2.CV_32F]),
+    normalize=st.booleans(),
+)
+def test_blur_and_box_filter_match_opencv(
+    seed, height, width, cn, dtype, ksize, anchor, border, ddepth, normalize
+):
+    src = image(seed, height, width, cn, dtype)
+    if anchor != (-1, -1):
+        anchor = (anchor[0] % ksize[0], anchor[1] % ksize[1])
+    scale = float(np.abs(src).max()) * (1 if normalize else ksize[0] * ksize[1])
+    expected = cv2.blur(src, ksize, anchor=anchor, borderType=border)
+    got = filters.blur(src, ksize, anchor=anchor, borderType=border)
+    assert_matches("blur", expected, got, scale=scale)
+    kwargs = {"anchor": anchor, "normalize": normalize, "borderType": border}
+    expected = cv2.boxFilter(src, ddepth, ksize, **kwargs)
+    got = filters.boxFilter(src, ddepth, ksize, **kwargs)
+    assert_matches("boxFilter", expected, got, scale=scale)
