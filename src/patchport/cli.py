@@ -7,15 +7,34 @@ import sys
 from collections.abc import Sequence
 
 
+def _opencv_supported() -> list:
+    """The OpenCV replacements, or none when OpenCV is not installed."""
+    try:
+        from .patches import opencv
+    except ImportError:
+        return []
+    return opencv.supported()
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from .torch.catalog import catalog_rows
 
-    rows = catalog_rows(args.family)
+    rows = catalog_rows(args.family) if args.family != "opencv" else []
     headers = ("family", "name", "target", "versions", "here")
     table = [headers] + [(r.family, r.name, r.target, r.versions, r.status) for r in rows]
+    opencv = _opencv_supported() if args.family in (None, "opencv") else []
+    if opencv:
+        import cv2
+
+        tested = f"opencv (tested {cv2.__version__})"
+        table += [("opencv", s.function, s.target, tested, "applies") for s in opencv]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    if opencv:
+        print('\nOpenCV replacements, supported cases (start(patching=["opencv"])):')
+        for spec in opencv:
+            print(f"  {spec.target}: {spec.cases()}; accuracy: {spec.accuracy}")
     return 0
 
 
@@ -52,6 +71,19 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_opencv_docs(args: argparse.Namespace) -> int:
+    from .patches.opencv import render_markdown
+
+    text = render_markdown()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``patchport`` command."""
     parser = argparse.ArgumentParser(prog="patchport", description=__doc__)
@@ -59,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     patches = commands.add_parser("patches", help="shipped patches")
     actions = patches.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="family, name, target, versions, applies here")
-    listing.add_argument("--family", help="only this family (torch, transformers)")
+    listing.add_argument("--family", help="only this family (torch, transformers, opencv)")
     listing.set_defaults(run=_cmd_list)
     diff = actions.add_parser("diff", help="unified diff of one shipped patch, or of all")
     diff.add_argument("name", nargs="?", help="patch name or dotted target")
@@ -67,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     docs = actions.add_parser("docs", help="write the markdown catalogue (docs/patches.md)")
     docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
     docs.set_defaults(run=_cmd_docs)
+    opencv_docs = actions.add_parser(
+        "opencv-docs", help="write the OpenCV replacement table (docs/opencv.md)"
+    )
+    opencv_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
+    opencv_docs.set_defaults(run=_cmd_opencv_docs)
     return parser
 
 

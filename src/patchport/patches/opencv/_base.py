@@ -53,9 +53,9 @@ class Support:
         return f"cv2.{self.function}"
 
     def cases(self) -> str:
-        """One line of supported cases, e.g. ``code: COLOR_BGR2RGB, ...; dtype: uint8``."""
+        """One line of supported cases, e.g. ``code: COLOR_BGR2RGB, ...; image dtypes: uint8``."""
         parts = [f"{arg}: {', '.join(values)}" for arg, values in self.arguments]
-        parts.append(f"dtype: {', '.join(self.dtypes)}")
+        parts.append(f"image dtypes: {', '.join(self.dtypes)}")
         parts.append(f"channels: {', '.join(map(str, self.channels))}")
         return "; ".join(parts)
 

@@ -138,7 +138,8 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     family="arithmetic",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1, exact in tests (OpenCV 5's fused multiply-adds in float32); "
+    accuracy="uint8 within 1 (OpenCV 5's fused multiply-adds reproduced: bit-exact in the "
+    "tests); "
     "float32 within 1e-5",
     arguments={"dtype": ("-1 (same as inputs)",)},
 )
@@ -178,7 +179,7 @@ def addWeighted(
     family="arithmetic",
     dtypes=("uint8", "int16", "float32"),
     channels=_CHANNELS,
-    accuracy="exact in tests (float32 arithmetic rounded half to even)",
+    accuracy="exact (float32 arithmetic rounded half to even, like OpenCV)",
 )
 def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
     """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|)."""

@@ -100,7 +100,7 @@ def _ksize_for(sigma: float, uint8: bool) -> int:
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
+    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
     arguments={
         "ksize": ("odd (w, h)", "(0, 0) with sigmaX > 0"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),

@@ -449,7 +449,7 @@ def _sample(
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
+    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
@@ -502,7 +502,7 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 exact in tests (within 1 promised); float32 within 1e-5",
+    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
