@@ -7,12 +7,20 @@ from collections.abc import Iterator
 
 import cv2
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 
-from patchport.tracing import contains_traced, interop_patches, watch_natives
+from patchport.tracing import (
+    Recorder,
+    contains_traced,
+    finish,
+    interop_patches,
+    trace_input,
+    watch_natives,
+)
 
-from .helpers import conform, make
+from .helpers import assert_same, conform, fresh_like, make
 
 MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
 STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
@@ -126,3 +134,26 @@ def test_stereo_workflow_with_cvtcolor_replacement() -> None:
     with watch_natives(), interop_patches(), cvt_color_patched():
         gm = conform(stereo, *frames)
     assert "flip" in gm.code
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs"),
+    [
+        (normalize_image, [make((6, 8, 3), np.uint8, 1, low=0, high=255)]),
+        (letterbox, [make((5, 8, 3), np.uint8, 2, low=0, high=255)]),
+        (calibrate, [make((4, 6), np.float64, 3, low=0, high=400), make((4, 6), np.bool_, 4)]),
+        (keypoints, [make((5, 6, 7), np.float32, 5, low=0, high=1)]),
+    ],
+    ids=["normalize", "letterbox", "calibrate", "keypoints"],
+)
+def test_recorded_graphs_pass_torch_export(fn, inputs) -> None:  # noqa: ANN001
+    """The engine's graphs are plain torch: torch.export accepts them and replays them."""
+    rec = Recorder("export")
+    with interop_patches():
+        out = fn(*[trace_input(rec, f"x{i}", a) for i, a in enumerate(inputs)])
+    gm = finish(rec, out)
+    example = tuple(torch.from_numpy(a.copy()) for a in inputs)
+    exported = torch.export.export(gm, example)
+    fresh = [fresh_like(a, i) for i, a in enumerate(inputs)]
+    got = exported.module()(*[torch.from_numpy(f.copy()) for f in fresh])
+    assert_same(got, fn(*[f.copy() for f in fresh]))

@@ -184,6 +184,19 @@ def np_fmod(x: Any, y: Any) -> torch.Tensor:
     return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
 
 
+def np_copysign(x: torch.Tensor, y: Any) -> torch.Tensor:
+    """|x| with the sign of y (-0.0 counts as negative), without a signbit kernel."""
+    y = torch.as_tensor(y, dtype=x.dtype)
+    negative = (y < 0) | ((y == 0) & (torch.reciprocal(y) < 0))
+    magnitude = torch.abs(x)
+    return torch.where(negative, -magnitude, magnitude)
+
+
+def np_hypot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """sqrt(x**2 + y**2) from basic ops (exporters lack hypot)."""
+    return torch.sqrt(x * x + y * y)
+
+
 def np_modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Fractional and integral parts, both signed like x."""
     whole = torch.trunc(x)
@@ -301,7 +314,7 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.arccos: U(torch.acos),
     np.arctan: U(torch.atan),
     np.arctan2: U(torch.atan2, tensors_only=True),
-    np.hypot: U(torch.hypot, tensors_only=True),
+    np.hypot: U(np_hypot, tensors_only=True),
     np.sinh: U(torch.sinh),
     np.cosh: U(torch.cosh),
     np.tanh: U(torch.tanh),
@@ -340,7 +353,7 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.isinf: U(torch.isinf, predicate=True, cast_inputs=False),
     np.isnan: U(torch.isnan, predicate=True, cast_inputs=False),
     np.signbit: U(torch.signbit, predicate=True, cast_inputs=False),
-    np.copysign: U(torch.copysign),
+    np.copysign: U(np_copysign),
     np.nextafter: U(torch.nextafter, tensors_only=True),
     np.spacing: U(np_spacing),
     np.modf: U(np_modf, nout=2),
@@ -509,14 +522,18 @@ def np_amax(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> tor
     """Maximum over dims, NaN-propagating like NumPy, any dtype."""
     if x.dtype == torch.bool:
         return np_any(x, dims, keepdim)
-    return torch.amax(x, dim=() if dims is None else dims, keepdim=keepdim)
+    if dims is None:
+        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
+    return torch.amax(x, dim=dims, keepdim=keepdim) if dims else x
 
 
 def np_amin(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
     """Minimum over dims, NaN-propagating like NumPy, any dtype."""
     if x.dtype == torch.bool:
         return np_all(x, dims, keepdim)
-    return torch.amin(x, dim=() if dims is None else dims, keepdim=keepdim)
+    if dims is None:
+        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
+    return torch.amin(x, dim=dims, keepdim=keepdim) if dims else x
 
 
 def np_cum_and(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -1215,18 +1232,20 @@ def _flatnonzero(call: Call, a: Any) -> Any:
     return call.rec.call(torch.flatten, (call.rec.call(torch.nonzero, (flat,)),))
 
 
-def np_argsort(x: torch.Tensor, dim: int | None, descending: bool = False) -> torch.Tensor:
-    """Stable argsort along dim (None: flattened)."""
+def np_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
+    """argsort along dim (None: flattened); stable only when NumPy was asked for it."""
     if dim is None:
         x, dim = x.reshape(-1), 0
-    return torch.argsort(x, dim=dim, stable=True, descending=descending)
+    if stable:
+        return torch.argsort(x, dim=dim, stable=True)
+    return torch.sort(x, dim=dim).indices  # exporters support the default sort
 
 
 def np_sort(x: torch.Tensor, dim: int | None) -> torch.Tensor:
     """Sorted values along dim (None: flattened), NaN last as in NumPy."""
     if dim is None:
         x, dim = x.reshape(-1), 0
-    return torch.sort(x, dim=dim, stable=True).values
+    return torch.sort(x, dim=dim).values
 
 
 @implements(np.argsort)
@@ -1236,7 +1255,8 @@ def _argsort(
     if order is not None:
         return None
     dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_argsort, a, dim)
+    stable = kind in ("stable", "mergesort") or kw.get("stable") is True
+    return call.op(np_argsort, a, dim, stable)
 
 
 @implements(np.sort)
@@ -1250,9 +1270,10 @@ def _sort(
 
 
 def np_searchsorted(a: torch.Tensor, v: Any, right: bool) -> torch.Tensor:
-    """Insertion positions of v in sorted a."""
+    """Insertion positions of v in sorted 1-d a, by counting (exporters lack searchsorted)."""
     v = torch.as_tensor(v, dtype=a.dtype)
-    return torch.searchsorted(a, v, right=right)
+    below = a <= v.unsqueeze(-1) if right else a < v.unsqueeze(-1)
+    return below.to(torch.int64).sum(dim=-1)
 
 
 @implements(np.searchsorted)
@@ -1287,7 +1308,7 @@ def plain_data(value: Any) -> Any:
 def np_interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, right: Any) -> Any:
     """Piecewise-linear interpolation with NumPy's edge values."""
     n = xp.shape[0]
-    hi = torch.clamp(torch.searchsorted(xp, x, right=True), 1, n - 1)
+    hi = torch.clamp(np_searchsorted(xp, x, True), 1, n - 1)
     lo = hi - 1
     x0, x1, y0, y1 = xp[lo], xp[hi], fp[lo], fp[hi]
     slope = (y1 - y0) / (x1 - x0)
