@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from ..errors import PatchDefinitionError
+
 _SLOTS = ("_parameters", "_buffers", "_modules")
 
 
@@ -35,9 +37,10 @@ class ModelState:
 
     @classmethod
     def capture(cls, model: torch.nn.Module) -> ModelState:
-        """Record attribute values, parameter and buffer objects, and buffer contents."""
+        """Record attribute values, parameter and buffer objects, and buffer contents
+        (buffers are copied; they are small next to the parameters, which are not)."""
         if not isinstance(model, torch.nn.Module):
-            raise TypeError(
+            raise PatchDefinitionError(
                 f"apply_patches_for_model(model=...): expected a torch.nn.Module, got "
                 f"{type(model).__name__}; pass the model you export (or leave model=None)."
             )
