@@ -130,3 +130,16 @@ def test_two_recorders_do_not_mix() -> None:
     (const,) = r1.constants()
     assert "another recorder ('two')" in const.origin
     r2.close()
+
+
+def test_inputs_added_after_constants_still_come_first() -> None:
+    rec = Recorder("r")
+    x = trace_input(rec, "x", np.ones(3))
+    y = x * np.array([1.0, 2.0, 3.0])  # a constant enters the graph
+    z = trace_input(rec, "z", np.full(3, 2.0))
+    gm = finish(rec, y + z)
+    gm.graph.lint()
+    ops = [n.op for n in gm.graph.nodes]
+    assert ops[:3] == ["placeholder", "placeholder", "get_attr"]
+    out = gm(torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64))
+    np.testing.assert_array_equal(out.numpy(), [1.0, 2.0, 3.0])

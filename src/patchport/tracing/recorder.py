@@ -85,7 +85,7 @@ class Recorder:
         """Add a graph input called ``name`` (inputs come before every other node)."""
         if name in self.input_names:
             raise ValueError(f"input name {name!r} is already used in recorder {self.name!r}")
-        with self.graph.inserting_before(_first_non_placeholder(self.graph)):
+        with self.graph.inserting_before(_first_node_not_in(self.graph, ("placeholder",))):
             node = self.graph.placeholder(name)
         self.input_names.append(name)
         return node
@@ -126,7 +126,7 @@ class Recorder:
             tensor = torch.from_numpy(np.array(array, copy=True))
         name = f"_const_{len(self._constants)}"
         self.root.register_buffer(name, tensor, persistent=True)
-        with self.graph.inserting_before(_first_non_placeholder(self.graph)):
+        with self.graph.inserting_before(_first_node_not_in(self.graph, _INPUT_OPS)):
             node = self.graph.get_attr(name)
         self._constants.append(
             ConstantInfo(
@@ -186,10 +186,13 @@ def _drop_unused(graph: fx.Graph) -> None:
             graph.erase_node(node)
 
 
-def _first_non_placeholder(graph: fx.Graph) -> fx.Node:
-    """The node before which new inputs and constants go (keeps inputs first)."""
+_INPUT_OPS = ("placeholder", "get_attr")
+
+
+def _first_node_not_in(graph: fx.Graph, ops: tuple[str, ...]) -> fx.Node:
+    """The node before which new inputs (or constants) go: inputs first, then constants."""
     for node in graph.nodes:
-        if node.op not in ("placeholder", "get_attr"):
+        if node.op not in ops:
             return node
     return graph._root  # the sentinel: inserting before it appends
 
