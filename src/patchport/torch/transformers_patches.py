@@ -3,7 +3,10 @@
 A :class:`BuiltinPatch` names its target as text. Rotary embeddings cannot be named that
 way: each model family has its own class, and versions move them. :class:`ModulePatch`
 declares instead how to recognize a module that needs a patch, and produces one
-:class:`PatchInfo` per class the given model actually uses. :func:`exporter_patches`
+:class:`PatchInfo` per class the given model actually uses; :class:`FunctionPatch` does
+the same for helpers copied into each ``modeling_<name>.py`` (``repeat_kv``, eager
+attention), patching only copies whose code equals the reference it was written against.
+:func:`exporter_patches`
 turns the registry transformers ships for its own exporter (``transformers.exporters``)
 into PatchInfo objects, so they are listed, diffed, counted and restored like ours.
 Everything here only builds patches; :class:`PatchDetails` applies and restores them.
