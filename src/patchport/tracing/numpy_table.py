@@ -1804,7 +1804,6 @@ SILENT_METHODS = {
     "__ge__",
     "__array_ufunc__",
     "__array_function__",
-    "__contains__",
 }
 # methods that turn traced data into Python values or raw memory: trace loss
 LOSS_METHODS = {
@@ -1822,4 +1821,5 @@ LOSS_METHODS = {
     "__complex__",
     "__iter__",
     "__dlpack__",
+    "__contains__",
 }
