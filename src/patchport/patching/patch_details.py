@@ -36,6 +36,8 @@ class PatchDetails:
         self.patched: list[PatchInfo] = []
         self.skipped: list[SkippedPatch] = []
         self.kept_external: list[PatchInfo] = []
+        # model attributes/buffers an export replaced and that were put back (model=...)
+        self.model_changes: list[Any] = []
         self._applied: list[PatchInfo] = []
         self._anchors: list[tuple[str, str]] = []
         if patches is not None:

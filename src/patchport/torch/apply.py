@@ -99,7 +99,6 @@ def apply_patches_for_model(
         from .model_state import ModelState
 
         state = ModelState.capture(model)
-    details.model_changes = []  # type: ignore[attr-defined]
     try:
         with details:
             if verbose:
@@ -114,9 +113,9 @@ def apply_patches_for_model(
             yield details
     finally:
         if state is not None:
-            details.model_changes = state.restore()  # type: ignore[attr-defined]
+            details.model_changes = state.restore()
             if verbose:
-                for change in details.model_changes:  # type: ignore[attr-defined]
+                for change in details.model_changes:
                     print(f"[patchport] model state: {change}")
     if verbose:
         for patch in details:
