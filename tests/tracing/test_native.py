@@ -68,3 +68,20 @@ def test_native_result_reaching_graph_is_a_constant_with_native_origin() -> None
     assert "native cv2.resize()" in const.origin and const.shape == (2, 2)
     fresh = np.full((4, 4), 3.0, np.float32)
     np.testing.assert_array_equal(gm(torch.from_numpy(fresh)).numpy(), fresh[:2, :2] + small)
+
+
+def test_native_write_into_traced_buffer_is_frozen_and_reported() -> None:
+    rec = Recorder("native")
+    x = trace_input(rec, "x", np.arange(12, dtype=np.uint8).reshape(3, 4))
+    dst = x * 2  # traced
+    with watch_natives([cv2]), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cv2.flip(x, 1, dst=dst)  # writes into traced memory
+    messages = [str(w.message) for w in caught if issubclass(w.category, TraceLossWarning)]
+    assert any("cv2.flip() without a patch" in m for m in messages)
+    assert any("wrote into traced data" in m for m in messages)
+    gm = finish(rec, dst + 1)
+    (const,) = rec.constants()
+    assert "data written by native cv2.flip()" in const.origin
+    # the graph replays what the program computed (the frozen flip), not a stale dst
+    np.testing.assert_array_equal(gm(torch.zeros(3, 4, dtype=torch.uint8)).numpy(), dst + 1)

@@ -18,7 +18,8 @@ import torch
 
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
-from .values import find_recorder, plain_tree
+from .values import active_recorder, find_recorder, plain, plain_tree
+from .views import after_inplace
 
 _CALLABLE_TYPES = (types.BuiltinFunctionType, types.FunctionType)
 
@@ -31,7 +32,11 @@ def _watcher(qualname: str, original: Callable) -> Callable:
         if rec is None:
             return original(*args, **kwargs)
         where = report_loss(rec, f"traced data passed to native {qualname}() without a patch")
+        traced = [v for v in (*args, *kwargs.values()) if active_recorder(v) is rec]
+        before = [np.array(plain(v), copy=True) for v in traced]
         result = original(*plain_tree(args), **plain_tree(kwargs))
+        for value, old in zip(traced, before):
+            _freeze_if_written(rec, value, old, f"{qualname}() at {where}")
         origin = f"result of native {qualname}() called at {where}"
         for item in result if isinstance(result, (tuple, list)) else (result,):
             if isinstance(item, (np.ndarray, torch.Tensor)):
@@ -43,6 +48,18 @@ def _watcher(qualname: str, original: Callable) -> Callable:
     watched.__wrapped__ = original  # type: ignore[attr-defined]
     watched._pp_watcher = True  # type: ignore[attr-defined]
     return watched
+
+
+def _freeze_if_written(rec: Any, value: Any, old: np.ndarray, what: str) -> None:
+    """A native call wrote into traced data (dst=...): its new content becomes a constant."""
+    new = np.array(plain(value), copy=True)
+    if new.shape == old.shape and np.array_equal(new, old, equal_nan=new.dtype.kind in "fc"):
+        return
+    report_loss(rec, f"native {what} wrote into traced data")
+    if isinstance(value, torch.Tensor):
+        new = torch.from_numpy(new)
+    value._pp_node = rec.constant(new, origin=f"data written by native {what}")
+    after_inplace(value)
 
 
 def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[str]:
