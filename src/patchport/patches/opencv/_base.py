@@ -191,6 +191,12 @@ def border_index(length: int, before: int, after: int, border: int) -> np.ndarra
     return np.asarray(out, dtype=np.int64)
 
 
+def _fill_or_shift(index: np.ndarray, before: int, length: int) -> np.ndarray:
+    """Indices into the tensor with one fill row (or column) added at each end."""
+    before_fill = np.arange(len(index)) < before
+    return np.where(index < 0, np.where(before_fill, 0, length + 1), index + 1)
+
+
 def pad(
     t: torch.Tensor,
     top: int,
@@ -211,7 +217,8 @@ def pad(
         t = torch.cat([row, t, row], 0)
         column = fill.expand(height + 2, 1, channels)
         t = torch.cat([column, t, column], 1)
-        rows, cols = np.where(rows < 0, 0, rows + 1), np.where(cols < 0, 0, cols + 1)
+        rows = _fill_or_shift(rows, top, height)
+        cols = _fill_or_shift(cols, left, width)
     if not (len(rows) == t.shape[0] and (rows == np.arange(t.shape[0])).all()):
         t = t.index_select(0, torch.from_numpy(rows.astype(np.int64)))
     if not (len(cols) == t.shape[1] and (cols == np.arange(t.shape[1])).all()):

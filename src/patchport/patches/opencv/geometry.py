@@ -207,21 +207,30 @@ def _resize_linear(
     (width, height), (sx_scale, sy_scale) = dsize, scales
     x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0])
     y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1])
-    if t.dtype == torch.uint8:  # 11-bit fixed point; the rows are blended like OpenCV's SIMD
+    uint8 = t.dtype == torch.uint8
+    if uint8:  # 11-bit fixed-point weights; the rows are blended like OpenCV's SIMD code
         scale = float(1 << _RESIZE_COEF_BITS)
-        bx1, by1 = np.rint(ax * scale), np.rint(ay * scale)
-        bx0, by0 = np.rint((1 - ax) * scale), np.rint((1 - ay) * scale)
-        f, d = t.to(torch.float64), torch.float64
-        left = _along(f, 1, x0) * _shape_weights(bx0, 1, d)
-        rows = left + _along(f, 1, x1) * _shape_weights(bx1, 1, d)
-        r0 = torch.floor(_along(rows, 0, y0) / 16.0) * _shape_weights(by0, 0, d)
-        r1 = torch.floor(_along(rows, 0, y1) / 16.0) * _shape_weights(by1, 0, d)
+        wx0, wx1 = np.rint((1 - ax) * scale), np.rint(ax * scale)
+        wy0, wy1 = np.rint((1 - ay) * scale), np.rint(ay * scale)
+    else:
+        wx0, wx1, wy0, wy1 = 1 - ax, ax, 1 - ay, ay
+    work = torch.float64 if uint8 else t.dtype
+
+    def horizontal(rows: torch.Tensor) -> torch.Tensor:
+        left = _along(rows, 1, x0).to(work) * _shape_weights(wx0, 1, work)
+        return left + _along(rows, 1, x1).to(work) * _shape_weights(wx1, 1, work)
+
+    if height < t.shape[0]:  # shrinking: pick the source rows first, then blend columns
+        top, bottom = horizontal(_along(t, 0, y0)), horizontal(_along(t, 0, y1))
+    else:
+        rows = horizontal(t)
+        top, bottom = _along(rows, 0, y0), _along(rows, 0, y1)
+    if uint8:
+        r0 = torch.floor(top / 16.0) * _shape_weights(wy0, 0, work)
+        r1 = torch.floor(bottom / 16.0) * _shape_weights(wy1, 0, work)
         total = torch.floor(r0 / 65536.0) + torch.floor(r1 / 65536.0)
         return torch.clamp(torch.floor((total + 2.0) / 4.0), 0, 255).to(torch.uint8)
-    left = _along(t, 1, x0) * _shape_weights(1 - ax, 1, t.dtype)
-    rows = left + _along(t, 1, x1) * _shape_weights(ax, 1, t.dtype)
-    top = _along(rows, 0, y0) * _shape_weights(1 - ay, 0, t.dtype)
-    return top + _along(rows, 0, y1) * _shape_weights(ay, 0, t.dtype)
+    return top * _shape_weights(wy0, 0, work) + bottom * _shape_weights(wy1, 0, work)
 
 
 def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
@@ -329,11 +338,15 @@ def _bilinear(
     OpenCV's weight table when ``fixed_point``, else as float32 fractions (OpenCV 5)."""
     height, width, channels = t.shape
     if border == cv2.BORDER_CONSTANT:
+        # a pixel whose taps all fall outside reads the fill pixel at the padded corner with
+        # weight 1, so it gets the fill value exactly (no select pass over the output)
         outside = (sx >= width) | (sx + 1 < 0) | (sy >= height) | (sy + 1 < 0)
-        sx = torch.clamp(sx, -1, width - 1) + 1
-        sy = torch.clamp(sy, -1, height - 1) + 1
+        sx = torch.where(outside, -1, torch.clamp(sx, -1, width - 1)) + 1
+        sy = torch.where(outside, -1, torch.clamp(sy, -1, height - 1)) + 1
+        tx, ty = torch.where(outside, 0.0, tx), torch.where(outside, 0.0, ty)
         source = pad(t, 1, 1, 1, 1, border, value)
-        pairs_x, pairs_y = (sx, sx + 1), (sy, sy + 1)
+        pairs_x = (sx, torch.where(outside, sx, sx + 1))
+        pairs_y = (sy, torch.where(outside, sy, sy + 1))
     else:
         source = t
         pairs_x = (torch.clamp(sx, 0, width - 1), torch.clamp(sx + 1, 0, width - 1))
@@ -364,17 +377,13 @@ def _bilinear(
             out = taps[0] * weights[0] + taps[1] * weights[1] + taps[2] * weights[2]
             out = out + taps[3] * weights[3]
     else:  # float positions: two horizontal lerps, one vertical lerp, in float32
-        ax, ay = tx.unsqueeze(-1), ty.unsqueeze(-1)
+        # full-shape weights: ONNX Runtime multiplies same-shape tensors much faster
+        ax = tx.unsqueeze(-1).expand(*tx.shape, channels).contiguous()
+        ay = ty.unsqueeze(-1).expand(*ty.shape, channels).contiguous()
         p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
         top = p00 + ax * (p01 - p00)
         out = top + ay * ((p10 + ax * (p11 - p10)) - top)
         out = saturate(out, t.dtype)
-    if border == cv2.BORDER_CONSTANT:
-        fill = saturate(
-            torch.tensor(value[:channels] + (0.0,) * max(0, channels - 4), dtype=torch.float64),
-            t.dtype,
-        )
-        out = torch.where(outside.unsqueeze(-1), fill.reshape(1, 1, channels), out)
     return out
 
 
