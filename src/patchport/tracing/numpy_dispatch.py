@@ -71,7 +71,9 @@ propagate_inplace = after_inplace
 
 
 # ------------------------------------------------------------------------ ufuncs
-def array_ufunc(self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
+def array_ufunc(
+    self: TracedArray, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
+) -> Any:
     """``__array_ufunc__``: run NumPy on plain data, record the torch equivalent."""
     if not kwargs and method == "__call__":
         rec = self._pp_rec
