@@ -24,7 +24,9 @@ from .views import after_inplace
 _CALLABLE_TYPES = (types.BuiltinFunctionType, types.FunctionType)
 
 
-def _watcher(qualname: str, original: Callable) -> Callable:
+def make_watcher(qualname: str, original: Callable) -> Callable:
+    """Wrap one native callable: traced arguments warn, run on plain data, results noted."""
+
     def watched(*args: Any, **kwargs: Any) -> Any:
         if not _ACTIVE_COUNT[0]:
             return original(*args, **kwargs)
@@ -48,6 +50,9 @@ def _watcher(qualname: str, original: Callable) -> Callable:
     watched.__wrapped__ = original  # type: ignore[attr-defined]
     watched._pp_watcher = True  # type: ignore[attr-defined]
     return watched
+
+
+_watcher = make_watcher  # the name the session module imported first
 
 
 def _freeze_if_written(rec: Any, value: Any, old: np.ndarray, what: str) -> None:
@@ -96,7 +101,7 @@ def watch_natives(
             prefix = module.__name__
             for name in watchable_names(module, skip):
                 original = getattr(module, name)
-                wrapper = _watcher(f"{prefix}.{name}", original)
+                wrapper = make_watcher(f"{prefix}.{name}", original)
                 setattr(module, name, wrapper)
                 installed.append((module, name, original, wrapper))
         yield [(m, n) for m, n, _, _ in installed]
