@@ -156,7 +156,7 @@ def all_functions(bgr, gray):
         "boxFilter": cv2.boxFilter(small, cv2.CV_32F, (3, 5), normalize=False),
         "copyMakeBorder": cv2.copyMakeBorder(small, 1, 2, 3, 4, cv2.BORDER_REFLECT_101),
         "flip": cv2.flip(small, -1),
-        "rotate": cv2.rotate(gray, cv2.ROTATE_90_COUNTERCLOCKWISE),
+        "rotate": cv2.rotate(gray[::-1, 3:], cv2.ROTATE_90_COUNTERCLOCKWISE),  # a strided view
         "transpose": cv2.transpose(small),
         "normalize": cv2.normalize(gray, None, 0, 1, cv2.NORM_MINMAX, cv2.CV_32F),
         "convertScaleAbs": cv2.convertScaleAbs(gray, alpha=-1.5, beta=40),

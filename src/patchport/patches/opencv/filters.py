@@ -76,18 +76,31 @@ def _border(function: str, value: int) -> int:
     return value
 
 
+_SHIFTED_SUMS_UP_TO = 9  # longer kernels run as convolutions
+
+
+def _correlate(x: torch.Tensor, kernel: np.ndarray, dim: int) -> torch.Tensor:
+    """Correlate an (H, W, C) tensor with ``kernel`` along ``dim`` (0 or 1), valid part only:
+    short kernels as sums of shifted slices (no layout change, cheap in ONNX Runtime)."""
+    n = x.shape[dim] - len(kernel) + 1
+    if len(kernel) <= _SHIFTED_SUMS_UP_TO:
+        out = x.narrow(dim, 0, n) * float(kernel[0])
+        for i in range(1, len(kernel)):
+            out = out + x.narrow(dim, i, n) * float(kernel[i])
+        return out
+    shape = (1, 1, 1, -1) if dim == 1 else (1, 1, -1, 1)
+    weight = torch.from_numpy(kernel.astype(np.float32)).reshape(shape)
+    planes = x.permute(2, 0, 1).unsqueeze(1)  # (C, 1, H, W)
+    return F.conv2d(planes, weight).squeeze(1).permute(1, 2, 0)
+
+
 def _separable(
     t: torch.Tensor, kx: np.ndarray, ky: np.ndarray, anchor: tuple[int, int], border: int
 ) -> torch.Tensor:
     """Correlate an (H, W, C) float tensor with kx along W and ky along H, OpenCV borders."""
     ax, ay = anchor
     padded = pad(t, ay, len(ky) - 1 - ay, ax, len(kx) - 1 - ax, border)
-    x = padded.permute(2, 0, 1).unsqueeze(1)  # (C, 1, H', W')
-    wx = torch.from_numpy(kx.astype(np.float32)).reshape(1, 1, 1, -1)
-    wy = torch.from_numpy(ky.astype(np.float32)).reshape(1, 1, -1, 1)
-    x = F.conv2d(x, wx) if len(kx) > 1 else x * float(kx[0])
-    x = F.conv2d(x, wy) if len(ky) > 1 else x * float(ky[0])
-    return x.squeeze(1).permute(1, 2, 0)
+    return _correlate(_correlate(padded, kx, 1), ky, 0)
 
 
 def _ksize_for(sigma: float, uint8: bool) -> int:
