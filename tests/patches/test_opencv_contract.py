@@ -106,6 +106,7 @@ REFUSED = [
     (F.filters.GaussianBlur, (FRAME, (3, 3), 0), {"borderType": cv2.BORDER_WRAP}, "borderType="),
     (F.filters.blur, (FRAME, (3, 3)), {"anchor": (5, 0)}, "anchor=(5, 0)"),
     (F.filters.boxFilter, (FRAME, cv2.CV_16S, (3, 3)), {}, "ddepth=3"),
+    (F.filters.blur, (FRAME, (2, 1)), {}, "ksize=(2, 1)"),
     (F.arithmetic.normalize, (FRAME, None), {"norm_type": cv2.NORM_HAMMING}, "norm_type="),
     (F.arithmetic.normalize, (FRAME, None), {"mask": GRAY}, "mask=ndarray"),
     (F.arithmetic.normalize, (FRAME, None), {"dtype": cv2.CV_16U}, "dtype=2"),

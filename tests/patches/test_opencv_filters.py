@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,6 +68,11 @@ def test_blur_and_box_filter_match_opencv(
     seed, height, width, cn, dtype, ksize, anchor, border, ddepth, normalize
 ):
     src = image(seed, height, width, cn, dtype)
+    if dtype == "uint8" and ksize[0] * ksize[1] == 2:  # refused: OpenCV 5.0 adds 1 there
+        with pytest.raises(ValueError, match="2-pixel windows"):
+            filters.blur(src, ksize)
+        normalize = False
+        ksize = (ksize[0], ksize[1] + 1)
     if anchor != (-1, -1):
         anchor = (anchor[0] % ksize[0], anchor[1] % ksize[1])
     scale = float(np.abs(src).max()) * (1 if normalize else ksize[0] * ksize[1])

@@ -211,8 +211,9 @@ def pad(
     rows = border_index(height, top, bottom, border)
     cols = border_index(width, left, right, border)
     if border == cv2.BORDER_CONSTANT:  # one fill row/column each side, then gather
-        fill = torch.tensor([value[c] if c < 4 else 0.0 for c in range(channels)])
-        fill = saturate(fill.to(torch.float64), t.dtype).reshape(1, 1, channels)
+        values = [value[c] if c < 4 else 0.0 for c in range(channels)]
+        fill = saturate(torch.tensor(values, dtype=torch.float64), t.dtype)
+        fill = fill.reshape(1, 1, channels)
         row = fill.expand(1, width, channels)
         t = torch.cat([row, t, row], 0)
         column = fill.expand(height + 2, 1, channels)

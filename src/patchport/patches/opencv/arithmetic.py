@@ -112,7 +112,9 @@ def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Ten
     if count not in (1, channels, 4):
         raise refuse("inRange", name, repr(value), expected)
     bound = torch.tensor(values[:channels], dtype=torch.float64)
-    return saturate(bound, t.dtype).reshape(1, 1, channels)
+    if t.dtype == torch.uint8:  # rounded to integers but not clamped: 256 matches nothing
+        return torch.round(bound).to(torch.float32).reshape(1, 1, channels)
+    return bound.to(t.dtype).reshape(1, 1, channels)
 
 
 @replaces(
@@ -128,7 +130,8 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     no_dst("inRange", dst)
     t = as_tensor("inRange", src, _DTYPES, _CHANNELS)
     low, high = _bound("lowerb", lowerb, t, src), _bound("upperb", upperb, t, src)
-    inside = torch.all((t >= low) & (t <= high), dim=-1)
+    values = t.to(torch.float32) if t.dtype == torch.uint8 else t  # exact for integers
+    inside = torch.all((values >= low) & (values <= high), dim=-1)
     return to_numpy(torch.where(inside, 255, 0).to(torch.uint8))
 
 
@@ -179,14 +182,15 @@ def addWeighted(
     family="arithmetic",
     dtypes=("uint8", "int16", "float32"),
     channels=_CHANNELS,
-    accuracy="exact (float32 arithmetic rounded half to even, like OpenCV)",
+    accuracy="exact (OpenCV 5's float32 fused multiply-add, rounded half to even)",
 )
 def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
     """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|)."""
     no_dst("convertScaleAbs", dst)
     t = as_tensor("convertScaleAbs", src, ("uint8", "int16", "float32"), _CHANNELS)
-    value = t.to(torch.float32) * np.float32(alpha) + np.float32(beta)
-    return to_numpy(saturate(torch.abs(value), torch.uint8))
+    # OpenCV 5 computes fma(src, alpha, beta) in float32: exact product, one rounding
+    value = t.to(torch.float64) * float(np.float32(alpha)) + float(np.float32(beta))
+    return to_numpy(saturate(torch.abs(value.to(torch.float32)), torch.uint8))
 
 
 def _norm_types() -> dict[int, str]:

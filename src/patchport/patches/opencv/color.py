@@ -1,7 +1,7 @@
 """cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops.
 
-The uint8 grayscale and HSV conversions reproduce OpenCV's fixed-point arithmetic
-(14-bit gray weights, 12-bit HSV division tables), so their results are bit-exact.
+The uint8 grayscale and HSV conversions reproduce OpenCV's fixed-point arithmetic (15-bit
+gray weights since OpenCV 5, 14-bit before; 12-bit HSV division tables): bit-exact.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 
-# code -> (input channels, output channel recipe); recipes name what each code computes
+# what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
 
 

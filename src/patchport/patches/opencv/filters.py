@@ -182,6 +182,14 @@ def _box(
     if ddepth not in allowed:
         raise refuse(function, "ddepth", ddepth, "-1 (same as src) or cv2.CV_32F")
     out_dtype = allowed[ddepth]
+    if normalize and out_dtype == torch.uint8 and width * height == 2:
+        raise refuse(
+            function,
+            "ksize",
+            (width, height),
+            "windows of 1 or at least 3 pixels for uint8 means (OpenCV 5.0 returns mean + 1 "
+            "for 2-pixel windows, wrapping 255 to 0; not reproduced)",
+        )
     ones_x, ones_y = np.ones(width), np.ones(height)
     sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
     if normalize:
@@ -200,6 +208,7 @@ def _box(
     accuracy="uint8 within 1 (mean rounded half up; OpenCV 5 differs on some even sizes); "
     "float32 within 1e-5",
     arguments={
+        "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
         "ddepth": ("-1", "CV_32F"),
         "normalize": ("True", "False"),
         "anchor": ("(-1, -1)", "any point in the kernel"),
@@ -228,7 +237,10 @@ def boxFilter(
     dtypes=_DTYPES,
     channels=_CHANNELS,
     accuracy="uint8 within 1 (mean rounded half up); float32 within 1e-5",
+    notes="uint8 windows of exactly 2 pixels are refused: OpenCV 5.0 returns mean + 1 there "
+    "(255 wraps to 0).",
     arguments={
+        "ksize": ("positive (w, h); not 2 pixels for uint8",),
         "anchor": ("(-1, -1)", "any point in the kernel"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
     },

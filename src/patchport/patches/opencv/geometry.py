@@ -1,8 +1,9 @@
 """flip, rotate, transpose, copyMakeBorder, resize, remap and warpAffine with torch ops.
 
-Sampling positions and weights are computed as OpenCV computes them (double-precision
-coordinates, 11-bit resize weights, 1/32-pixel remap/warp positions with 15-bit
-weights for uint8), so results match OpenCV exactly or within one uint8 unit.
+Sampling positions and weights are computed as OpenCV 5 computes them (double-precision
+coordinates, 11-bit uint8 resize weights, float32 remap/warp lerps, the 1/32-pixel table
+with 15-bit weights for fixed-point maps), so results match OpenCV exactly or within one
+uint8 unit.
 """
 
 from __future__ import annotations
@@ -154,8 +155,8 @@ def _linear_taps(
     inv = 1.0 / scale
     if area_like:  # INTER_AREA when enlarging: linear with area-style weights
         sx = np.floor(dx * scale)
-        fx = (dx + 1) - (sx + 1) * inv
-        fx = np.where(fx <= 0, 0.0, fx - np.floor(fx))
+        fx = ((dx + 1) - (sx + 1) * inv).astype(np.float32)  # float32 before the floor
+        fx = np.where(fx <= 0, np.float32(0), fx - np.floor(fx)).astype(np.float64)
     else:
         pos = ((dx + 0.5) * scale - 0.5).astype(np.float32).astype(np.float64)
         sx = np.floor(pos)
