@@ -148,9 +148,10 @@ _RESIZE_COEF_BITS = 11
 
 
 def _linear_taps(
-    dst_len: int, src_len: int, scale: float, area_like: bool
+    dst_len: int, src_len: int, scale: float, area_like: bool, single: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(index0, index1, weight of index1) per output position, as OpenCV's resize computes."""
+    """(index0, index1, weight of index1) per output position, as OpenCV 5's resize computes
+    them (positions in double, or in float32 when ``single``; weights in float32)."""
     dx = np.arange(dst_len, dtype=np.float64)
     inv = 1.0 / scale
     if area_like:  # INTER_AREA when enlarging: linear with area-style weights
@@ -158,7 +159,9 @@ def _linear_taps(
         fx = ((dx + 1) - (sx + 1) * inv).astype(np.float32)  # float32 before the floor
         fx = np.where(fx <= 0, np.float32(0), fx - np.floor(fx)).astype(np.float64)
     else:
-        pos = ((dx + 0.5) * scale - 0.5).astype(np.float32).astype(np.float64)
+        pos = (dx + 0.5) * scale - 0.5
+        if single:  # uint8: the position is rounded to float32 before the fraction
+            pos = pos.astype(np.float32).astype(np.float64)
         sx = np.floor(pos)
         fx = pos - sx
     fx = fx.astype(np.float32).astype(np.float64)
@@ -206,9 +209,9 @@ def _resize_linear(
     area_like: tuple[bool, bool],
 ) -> torch.Tensor:
     (width, height), (sx_scale, sy_scale) = dsize, scales
-    x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0])
-    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1])
     uint8 = t.dtype == torch.uint8
+    x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0], uint8)
+    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8)
     if uint8:  # 11-bit fixed-point weights; the rows are blended like OpenCV's SIMD code
         scale = float(1 << _RESIZE_COEF_BITS)
         wx0, wx1 = np.rint((1 - ax) * scale), np.rint(ax * scale)
@@ -498,12 +501,17 @@ def remap(
 
 
 def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
-    """Source positions of warpAffine: computed in double, sampled as float32 (OpenCV 5)."""
+    """Source positions of warpAffine as OpenCV 5 computes them: the matrix in float32, a
+    row start M[i,1]*y + M[i,2] in float32, then fma(M[i,0], x, start) rounded once."""
     width, height = dsize
-    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
-    mx = (matrix[0, 0] * xs + matrix[0, 1] * ys + matrix[0, 2]).astype(np.float32)
-    my = (matrix[1, 0] * xs + matrix[1, 1] * ys + matrix[1, 2]).astype(np.float32)
-    return _remap_positions("warpAffine", mx, my)
+    m = matrix.astype(np.float32)
+    xs = np.arange(width, dtype=np.float32).astype(np.float64)[None, :]
+    ys = np.arange(height, dtype=np.float32)[:, None]
+    maps = []
+    for i in range(2):
+        start = (m[i, 1] * ys + m[i, 2]).astype(np.float64)  # float32 multiply, then add
+        maps.append((float(m[i, 0]) * xs + start).astype(np.float32))  # exact product
+    return _remap_positions("warpAffine", maps[0], maps[1])
 
 
 @replaces(
