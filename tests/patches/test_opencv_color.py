@@ -22,15 +22,16 @@ CODES = sorted(color._codes())
     width=st.integers(1, 70),
     seed=seeds,
     named_dst_cn=st.booleans(),
+    hint=st.sampled_from([cv2.ALGO_HINT_DEFAULT, cv2.ALGO_HINT_ACCURATE, cv2.ALGO_HINT_APPROX]),
 )
-def test_cvt_color_matches_opencv(code, dtype, height, width, seed, named_dst_cn):
+def test_cvt_color_matches_opencv(code, dtype, height, width, seed, named_dst_cn, hint):
     _, channels, _, out_channels, _ = color._codes()[code]
     src = image(seed, height, width, 0 if channels == 1 else channels, dtype)
     if dtype == "float32":
         src = np.abs(src)  # OpenCV's float HSV expects non-negative colours
     dst_cn = out_channels if named_dst_cn else 0
-    expected = cv2.cvtColor(src, code, dstCn=dst_cn)
-    assert_matches("cvtColor", expected, color.cvtColor(src, code, dstCn=dst_cn))
+    expected = cv2.cvtColor(src, code, dstCn=dst_cn, hint=hint)
+    assert_matches("cvtColor", expected, color.cvtColor(src, code, dstCn=dst_cn, hint=hint))
 
 
 def test_uint8_gray_and_hsv_are_bit_exact_on_every_colour():

@@ -117,7 +117,7 @@ def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
-        "hint": ("any",),
+        "hint": ("any (the accurate result is computed)",),
     },
     notes="float32 HSV has H in [0, 360), S and V as given; uint8 HSV has H/2 (H*256/360 "
     "for _FULL). Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",

@@ -117,7 +117,7 @@ def _ksize_for(sigma: float, uint8: bool) -> int:
     arguments={
         "ksize": ("odd (w, h)", "(0, 0) with sigmaX > 0"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
-        "hint": ("any",),
+        "hint": ("any (the accurate result is computed)",),
     },
 )
 def GaussianBlur(

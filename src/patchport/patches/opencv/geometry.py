@@ -467,7 +467,7 @@ def _sample(
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
         "maps": ("float32 x/y", "float32 xy + None", "int16 xy + uint16 (convertMaps)"),
-        "hint": ("any",),
+        "hint": ("any (the accurate result is computed)",),
     },
     notes="float maps are sampled at float32 positions like OpenCV 5 (1-, 3-, 4-channel "
     "images); convertMaps maps and 2-channel images use OpenCV's 1/32-pixel table with 15-bit "
@@ -525,7 +525,7 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
         "M": ("a constant 2x3 matrix",),
-        "hint": ("any",),
+        "hint": ("any (the accurate result is computed)",),
     },
 )
 def warpAffine(
