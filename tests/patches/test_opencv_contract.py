@@ -209,3 +209,39 @@ def test_ordinary_arrays_still_reach_opencv_during_a_session(tmp_path):
         patched = patchport.session_patches().find("cv2.resize")
         assert patched is not None and patched.calls == 0
     np.testing.assert_array_equal(out, cv2.resize(FRAME, (7, 5)))
+
+
+def test_all_can_leave_functions_out_for_user_replacements(tmp_path):
+    def my_flip(src, flipCode, dst=None):
+        return np.ascontiguousarray(np.flip(src, axis=0))  # traced NumPy: rows only
+
+    patches = opencv.all(exclude=["flip"]) + [patchport.FunctionPatch(cv2, "flip", my_flip)]
+    assert len(patches) == len(opencv.all())
+    with patchport.session("mine", tmp_path, patching=patches):
+        x = annotate.input_tensors("n", {"x": FRAME})
+        annotate.output_tensors("n", {"y": cv2.flip(x, 0)})
+        assert patchport.session_patches().find("cv2.flip").name == "my_flip"
+    with pytest.raises(ValueError, match="no replacement named nope"):
+        opencv.all(exclude=["nope"])
+
+
+def test_remap_with_maps_computed_from_traced_data_exports(tmp_path):
+    """Maps that depend on a traced input (a calibration shift) stay in the graph."""
+    xs, ys = np.meshgrid(np.arange(30, dtype=np.float32), np.arange(20, dtype=np.float32))
+
+    def shifted(image, shift):
+        mapx, mapy = xs + shift[0], ys + shift[1]
+        return cv2.remap(image, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    rng = np.random.default_rng(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", patchport.TraceLossWarning)
+        with patchport.session("maps", tmp_path, patching=["opencv"]):
+            for _ in range(2):
+                shift = (rng.random(2) * 4 - 2).astype(np.float32)
+                image, shift = annotate.input_tensors("n", {"image": FRAME, "shift": shift})
+                annotate.output_tensors("n", {"out": shifted(image, shift)}, export_with="onnx")
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    shift = np.array([1.37, -0.61], dtype=np.float32)
+    got = manager.run_policy({"n/image": FRAME, "n/shift": shift})["n/out"]
+    assert_matches("remap", shifted(FRAME, shift), got)

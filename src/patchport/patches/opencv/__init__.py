@@ -8,6 +8,7 @@ results; every other case is refused with a ValueError naming the argument.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
 
 from ...sessions.function_patch import FunctionPatch
 from . import arithmetic, channels, color, filters, geometry
@@ -45,9 +46,19 @@ def patch(function: str, verify: bool | None = None) -> FunctionPatch:
     return FunctionPatch(cv2, function, spec.replacement, verify=verify, rtol=1e-5, atol=spec.atol)
 
 
-def all(verify: bool | None = None) -> list[FunctionPatch]:  # noqa: A001 - the issue's name
-    """Every OpenCV replacement as a FunctionPatch list for ``start(patching=...)``."""
-    return [patch(spec.function, verify) for spec in supported()]
+def all(  # noqa: A001 - the name the issue asks for
+    verify: bool | None = None, exclude: Iterable[str] = ()
+) -> list[FunctionPatch]:
+    """Every OpenCV replacement as a FunctionPatch list for ``start(patching=...)``;
+    ``exclude`` names functions to leave out (e.g. to pass your own replacement)."""
+    skipped = set(exclude)
+    unknown = skipped - set(REGISTRY)
+    if unknown:
+        raise UnsupportedCaseError(
+            f"patchport.patches.opencv.all(exclude=...): no replacement named "
+            f"{', '.join(sorted(unknown))}; available: {', '.join(REGISTRY)}."
+        )
+    return [patch(s.function, verify) for s in supported() if s.function not in skipped]
 
 
 def _cell(text: str) -> str:
