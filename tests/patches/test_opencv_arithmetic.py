@@ -48,7 +48,7 @@ def test_threshold_matches_opencv(seed, size, cn, dtype, kind, thresh, maxval):
     size=sizes,
     cn=cns,
     dtype=dtypes,
-    bounds=st.sampled_from(["number", "tuple", "four", "array"]),
+    bounds=st.sampled_from(["number", "tuple", "four", "vector", "array"]),
     low=st.floats(-20, 200),
     width=st.floats(0, 200),
 )
@@ -59,6 +59,9 @@ def test_in_range_matches_opencv(seed, size, cn, dtype, bounds, low, width):
     channels_ = max(cn, 1)
     if bounds == "number":
         lower, upper = low, low + width
+    elif bounds == "vector":  # a NumPy vector of per-channel bounds
+        lower = np.array([low + 0.37 * i for i in range(channels_)])
+        upper = lower + width
     elif bounds in ("tuple", "four"):
         count = channels_ if bounds == "tuple" else 4
         lower = tuple(low + 0.37 * i for i in range(count))

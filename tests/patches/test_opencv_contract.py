@@ -164,6 +164,7 @@ def all_functions(bgr, gray):
         "addWeighted": cv2.addWeighted(small, 0.7, cv2.flip(small, 1), 0.3, 2.5),
         "threshold": cv2.threshold(s, 90, 255, cv2.THRESH_BINARY)[1],
         "inRange": cv2.inRange(hsv, (0, 40, 40), (90, 255, 255)),
+        "inRange_traced_bounds": cv2.inRange(hsv, np.minimum(hsv[0, 0], 100), hsv[1, 1]),
         "split": h,
         "merge": cv2.merge([v, s, h]),
     }

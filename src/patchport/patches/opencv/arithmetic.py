@@ -103,15 +103,22 @@ def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Ten
         bound = torch.from_numpy(value)
         return bound if src.ndim == 3 else bound.unsqueeze(-1)
     expected = "a number, a tuple of 1, C or 4 numbers (C channels), or an array shaped like src"
-    try:
-        items = value.ravel().tolist() if isinstance(value, np.ndarray) else value
-        count = 1 if isinstance(items, (int, float, np.integer, np.floating)) else len(items)
-        values = scalar4(items)
-    except (TypeError, ValueError):
-        raise refuse("inRange", name, repr(value), expected) from None
-    if count not in (1, channels, 4):
-        raise refuse("inRange", name, repr(value), expected)
-    bound = torch.tensor(values[:channels], dtype=torch.float64)
+    if isinstance(value, np.ndarray):  # a per-channel vector, possibly traced: torch ops only
+        if value.ndim > 2 or value.size not in (1, channels, 4) or value.dtype.kind not in "iuf":
+            raise refuse("inRange", name, f"{value.dtype}{list(value.shape)}", expected)
+        bound = torch.from_numpy(np.ascontiguousarray(value)).reshape(-1).to(torch.float64)
+        if value.size < channels:
+            bound = torch.cat([bound, torch.zeros(channels - value.size, dtype=torch.float64)])
+        bound = bound[:channels]
+    else:
+        try:
+            count = 1 if isinstance(value, (int, float, np.integer, np.floating)) else len(value)
+            values = scalar4(value)
+        except (TypeError, ValueError):
+            raise refuse("inRange", name, repr(value), expected) from None
+        if count not in (1, channels, 4):
+            raise refuse("inRange", name, repr(value), expected)
+        bound = torch.tensor(values[:channels], dtype=torch.float64)
     if t.dtype == torch.uint8:  # rounded to integers but not clamped: 256 matches nothing
         return torch.round(bound).to(torch.float32).reshape(1, 1, channels)
     return bound.to(t.dtype).reshape(1, 1, channels)
