@@ -162,7 +162,8 @@ def addWeighted(
     dst: Any = None,
     dtype: int = -1,
 ) -> Any:
-    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma)."""
+    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 within
+    1 of OpenCV (its float32 fused multiply-adds are reproduced: bit-exact in the tests)."""
     no_dst("addWeighted", dst)
     if dtype != -1:
         raise refuse("addWeighted", "dtype", dtype, "-1 (the inputs' type)")
@@ -192,7 +193,7 @@ def addWeighted(
     accuracy="exact (OpenCV 5's float32 fused multiply-add, rounded half to even)",
 )
 def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
-    """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|)."""
+    """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|), exact."""
     no_dst("convertScaleAbs", dst)
     t = as_tensor("convertScaleAbs", src, ("uint8", "int16", "float32"), _CHANNELS)
     # OpenCV 5 computes fma(src, alpha, beta) in float32: exact product, one rounding
@@ -232,7 +233,8 @@ def normalize(
     dtype: int = -1,
     mask: Any = None,
 ) -> Any:
-    """Traceable ``cv2.normalize`` (whole-array min/max or norm, computed from traced data)."""
+    """Traceable ``cv2.normalize`` (whole-array min/max or norm, computed from traced data);
+    uint8 output within 1 of OpenCV, float32 output within 1e-5."""
     no_dst("normalize", dst)
     kinds = _norm_types()
     if norm_type not in kinds:

@@ -41,7 +41,8 @@ _IMAGE_DTYPES = ("uint8", "float32")
     arguments={"flipCode": ("0 (rows)", ">0 (columns)", "<0 (both)")},
 )
 def flip(src: np.ndarray, flipCode: int, dst: Any = None) -> Any:
-    """Traceable ``cv2.flip``: 0 flips rows, a positive code columns, a negative one both."""
+    """Traceable ``cv2.flip``: 0 flips rows, a positive code columns, a negative one both
+    (exact)."""
     no_dst("flip", dst)
     t = as_tensor("flip", src, _ANY_DTYPES, _CHANNELS)
     dims = (0,) if flipCode == 0 else (1,) if flipCode > 0 else (0, 1)
@@ -485,8 +486,8 @@ def remap(
 ) -> Any:
     """Traceable ``cv2.remap`` with INTER_LINEAR (e.g. undistortion with precomputed maps).
 
-    Float maps: float32 lerps like OpenCV 5 (uint8 exact in tests); int16 maps from
-    cv2.convertMaps: OpenCV's 1/32-pixel table with 15-bit weights (exact).
+    uint8 results within 1 of OpenCV (bit-exact in the tests): float maps are sampled with
+    float32 lerps like OpenCV 5, cv2.convertMaps maps with its 1/32-pixel weight table.
     """
     no_dst("remap", dst)
     if interpolation != cv2.INTER_LINEAR:
@@ -540,7 +541,8 @@ def warpAffine(
 ) -> Any:
     """Traceable ``cv2.warpAffine`` with INTER_LINEAR and a constant matrix ``M``.
 
-    Positions in double then float32, float32 lerps rounded for uint8: exact in tests.
+    uint8 results within 1 of OpenCV (bit-exact in the tests): positions are OpenCV 5's
+    float32 fused multiply-adds, then float32 lerps.
     """
     no_dst("warpAffine", dst)
     if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
