@@ -154,3 +154,17 @@ def test_inputs_are_not_modified_and_single_input_returns_one_value():
         annotate.output_tensors("two", {"y": t + a.sum()})
     assert type(data) is np.ndarray and data.tolist() == [0, 1, 2, 3, 4, 5]
     assert type(tensor) is torch.Tensor and tensor.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_port_names_that_match_operator_names_export_to_onnx(tmp_path):
+    with patchport.session("names", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"mul": np.arange(6, dtype=np.float32).reshape(2, 3)})
+        annotate.output_tensors(
+            "n", {"transpose": np.transpose(x * 2), "add": x + 1}, export_with="onnx"
+        )
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    fresh = np.full((2, 3), 4.0, dtype=np.float32)
+    outputs = manager.run_policy({"n/mul": fresh})
+    np.testing.assert_array_equal(outputs["n/transpose"], np.transpose(fresh * 2))
+    np.testing.assert_array_equal(outputs["n/add"], fresh + 1)

@@ -90,6 +90,45 @@ def _onnx_export_patches() -> Any:
     )
 
 
+def name_onnx_ports(path: Path, input_names: list[str], output_names: list[str]) -> None:
+    """Give the ONNX graph's inputs and outputs the node's port names, keeping names unique.
+
+    The exporter names inner values after operators (``mul``, ``transpose``...), so a port
+    with such a name would be defined twice; inner values are renamed out of the way first.
+    """
+    import onnx
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    wanted: dict[str, str] = {}
+    for values, names in ((graph.input, input_names), (graph.output, output_names)):
+        if len(values) == len(names):  # otherwise the exporter's own names are kept
+            wanted.update(zip([v.name for v in values], names))
+    used = {name for node in graph.node for name in (*node.input, *node.output)}
+    used |= {v.name for v in (*graph.input, *graph.output)} | {i.name for i in graph.initializer}
+    mapping: dict[str, str] = {}
+    for current, target in wanted.items():
+        if current == target:
+            continue
+        if target in used and target not in wanted:
+            spare = f"{target}_inner"
+            while spare in used:
+                spare += "_"
+            mapping[target] = spare
+            used.add(spare)
+        mapping[current] = target
+    if not mapping:
+        return
+    for node in graph.node:
+        node.input[:] = [mapping.get(name, name) for name in node.input]
+        node.output[:] = [mapping.get(name, name) for name in node.output]
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        value.name = mapping.get(value.name, value.name)
+    for initializer in graph.initializer:
+        initializer.name = mapping.get(initializer.name, initializer.name)
+    onnx.save(model, str(path))
+
+
 def write_model(
     graph_module: torch.nn.Module,
     example_inputs: Sequence[Any],
@@ -109,12 +148,11 @@ def write_model(
                     args,
                     str(path),
                     dynamo=True,
-                    input_names=input_names,
-                    output_names=output_names,
                     verbose=False,
                     optimize=True,
                     external_data=False,
                 )
+            name_onnx_ports(path, input_names, output_names)
         elif backend == "pt2":
             program = torch.export.export(graph_module, args)
             torch.export.save(program, str(path))

@@ -66,10 +66,17 @@ def input_tensors(node: str, tensors: dict[str, Any]) -> Any:
     if trace is None:
         trace = NodeTrace(node, Recorder(node, strict=session.strict))
         session.nodes[node] = trace
-    if trace.finished or not trace.recorder.active:
-        # a later pass: keep concrete data as a validation sample, run the code plainly
-        trace.pending_inputs.update({k: plain_copy(v) for k, v in tensors.items()})
-        return _single_or_tuple([plain_copy(v) for v in tensors.values()])
+    recorder = trace.recorder
+    if trace.finished:
+        # a later pass: traced again so patched calls take the same replacements as the
+        # recorded pass; its graph is dropped, its data becomes a validation sample
+        if trace.pass_recorder is None or not trace.pass_recorder.active:
+            trace.pass_recorder = Recorder(f"{node}#pass{trace.entries}", strict=session.strict)
+        recorder = trace.pass_recorder
+    elif not recorder.active:
+        raise PatchStateError(
+            f"annotate.input_tensors({node!r}, ...): node {node!r} was closed without outputs."
+        )
     traced = []
     for key, value in tensors.items():
         if key in trace.pending_inputs:
@@ -77,12 +84,18 @@ def input_tensors(node: str, tensors: dict[str, Any]) -> Any:
                 f"annotate.input_tensors({node!r}, ...): input {key!r} was already declared for "
                 f"this node; use another name."
             )
-        source = session.output_owner.get(id(value))
-        if source is not None and source[0] is value:
-            trace.sources[key] = source[1]
-        trace.inputs.append(_port(key, value))
+        if trace.finished and key not in {port.name for port in trace.inputs}:
+            raise PatchDefinitionError(
+                f"annotate.input_tensors({node!r}, ...): input {key!r} was not declared in the "
+                f"first pass {[port.name for port in trace.inputs]}; a node keeps one signature."
+            )
+        if not trace.finished:
+            source = session.output_owner.get(id(value))
+            if source is not None and source[0] is value:
+                trace.sources[key] = source[1]
+            trace.inputs.append(_port(key, value))
         trace.pending_inputs[key] = plain_copy(value)
-        traced.append(trace_input(trace.recorder, key, plain(value)))
+        traced.append(trace_input(recorder, key, plain(value)))
     return _single_or_tuple(traced)
 
 
@@ -106,11 +119,15 @@ def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx"
         trace.graph_module = finish(trace.recorder, list(tensors.values()))
         trace.outputs = [_port(key, value) for key, value in tensors.items()]
         trace.export_with = export_with
-    elif [p.name for p in trace.outputs] != list(tensors):
-        raise PatchDefinitionError(
-            f"annotate.output_tensors({node!r}, ...): outputs {list(tensors)} differ from the "
-            f"first pass {[p.name for p in trace.outputs]}; a node keeps one signature."
-        )
+    else:
+        if trace.pass_recorder is not None:
+            trace.pass_recorder.close()
+            trace.pass_recorder = None
+        if [p.name for p in trace.outputs] != list(tensors):
+            raise PatchDefinitionError(
+                f"annotate.output_tensors({node!r}, ...): outputs {list(tensors)} differ from "
+                f"the first pass {[p.name for p in trace.outputs]}; a node keeps one signature."
+            )
     trace.samples.append(Sample(inputs=trace.pending_inputs, outputs=outputs))
     trace.pending_inputs = {}
     trace.entries += 1

@@ -244,6 +244,9 @@ def stop() -> Session:
     session = require_session("patchport.stop()")
     try:
         for node in session.nodes.values():
+            if node.pass_recorder is not None and node.pass_recorder.active:
+                node.pass_recorder.close()
+                node.pending_inputs = {}
             if node.recorder.active:
                 node.recorder.close()
                 warnings.warn(

@@ -50,6 +50,7 @@ class NodeTrace:
     samples: list[Sample] = field(default_factory=list)
     pending_inputs: dict[str, Any] = field(default_factory=dict)  # current pass
     graph_module: Any = None
+    pass_recorder: Recorder | None = None  # records (and discards) a later pass
     export_with: str = "onnx"
     entries: int = 0
 
