@@ -58,30 +58,27 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_docs(args: argparse.Namespace) -> int:
-    from .torch.catalog import render_patches_markdown
-
-    text = render_patches_markdown()
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
+def _write_or_print(text: str, output: str | None) -> int:
+    """Write generated text to ``output``, or to stdout when no file is given."""
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
-        print(f"wrote {args.output}")
+        print(f"wrote {output}")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _cmd_docs(args: argparse.Namespace) -> int:
+    from .torch.catalog import render_patches_markdown
+
+    return _write_or_print(render_patches_markdown(), args.output)
 
 
 def _cmd_opencv_docs(args: argparse.Namespace) -> int:
     from .patches.opencv import render_markdown
 
-    text = render_markdown()
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        print(f"wrote {args.output}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _write_or_print(render_markdown(), args.output)
 
 
 def build_parser() -> argparse.ArgumentParser:
