@@ -168,3 +168,14 @@ def test_port_names_that_match_operator_names_export_to_onnx(tmp_path):
     outputs = manager.run_policy({"n/mul": fresh})
     np.testing.assert_array_equal(outputs["n/transpose"], np.transpose(fresh * 2))
     np.testing.assert_array_equal(outputs["n/add"], fresh + 1)
+
+
+def test_later_passes_keep_the_node_signature():
+    with patchport.session("signature"):
+        a, b = annotate.input_tensors("n", {"a": np.ones(2), "b": np.ones(2)})
+        annotate.output_tensors("n", {"y": a + b})
+        with pytest.raises(TypeError, match="input 'c' was not declared in the first pass"):
+            annotate.input_tensors("n", {"a": np.ones(2), "c": np.ones(2)})
+        a = annotate.input_tensors("n", {"a": np.ones(2)})
+        with pytest.raises(TypeError, match=r"this pass did not declare inputs \['b'\]"):
+            annotate.output_tensors("n", {"y": a + 1})

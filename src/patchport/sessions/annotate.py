@@ -77,18 +77,20 @@ def input_tensors(node: str, tensors: dict[str, Any]) -> Any:
         raise PatchStateError(
             f"annotate.input_tensors({node!r}, ...): node {node!r} was closed without outputs."
         )
-    traced = []
-    for key, value in tensors.items():
+    declared = {port.name for port in trace.inputs}
+    for key in tensors:  # every refusal before anything changes
         if key in trace.pending_inputs:
             raise PatchDefinitionError(
                 f"annotate.input_tensors({node!r}, ...): input {key!r} was already declared for "
                 f"this node; use another name."
             )
-        if trace.finished and key not in {port.name for port in trace.inputs}:
+        if trace.finished and key not in declared:
             raise PatchDefinitionError(
                 f"annotate.input_tensors({node!r}, ...): input {key!r} was not declared in the "
-                f"first pass {[port.name for port in trace.inputs]}; a node keeps one signature."
+                f"first pass {sorted(declared)}; a node keeps one signature."
             )
+    traced = []
+    for key, value in tensors.items():
         if not trace.finished:
             source = session.output_owner.get(id(value))
             if source is not None and source[0] is value:
@@ -113,6 +115,12 @@ def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx"
         raise PatchStateError(
             f"annotate.output_tensors({node!r}, ...): node {node!r} has no inputs in this pass; "
             f"call annotate.input_tensors({node!r}, {{...}}) first."
+        )
+    missing = [p.name for p in trace.inputs if p.name not in trace.pending_inputs]
+    if trace.finished and missing:
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, ...): this pass did not declare inputs {missing}; "
+            f"declare every input of the first pass with annotate.input_tensors({node!r}, ...)."
         )
     outputs = {key: plain_copy(value) for key, value in tensors.items()}
     if not trace.finished:
