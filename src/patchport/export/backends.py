@@ -157,8 +157,8 @@ def write_model(
             program = torch.export.export(graph_module, args)
             torch.export.save(program, str(path))
         elif backend == "jit":
-            scripted = torch.jit.trace(graph_module, args, check_trace=False, strict=False)
-            torch.jit.save(scripted, str(path))
+            traced = torch.jit.trace(graph_module.eval(), args, check_trace=False, strict=False)
+            torch.jit.save(torch.jit.freeze(traced), str(path))  # constants folded in
         else:
             raise ExportBackendError(f"write_model(backend={backend!r}): use onnx, pt2 or jit.")
     except ExportBackendError:
