@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from .graph_involvement import nodes_by_patch
 from .patch_info import PatchInfo
@@ -137,7 +138,7 @@ class PatchDetails:
                         f"patchport did not restore {patch.target_name}: it was reassigned while "
                         f"patched (now {patch.kept_external!r}); the newer value is kept.",
                         PatchRestoreWarning,
-                        stacklevel=3,
+                        stacklevel=user_stacklevel(),
                     )
             except BaseException as exc:  # keep restoring the others, then re-raise
                 errors.append(exc)

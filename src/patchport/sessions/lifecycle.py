@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._stack import user_stacklevel
 from ..errors import (
     PatchDefinitionError,
     PatchStateError,
@@ -166,7 +167,7 @@ def _function_patches(
                 )
                 if session.strict:
                     raise TraceLossError(message)
-                warnings.warn(message, TraceLossWarning, stacklevel=4)
+                warnings.warn(message, TraceLossWarning, stacklevel=user_stacklevel())
         for owner, name, family in points:
             dispatcher = call.make_dispatcher()
             info = PatchInfo(
@@ -253,7 +254,7 @@ def stop() -> Session:
                     f"patchport.stop(): node {node.name!r} was never finished with "
                     f"annotate.output_tensors({node.name!r}, ...); it will not be exported.",
                     TraceLossWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
     finally:
         _current[0] = None
