@@ -231,7 +231,7 @@ CASES = [
             np.round(x),
             np.around(x, 2),
             x.round(1),
-            round(x[0, 0].copy(), 0) if False else np.round(x, -1),
+            np.round(x, -1),
         ),
         [a(low=-300, high=300)],
     ),
