@@ -55,15 +55,7 @@ def eager_attention_dense(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """transformers' eager attention (LLaMA form) on contiguous operands, so that no
     matmul reshape guards ``seq != 1``; the same arithmetic in the same order."""
-    keys = _dense(_repeat_heads(key, module.num_key_value_groups).transpose(2, 3))
-    values = _dense(_repeat_heads(value, module.num_key_value_groups))
-    weights = torch.matmul(_dense(query), keys) * scaling
-    if attention_mask is not None:
-        weights = weights + attention_mask
-    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
-    weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
-    output = torch.matmul(_dense(weights), values)
-    return _dense(output.transpose(1, 2)), weights
+    return _dense_attention(module, query, key, value, attention_mask, scaling, dropout, None)
 
 
 def eager_attention_softcap_dense(
@@ -81,6 +73,20 @@ def eager_attention_softcap_dense(
     operands; the same arithmetic in the same order."""
     if scaling is None:
         scaling = module.head_dim**-0.5
+    return _dense_attention(module, query, key, value, attention_mask, scaling, dropout, softcap)
+
+
+def _dense_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float,
+    softcap: float | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The eager attention both replacements share; soft-capping when ``softcap`` is set."""
     keys = _dense(_repeat_heads(key, module.num_key_value_groups).transpose(2, 3))
     values = _dense(_repeat_heads(value, module.num_key_value_groups))
     weights = torch.matmul(_dense(query), keys) * scaling
