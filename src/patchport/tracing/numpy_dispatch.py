@@ -16,6 +16,7 @@ import torch
 from . import numpy_table as table
 from .indexing import index_put, split_negative_steps
 from .loss import report_loss
+from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .values import (
     TracedArray,
@@ -497,24 +498,7 @@ def _flat_property(self: TracedArray) -> Any:
 
 
 OPERATOR_NAMES = {
-    f"__{p}{op}__"
-    for op in (
-        "add",
-        "sub",
-        "mul",
-        "truediv",
-        "floordiv",
-        "mod",
-        "pow",
-        "matmul",
-        "and",
-        "or",
-        "xor",
-        "lshift",
-        "rshift",
-        "divmod",
-    )
-    for p in ("", "r", "i")
+    f"__{p}{op}__" for op in (*BINARY_OPERATORS, "divmod") for p in ("", "r", "i")
 } | {"__neg__", "__pos__", "__abs__", "__invert__"}
 
 SPECIAL: dict[str, Any] = {

@@ -16,6 +16,7 @@ import torch
 
 from .indexing import index_put
 from .loss import report_loss
+from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .values import (
     TracedArray,
@@ -80,22 +81,7 @@ _DUNDER_TO_OPERATOR = {
 _REFLECTED = {
     f"__r{name[2:]}": fn
     for name, fn in _DUNDER_TO_OPERATOR.items()
-    if name[2:-2]
-    in (
-        "add",
-        "sub",
-        "mul",
-        "truediv",
-        "floordiv",
-        "mod",
-        "pow",
-        "matmul",
-        "and",
-        "or",
-        "xor",
-        "lshift",
-        "rshift",
-    )
+    if name[2:-2] in BINARY_OPERATORS
 }
 _INPLACE_DUNDER = {
     f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
