@@ -9,8 +9,9 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
+from .._stack import user_stacklevel
 from ..errors import TraceLossError, TraceLossWarning
-from .location import user_location
+from .location import _is_library, user_location
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -25,19 +26,5 @@ def report_loss(recorder: Recorder | None, what: str, consequence: str | None = 
         recorder.losses.append(message)
         if recorder.strict:
             raise TraceLossError(message)
-    warnings.warn(message, TraceLossWarning, stacklevel=_stacklevel())
+    warnings.warn(message, TraceLossWarning, stacklevel=user_stacklevel(_is_library))
     return where
-
-
-def _stacklevel() -> int:
-    """Stack level that makes the warning's own location the user's frame."""
-    import sys
-
-    from .location import _is_library
-
-    frame = sys._getframe(2)
-    level = 2
-    while frame is not None and _is_library(frame.f_code):
-        frame = frame.f_back
-        level += 1
-    return level
