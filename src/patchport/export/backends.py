@@ -29,6 +29,11 @@ class ExportBackendError(PatchportError, RuntimeError):
 
 def as_tensor(value: Any) -> torch.Tensor:
     """A plain CPU tensor for a NumPy array or tensor (no copy where possible)."""
+    kind = type(value)
+    if kind is torch.Tensor:
+        return value
+    if kind is np.ndarray and value.flags.c_contiguous:  # the common case, on the hot path
+        return torch.from_numpy(value)
     if isinstance(value, torch.Tensor):
         return value.as_subclass(torch.Tensor)
     return torch.from_numpy(np.ascontiguousarray(value))
@@ -36,6 +41,8 @@ def as_tensor(value: Any) -> torch.Tensor:
 
 def as_numpy(value: Any) -> np.ndarray:
     """A NumPy array for a tensor or array-like output."""
+    if type(value) is torch.Tensor and not value.requires_grad and value.device.type == "cpu":
+        return value.numpy()  # the common case, on the hot path
     if isinstance(value, torch.Tensor):
         return value.detach().as_subclass(torch.Tensor).cpu().numpy()
     return np.asarray(value)
@@ -196,9 +203,12 @@ def load_runner(backend: str, path: Path, input_names: list[str]) -> Runner:
     else:
         raise ExportBackendError(f"load_runner(backend={backend!r}): use onnx, pt2 or jit.")
 
+    # a frozen TorchScript module holds no parameters that need gradients
+    grad_context = contextlib.nullcontext if backend == "jit" else torch.no_grad
+
     def run_torch(inputs: Sequence[Any]) -> list[np.ndarray]:
-        with torch.no_grad():
-            result = module(*(as_tensor(value) for value in inputs))
+        with grad_context():
+            result = module(*[as_tensor(value) for value in inputs])
         if isinstance(result, torch.Tensor):
             result = [result]
         return [as_numpy(item) for item in result]
