@@ -116,17 +116,7 @@ def array_ufunc(
     elif method in ("reduce", "accumulate"):
         options = {k: v for k, v in kwargs.items() if k != "out"}
         node = table.record_ufunc_method(rec, ufunc, method, inputs, options, result)
-    if node is None:
-        if target is not None:
-            report_loss(rec, f"{name} is not mapped to torch")
-            _snapshot(rec, target, name)
-            return target
-        return _lost(rec, result, f"{name} (not mapped to torch)")
-    if target is not None:
-        target._pp_node = node
-        propagate_inplace(target)
-        return target
-    return wrap_result(rec, result, node)
+    return _settle(rec, name, node, target, result)
 
 
 _TORCH_BINOPS = {
@@ -188,6 +178,16 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
+    settled = _settle(rec, name, node, target, result)
+    if node is not None and target is None and func in _LAYOUT_FUNCTIONS:
+        if type(settled) is TracedArray:
+            _link_layout(rec, func, args, kwargs, settled)
+    return settled
+
+
+def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> Any:
+    """The value a recorded NumPy call returns: the traced result, the ``out=`` target
+    holding the new node, or (when the call is not mapped) a reported loss."""
     if node is None:
         if target is not None:
             report_loss(rec, f"{name} is not mapped to torch")
@@ -198,10 +198,7 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         target._pp_node = node
         propagate_inplace(target)
         return target
-    wrapped = wrap_result(rec, result, node)
-    if func in _LAYOUT_FUNCTIONS and type(wrapped) is TracedArray:
-        _link_layout(rec, func, args, kwargs, wrapped)
-    return wrapped
+    return wrap_result(rec, result, node)
 
 
 # functions whose result can be a view of their first argument
