@@ -39,17 +39,19 @@ def is_user_module(module: types.ModuleType) -> bool:
     return not os.path.normcase(filename).startswith(_library_roots())
 
 
-def find_aliases(
-    function: Any, owner: types.ModuleType, attribute: str
-) -> Iterator[tuple[types.ModuleType, str]]:
-    """Yield ``(module, global_name)`` of user-module globals bound to ``function``.
+def user_modules() -> Iterator[types.ModuleType]:
+    """Each user module once, even when ``sys.modules`` holds it under two names.
+
+    Running ``python script.py`` and importing torch registers the script's module as both
+    ``__main__`` and ``__mp_main__``; identity, not name, decides what was seen.
 
     A package's submodules live where the package does, so the user/library decision is
     made once per top-level package (a few dozen checks instead of a thousand).
     """
     user_package: dict[str, bool | None] = {}
+    seen: set[int] = set()
     for name, module in list(sys.modules.items()):
-        if not isinstance(module, types.ModuleType):
+        if not isinstance(module, types.ModuleType) or id(module) in seen:
             continue
         top = name.partition(".")[0]
         if top not in user_package:
@@ -60,10 +62,30 @@ def find_aliases(
         decided = user_package[top]
         if decided is False or (decided is None and not is_user_module(module)):
             continue
+        seen.add(id(module))
+        yield module
+
+
+def find_aliases(
+    function: Any, owner: types.ModuleType, attribute: str
+) -> Iterator[tuple[types.ModuleType, str]]:
+    """Yield ``(module, global_name)`` of user-module globals bound to ``function``."""
+    for module, name, _ in find_aliases_of({id(function): function}):
+        if not (module is owner and name == attribute):
+            yield module, name
+
+
+def find_aliases_of(functions: dict[int, Any]) -> list[tuple[types.ModuleType, str, Any]]:
+    """``(module, global_name, function)`` for user-module globals bound to any of
+    ``functions`` (keyed by ``id``); one pass over each module's globals."""
+    found = []
+    for module in user_modules():
         try:
-            names = [name for name, value in vars(module).items() if value is function]
+            items = list(vars(module).items())
         except RuntimeError:  # the module's dict changed while we read it (another thread)
             continue
-        for name in names:
-            if not (module is owner and name == attribute):
-                yield module, name
+        for name, value in items:
+            hit = functions.get(id(value))
+            if hit is not None and hit is value:
+                found.append((module, name, value))
+    return found

@@ -25,7 +25,7 @@ from ..errors import (
     TraceLossWarning,
 )
 from ..patching import PatchDetails, PatchInfo
-from .aliases import find_aliases
+from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
 from .function_patch import FunctionPatch, validate_function_patches
 from .state import Session
@@ -108,7 +108,9 @@ def _interop_patches() -> list[PatchInfo]:
     ]
 
 
-def _watch_patches(watch: Any, patched: set[tuple[int, str]]) -> list[PatchInfo]:
+def _watch_patches(
+    watch: Any, patched: set[tuple[int, str]], watch_aliases: bool = True
+) -> list[PatchInfo]:
     from ..tracing.native import _watcher as make_watcher
     from ..tracing.native import watchable_names
 
@@ -129,22 +131,33 @@ def _watch_patches(watch: Any, patched: set[tuple[int, str]]) -> list[PatchInfo]
                 )
             modules.append(module)
     infos = []
+    watched: dict[int, Any] = {}
+    qualnames: dict[int, str] = {}
     for module in modules:
         for name in watchable_names(module):
             if (id(module), name) in patched:
                 continue
-            watcher = make_watcher(f"{module.__name__}.{name}", getattr(module, name))
-            infos.append(
-                PatchInfo(
-                    watcher,
-                    module,
-                    name,
-                    family="watch",
-                    count_calls=False,
-                    description="warns when traced data reaches native code",
-                )
-            )
+            original = getattr(module, name)
+            watched[id(original)] = original
+            qualnames[id(original)] = f"{module.__name__}.{name}"
+            infos.append(_watcher_info(make_watcher, qualnames[id(original)], module, name))
+    if watch_aliases and watched:
+        # ``from cv2 import erode`` binds the original in user code: watch it there too
+        for module, name, original in find_aliases_of(watched):
+            if (id(module), name) not in patched:
+                infos.append(_watcher_info(make_watcher, qualnames[id(original)], module, name))
     return infos
+
+
+def _watcher_info(make_watcher: Any, qualname: str, owner: Any, name: str) -> PatchInfo:
+    return PatchInfo(
+        make_watcher(qualname, getattr(owner, name)),
+        owner,
+        name,
+        family="watch",
+        count_calls=False,
+        description="warns when traced data reaches native code",
+    )
 
 
 def _function_patches(
@@ -231,7 +244,7 @@ def start(
     if global_patching:
         details.extend(_function_patches(session, declarations, patch_aliases))
     patched = {(id(p.owner), p.attribute) for p in details}
-    details.extend(_watch_patches(watch, patched))
+    details.extend(_watch_patches(watch, patched, patch_aliases))
     details.apply()
     _current[0] = session
     if verbose:
