@@ -39,6 +39,7 @@ class NodeValidation:
     ok: bool
     problems: list[str] = field(default_factory=list)
     constants: list[dict[str, Any]] = field(default_factory=list)
+    constant_outputs: list[str] = field(default_factory=list)  # do not depend on inputs
 
     @property
     def suspicious_constants(self) -> list[dict[str, Any]]:
@@ -70,6 +71,10 @@ class CompileResult:
                 f"max |diff| {v.max_abs_diff:.3g}"
             )
             lines += [f"    problem: {p}" for p in v.problems]
+            lines += [
+                f"    output {port} does not depend on the node's inputs (a constant)"
+                for port in v.constant_outputs
+            ]
             for c in v.constants:
                 flag = " (looks derived from traced data!)" if c["suspect"] else ""
                 lines.append(
@@ -131,6 +136,7 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
         not problems,
         problems,
         _constants(trace),
+        list(trace.constant_outputs),
     )
 
 

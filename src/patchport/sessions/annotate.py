@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from ..errors import PatchDefinitionError, PatchStateError
-from ..tracing import Recorder, finish, trace_input
+from ..tracing import Recorder, finish, report_loss, trace_input
+from ..tracing.dependence import depends_on_inputs
 from ..tracing.values import plain
 from .lifecycle import require_session
 from .state import BACKENDS, NodeTrace, Port, Sample
@@ -122,6 +123,8 @@ def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx"
             f"annotate.output_tensors({node!r}, ...): this pass did not declare inputs {missing}; "
             f"declare every input of the first pass with annotate.input_tensors({node!r}, ...)."
         )
+    if not trace.finished:
+        trace.constant_outputs = _report_constant_outputs(trace, tensors)
     outputs = {key: plain_copy(value) for key, value in tensors.items()}
     if not trace.finished:
         trace.graph_module = finish(trace.recorder, list(tensors.values()))
@@ -144,3 +147,18 @@ def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx"
         session.output_owner[id(value)] = (value, f"{node}/{key}")
         session.output_owner[id(given)] = (given, f"{node}/{key}")
     return _single_or_tuple(returned)
+
+
+def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[str]:
+    """Warn (raise when strict) for each output computed without the node's inputs."""
+    constant = [
+        key for key, value in tensors.items() if not depends_on_inputs(trace.recorder, value)
+    ]
+    for key in constant:
+        report_loss(
+            trace.recorder,
+            f"output {key!r} of node {trace.name!r} does not depend on the node's inputs",
+            "it would be exported as a constant: the model returns this value for every input "
+            "(compute it from the traced values annotate.input_tensors returned)",
+        )
+    return constant

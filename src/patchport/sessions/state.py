@@ -53,6 +53,7 @@ class NodeTrace:
     pass_recorder: Recorder | None = None  # records (and discards) a later pass
     export_with: str = "onnx"
     entries: int = 0
+    constant_outputs: list[str] = field(default_factory=list)  # computed without inputs
 
     @property
     def finished(self) -> bool:

@@ -1,0 +1,30 @@
+"""Does a node's output depend on the node's inputs?
+
+An output computed without them (the original array instead of the traced one, a fresh
+``np.zeros``) exports as a constant: the model returns the traced-time value for every
+input. Found by walking the value's ``fx.Node`` back towards a graph input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .recorder import Recorder
+from .values import active_recorder
+
+
+def depends_on_inputs(recorder: Recorder, value: Any) -> bool:
+    """True when ``value`` is traced in ``recorder`` and reaches one of its graph inputs."""
+    if active_recorder(value) is not recorder:
+        return False
+    stack = [value._pp_node]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node.op == "placeholder":
+            return True
+        for parent in node.all_input_nodes:
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return False

@@ -1,0 +1,39 @@
+"""An output that does not depend on its node's inputs is named, never exported silently."""
+
+import numpy as np
+import pytest
+
+import patchport
+from patchport import annotate
+
+
+@pytest.mark.parametrize(
+    "make_output", [lambda x, x0: x0 * 2, lambda x, x0: np.zeros(4)], ids=["original", "zeros"]
+)
+def test_output_without_inputs_warns_at_the_user_line_and_is_listed(make_output, tmp_path):
+    x0 = np.arange(4, dtype=np.float32)
+    with patchport.session("independent", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": x0})
+        with pytest.warns(patchport.TraceLossWarning, match="output 'y' of node 'n'") as record:
+            annotate.output_tensors("n", {"y": make_output(x, x0), "z": x + 1})
+    assert [w.filename for w in record] == [__file__]
+    assert "'z'" not in str(record[0].message)
+    result = patchport.compile_graph(visualize=False)
+    assert result.validation[0].constant_outputs == ["y"]
+    assert "output y does not depend on the node's inputs" in result.summary()
+
+
+def test_output_without_inputs_raises_when_strict():
+    x0 = np.arange(4, dtype=np.float32)
+    with patchport.session("independent", strict=True):
+        x = annotate.input_tensors("n", {"x": x0})
+        with pytest.raises(patchport.TraceLossError, match="output 'y' of node 'n'"):
+            annotate.output_tensors("n", {"y": x0 * 2})
+        annotate.output_tensors("n", {"y": x * 2})
+
+
+def test_outputs_that_depend_on_inputs_are_quiet(recwarn):
+    with patchport.session("dependent"):
+        x = annotate.input_tensors("n", {"x": np.arange(4.0)})
+        annotate.output_tensors("n", {"y": np.zeros_like(x) + x.sum(), "z": x[:2].copy()})
+    assert not [w for w in recwarn if issubclass(w.category, patchport.PatchportWarning)]
