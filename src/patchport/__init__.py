@@ -12,6 +12,7 @@ from typing import Any
 from .errors import (
     PatchDefinitionError,
     PatchMismatchError,
+    PatchMismatchWarning,
     PatchportError,
     PatchportWarning,
     PatchRestoreWarning,
@@ -42,6 +43,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "PatchDefinitionError",
     "PatchMismatchError",
+    "PatchMismatchWarning",
     "PatchportError",
     "PatchportWarning",
     "PatchRestoreWarning",

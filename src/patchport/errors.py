@@ -39,5 +39,9 @@ class TraceLossWarning(PatchportWarning):
     """Traced data left the traced world: what follows may be frozen as a constant."""
 
 
+class PatchMismatchWarning(PatchportWarning):
+    """A replacement's result differs from the original's beyond its declared accuracy."""
+
+
 class PatchRestoreWarning(PatchportWarning):
     """On restore, an attribute no longer held our replacement; the newer value was kept."""

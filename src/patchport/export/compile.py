@@ -56,6 +56,8 @@ class CompileResult:
     models: dict[str, Path]
     picture: Path | None
     validation: list[NodeValidation]
+    # patched function -> (largest difference of its replacement from it, traced calls)
+    patch_checks: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -81,6 +83,11 @@ class CompileResult:
                     f"    constant {c['name']} {c['dtype']}{c['shape']} "
                     f"{c['nbytes']} B from {c['origin']}{flag}"
                 )
+        for target, (largest, calls) in self.patch_checks.items():
+            lines.append(
+                f"  patch {target}: largest difference from {target} {largest:.3g} "
+                f"over {calls} traced call(s)"
+            )
         return "\n".join(lines)
 
 
@@ -232,7 +239,8 @@ def compile_graph(
                 trace.export_with, model_files[name], [p.name for p in trace.inputs]
             )
             validation.append(_validate(trace, runner, rtol, atol))
-    result = CompileResult(directory, yaml_path, model_files, picture, validation)
+    checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
+    result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)
     if strict and not result.ok:
         raise ValidationError(
             "compile_graph(validate=True): exported models differ from the "

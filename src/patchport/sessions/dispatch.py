@@ -9,19 +9,23 @@ for traced values of an active recorder.
 from __future__ import annotations
 
 import inspect
+import math
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import PatchportError
+from .._stack import user_stacklevel
+from ..errors import PatchMismatchError, PatchMismatchWarning, PatchportError
 from ..patching import PatchInfo
+from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
 from .function_patch import FunctionPatch
-from .verify import compare_results, plain_copy
+from .verify import check_results, plain_copy
 
 _MAX_DEPTH = 4
 # exact types that can never be or hold traced data: the common ordinary arguments
@@ -54,13 +58,16 @@ class PatchedCall:
         self,
         declaration: FunctionPatch,
         original: Callable[..., Any],
-        verify: bool,
+        verify: bool | None,
         on_nodes: Callable[[PatchInfo, list[Any]], None] | None = None,
+        on_check: Callable[[str, float], None] | None = None,
     ) -> None:
         self.declaration = declaration
         self.original = original
+        # None: check and warn beyond the declared accuracy; True: raise; False: no check
         self.verify = declaration.verify if declaration.verify is not None else verify
         self.on_nodes = on_nodes
+        self.on_check = on_check
         try:
             self._signature: inspect.Signature | None = inspect.signature(declaration.replacement)
         except (TypeError, ValueError):
@@ -124,10 +131,30 @@ class PatchedCall:
         self._refuse_aliasing(inputs, result)
         if self.on_nodes is not None:
             self.on_nodes(info, list(recorder.graph.nodes)[nodes_before:])
-        if self.verify:
-            plain_args, plain_kwargs = _replace_traced((args, kwargs), inputs, before)
+        if self.verify is not False:
+            self._check_against_original(args, kwargs, inputs, before, result)
+        return result
+
+    def _check_against_original(
+        self, args: tuple, kwargs: dict, inputs: list[Any], before: list[Any], result: Any
+    ) -> None:
+        """Run the original on the same concrete values; warn (raise with verify=True)
+        where the replacement differs beyond its declared accuracy."""
+        name = self.declaration.target_name
+        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        plain_args, plain_kwargs = _replace_traced((args, kwargs), inputs, before)
+        try:
             expected = self.original(*plain_args, **plain_kwargs)
-            compare_results(
+        except Exception as exc:  # the replacement accepted what the original refuses
+            largest, problem = (
+                math.inf,
+                (
+                    f"{name} itself raised {type(exc).__name__}: {exc} on these values, so "
+                    f"{replacement_name} could not be checked against it"
+                ),
+            )
+        else:
+            largest, problem = check_results(
                 name,
                 replacement_name,
                 expected,
@@ -135,7 +162,19 @@ class PatchedCall:
                 self.declaration.rtol,
                 self.declaration.atol,
             )
-        return result
+        if self.on_check is not None:
+            self.on_check(name, largest)
+        if problem is None:
+            return
+        if self.verify:
+            raise PatchMismatchError(problem)
+        warnings.warn(
+            f"traced call at {user_location(2)}: {problem} The export follows the replacement; "
+            f"fix it, declare its accuracy with FunctionPatch(..., atol=...), or pass "
+            f"verify=False to stop checking.",
+            PatchMismatchWarning,
+            stacklevel=user_stacklevel(_is_library),
+        )
 
     def _refuse_buffers(self, args: tuple, kwargs: dict) -> None:
         buffers = {k: v for k, v in kwargs.items() if k in ("dst", "out") and v is not None}

@@ -19,9 +19,11 @@ from ..errors import PatchDefinitionError, PatchTargetError
 class FunctionPatch:
     """Route calls of ``module.function_name`` that carry traced data to ``replacement``.
 
-    ``verify=True`` also runs the original on the concrete values of each traced call and
-    raises :class:`~patchport.PatchMismatchError` when the results differ beyond
-    ``rtol``/``atol``.
+    ``rtol``/``atol`` declare the replacement's accuracy against the original. Each traced
+    call is also run through the original on the same concrete values; beyond that
+    accuracy a :class:`~patchport.PatchMismatchWarning` names the call site
+    (``verify=True`` raises :class:`~patchport.PatchMismatchError`, ``verify=False`` skips
+    the check; ``None`` follows the session's ``verify``).
     """
 
     module: types.ModuleType

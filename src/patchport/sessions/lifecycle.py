@@ -166,7 +166,9 @@ def _function_patches(
     infos: list[PatchInfo] = []
     for declaration in declarations:
         original = getattr(declaration.module, declaration.function_name)
-        call = PatchedCall(declaration, original, session.verify, session.record_nodes)
+        call = PatchedCall(
+            declaration, original, session.verify, session.record_nodes, session.record_check
+        )
         points = [(declaration.module, declaration.function_name, "user")]
         aliases = list(find_aliases(original, declaration.module, declaration.function_name))
         if patch_aliases:
@@ -206,14 +208,16 @@ def start(
     watch: Any = None,
     verbose: bool = False,
     patch_aliases: bool = True,
-    verify: bool = False,
+    verify: bool | None = None,
 ) -> Session:
     """Open a tracing session: validate and apply its patches (all or nothing).
 
     ``patching`` lists :class:`FunctionPatch` declarations (or names of shipped sets);
     ``watch`` names modules whose native functions warn when traced data reaches them
     (default: cv2; ``False`` turns watching off); ``strict`` turns trace-loss warnings
-    into errors; ``verify`` checks every replacement against its original.
+    into errors. Each traced call of a replacement is also run through the original:
+    beyond the patch's declared accuracy it warns (``PatchMismatchWarning``);
+    ``verify=True`` raises instead, ``verify=False`` skips the check.
     """
     if _current[0] is not None:
         raise PatchStateError(

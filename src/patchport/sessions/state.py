@@ -67,12 +67,13 @@ class Session:
     name: str
     directory: Path
     strict: bool
-    verify: bool
+    verify: bool | None
     verbose: bool
     patches: PatchDetails
     nodes: dict[str, NodeTrace] = field(default_factory=dict)
     produced: dict[int, list[str]] = field(default_factory=dict)  # id(PatchInfo) -> node names
     output_owner: dict[int, tuple[Any, str]] = field(default_factory=dict)  # id -> (obj, port)
+    checks: dict[str, list[float]] = field(default_factory=dict)  # target -> [largest, calls]
     active: bool = True
 
     def nodes_of(self, patch: PatchInfo) -> list[str]:
@@ -100,6 +101,12 @@ class Session:
                 f"{patch.calls} call(s)" + (f"; nodes: {shown}" if nodes else "")
             )
         return "\n".join(lines)
+
+    def record_check(self, target: str, difference: float) -> None:
+        """Remember the largest difference a replacement showed from its original."""
+        seen = self.checks.setdefault(target, [0.0, 0])
+        seen[0] = max(seen[0], difference)
+        seen[1] += 1
 
     def record_nodes(self, patch: PatchInfo, nodes: list[Any]) -> None:
         """Remember the graph nodes a replacement call appended (for the session report)."""

@@ -1,11 +1,13 @@
 """Check a replacement against the original function on the same concrete values.
 
-Used by ``FunctionPatch(..., verify=True)``: a wrong adapter otherwise exports a wrong
-model silently, and the trace-time comparison says exactly where they differ.
+Every traced call of a replacement is checked by default (a warning beyond the declared
+accuracy; ``verify=True`` raises): a wrong adapter otherwise exports a wrong model
+silently, and the trace-time comparison says exactly where they differ.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -56,36 +58,53 @@ def compare_results(
 ) -> None:
     """Raise PatchMismatchError naming the first difference in structure, shape, dtype or
     values (with the largest difference and where it is)."""
+    _, problem = check_results(target, replacement, expected, actual, rtol, atol)
+    if problem is not None:
+        raise PatchMismatchError(problem)
+
+
+def check_results(
+    target: str, replacement: str, expected: Any, actual: Any, rtol: float, atol: float
+) -> tuple[float, str | None]:
+    """The largest absolute difference between the results (``inf`` when structure, shape
+    or dtype differ) and, beyond ``rtol``/``atol``, a message describing the first
+    difference (with where it is); ``None`` when within tolerance."""
     prefix = f"{replacement} disagrees with {target}"
     if _structure(expected) != _structure(actual):
-        raise PatchMismatchError(
+        return math.inf, (
             f"{prefix}: structure differs (original returns {_structure(expected)}, replacement "
             f"returns {_structure(actual)})."
         )
+    largest, problem = 0.0, None
     for (path, want), (_, got) in zip(_leaves(expected), _leaves(actual)):
         if not isinstance(want, (np.ndarray, torch.Tensor, np.generic)):
             if want != got:
-                raise PatchMismatchError(f"{prefix} on {path}: {got!r} instead of {want!r}.")
+                return math.inf, f"{prefix} on {path}: {got!r} instead of {want!r}."
             continue
         want_np, got_np = _as_numpy(want), _as_numpy(got)
         if want_np.shape != got_np.shape:
-            raise PatchMismatchError(
+            return math.inf, (
                 f"{prefix} on {path}: shape {got_np.shape} instead of {want_np.shape}."
             )
         if want_np.dtype != got_np.dtype:
-            raise PatchMismatchError(
+            return math.inf, (
                 f"{prefix} on {path}: dtype {got_np.dtype} instead of {want_np.dtype}."
             )
         if want_np.size == 0:
             continue
         a = want_np.astype(np.float64) if want_np.dtype != np.bool_ else want_np.astype(np.int8)
         b = got_np.astype(np.float64) if got_np.dtype != np.bool_ else got_np.astype(np.int8)
+        both_nan = np.isnan(a) & np.isnan(b)
+        diff = np.where(both_nan, 0.0, np.abs(b - a))
+        diff = np.where(np.isnan(diff), math.inf, diff)
+        largest = max(largest, float(diff.max()))
         close = np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
-        if not close.all():
-            diff = np.where(close, 0.0, np.abs(b - a))
-            where = np.unravel_index(int(np.nanargmax(diff)), diff.shape)
-            raise PatchMismatchError(
+        if problem is None and not close.all():
+            off = np.where(close, 0.0, diff)
+            where = np.unravel_index(int(np.argmax(off)), off.shape)
+            problem = (
                 f"{prefix} on {path}: {int((~close).sum())} of {close.size} values differ; "
-                f"largest difference {float(diff[where]):g} at index {tuple(map(int, where))} "
+                f"largest difference {float(off[where]):g} at index {tuple(map(int, where))} "
                 f"(original {a[where]!r}, replacement {b[where]!r}; rtol={rtol}, atol={atol})."
             )
+    return largest, problem

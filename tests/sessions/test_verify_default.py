@@ -1,0 +1,69 @@
+"""Replacements are checked against the original library on every traced call, by default."""
+
+import warnings
+
+import cv2
+import pytest
+import torch
+
+import patchport
+from patchport import PatchMismatchError, PatchMismatchWarning, annotate
+
+
+def flip_channels(src, code, dst=None, dstCn=0):
+    return torch.from_numpy(src).flip((-1,)).numpy()
+
+
+def off_by_one(src, code, dst=None, dstCn=0):
+    flipped = torch.from_numpy(src).flip((-1,))
+    return (flipped.to(torch.int16) + (flipped < 255)).to(torch.uint8).numpy()
+
+
+def run(frame, replacement, **options):
+    declared = {k: options.pop(k) for k in ("atol", "verify_patch") if k in options}
+    patch = patchport.FunctionPatch(
+        cv2,
+        "cvtColor",
+        replacement,
+        atol=declared.get("atol", 0.0),
+        verify=declared.get("verify_patch"),
+    )
+    with patchport.session("verify", patching=[patch], **options):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        rgb = cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)  # the call site named in the warning
+        annotate.output_tensors("n", {"rgb": rgb})
+    return patchport.session_patches()
+
+
+def test_mismatch_warns_by_default_at_the_call_site(frame, tmp_path):
+    with pytest.warns(PatchMismatchWarning, match="off_by_one disagrees with cv2.cvtColor") as rec:
+        run(frame, off_by_one, save_path=tmp_path)
+    assert rec[0].filename == __file__
+    message = str(rec[0].message)
+    assert "largest difference 1" in message and f"{__file__}:" in message
+    summary = patchport.compile_graph(visualize=False).summary()
+    assert "patch cv2.cvtColor: largest difference from cv2.cvtColor 1 " in summary
+
+
+def test_declared_accuracy_is_respected(frame, recwarn):
+    run(frame, off_by_one, atol=1.0)
+    assert not [w for w in recwarn if issubclass(w.category, PatchMismatchWarning)]
+
+
+def test_verify_true_raises_and_false_turns_it_off(frame, recwarn):
+    with pytest.raises(PatchMismatchError, match="largest difference 1"):
+        run(frame, off_by_one, verify=True)
+    run(frame, off_by_one, verify=False)
+    run(frame, off_by_one, verify_patch=False)  # the declaration's own switch wins
+    assert not [w for w in recwarn if issubclass(w.category, PatchMismatchWarning)]
+
+
+def test_exact_replacement_is_quiet_and_listed_as_exact(frame, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PatchMismatchWarning)
+        run(frame, flip_channels, save_path=tmp_path)
+    summary = patchport.compile_graph(visualize=False).summary()
+    assert (
+        "patch cv2.cvtColor: largest difference from cv2.cvtColor 0 over 1 traced call(s)"
+        in summary
+    )
