@@ -97,6 +97,25 @@ def _onnx_export_patches() -> Any:
     )
 
 
+def onnx_output_names(input_names: list[str], output_names: list[str]) -> list[str]:
+    """ONNX names of the outputs: the port names, except that an output named like an
+    input (``{"obs": ...}`` in and out) becomes ``obs_out`` (ONNX needs unique names).
+
+    Runners read outputs by position, so the node's ports keep the user's names.
+    """
+    taken = set(input_names) | set(output_names)
+    names = []
+    for name in output_names:
+        if name in input_names:
+            spare = f"{name}_out"
+            while spare in taken:
+                spare += "_"
+            taken.add(spare)
+            name = spare
+        names.append(name)
+    return names
+
+
 def name_onnx_ports(path: Path, input_names: list[str], output_names: list[str]) -> None:
     """Give the ONNX graph's inputs and outputs the node's port names, keeping names unique.
 
@@ -108,6 +127,7 @@ def name_onnx_ports(path: Path, input_names: list[str], output_names: list[str])
     model = onnx.load(str(path))
     graph = model.graph
     wanted: dict[str, str] = {}
+    output_names = onnx_output_names(input_names, output_names)
     for values, names in ((graph.input, input_names), (graph.output, output_names)):
         if len(values) == len(names):  # otherwise the exporter's own names are kept
             wanted.update(zip([v.name for v in values], names))

@@ -82,14 +82,15 @@ class InferenceManager:
         missing = [key for key in self.inputs if key not in inputs]
         if missing:
             raise KeyError(f"run_policy: missing inputs {missing}; expected keys {self.inputs}.")
-        values: dict[str, Any] = dict(inputs)
+        produced: dict[str, Any] = {}  # kept apart: an output may share an input's name
         for node in self.order:
             model = self.models[node]
             args = []
             for port in model["inputs"]:
                 key = f"{node}/{port['name']}"
-                args.append(values[self._feeds.get(key, key)])
+                source = self._feeds.get(key)
+                args.append(produced[source] if source is not None else inputs[key])
             results = self._runners[node](args)
             for port, result in zip(model["outputs"], results):
-                values[f"{node}/{port['name']}"] = result
-        return {key: value for key, value in values.items() if key not in inputs}
+                produced[f"{node}/{port['name']}"] = result
+        return produced
