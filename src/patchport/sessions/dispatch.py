@@ -25,6 +25,7 @@ from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
 from .function_patch import FunctionPatch
+from .inplace import split_inplace_dst, write_inplace
 from .verify import check_results, plain_copy
 
 _MAX_DEPTH = 4
@@ -117,6 +118,8 @@ class PatchedCall:
                 f"a replacement must not call the function it replaces (it would recurse). "
                 f"Write the computation with torch/NumPy operations instead."
             )
+        given = args, kwargs
+        args, kwargs, inplace_target = split_inplace_dst(self._signature, args, kwargs)
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
         before = [plain_copy(v) for v in inputs]
@@ -132,7 +135,9 @@ class PatchedCall:
         if self.on_nodes is not None:
             self.on_nodes(info, list(recorder.graph.nodes)[nodes_before:])
         if self.verify is not False:
-            self._check_against_original(args, kwargs, inputs, before, result)
+            self._check_against_original(*given, inputs, before, result)
+        if inplace_target is not None:  # cv2.subtract(img, mean, img): img is written
+            return write_inplace(recorder, inplace_target, result, name)
         return result
 
     def _check_against_original(

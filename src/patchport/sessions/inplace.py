@@ -1,0 +1,61 @@
+"""The in-place destination idiom of OpenCV: ``cv2.subtract(img, mean, img)``.
+
+When ``dst`` is the traced first argument itself, the call is a functional replacement
+call (without ``dst``) followed by an in-place write of the result into that array, as
+NumPy's ``img -= mean`` is: its memory gets the new values, and its graph node (and those
+of its views) the new computation, so later readers see the new value.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..tracing.values import active_recorder, arg_of, plain
+from ..tracing.views import after_inplace
+
+
+def split_inplace_dst(
+    signature: inspect.Signature | None, args: tuple, kwargs: dict
+) -> tuple[tuple, dict, Any]:
+    """``(args, kwargs, target)`` with ``dst`` dropped when it is the traced first argument
+    itself; ``target`` is None (and the call unchanged) otherwise."""
+    if not args or active_recorder(args[0]) is None or signature is None:
+        return args, kwargs, None
+    if "dst" not in signature.parameters:
+        return args, kwargs, None
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs, None
+    if bound.arguments.get("dst") is not args[0]:
+        return args, kwargs, None
+    bound.arguments["dst"] = None
+    return bound.args, bound.kwargs, args[0]
+
+
+def write_inplace(recorder: Any, target: Any, result: Any, what: str) -> Any:
+    """Make ``target`` hold ``result`` (values now, computation in the graph); return it."""
+    data = plain(result)
+    shape, dtype = tuple(np.shape(data)), getattr(data, "dtype", None)
+    if isinstance(target, np.ndarray) and isinstance(data, torch.Tensor):
+        data = data.numpy()
+    if shape != tuple(target.shape) or str(dtype) != str(target.dtype):
+        from .dispatch import PatchRuleError
+
+        raise PatchRuleError(
+            f"{what} was called with its traced input as dst= but the result is "
+            f"{dtype}{list(shape)}, not the input's {target.dtype}{list(target.shape)}; it "
+            f"cannot be written in place. Use the return value instead (drop dst=)."
+        )
+    if isinstance(target, np.ndarray):
+        np.copyto(np.ndarray.view(target, np.ndarray), data)
+    else:
+        with torch._C.DisableTorchFunctionSubclass():
+            target.as_subclass(torch.Tensor).copy_(torch.as_tensor(data))
+    target._pp_node = arg_of(recorder, result)
+    after_inplace(target)
+    return target
