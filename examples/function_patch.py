@@ -4,7 +4,7 @@ The helpers below are ordinary pipeline code: they call cv2.cvtColor and know no
 about tracing. One FunctionPatch routes the traced calls to a torch replacement; the
 exported model is then replayed on fresh frames and compared with real OpenCV.
 
-Run: python examples/function_patch.py [onnx|pt2|jit] [output folder]
+Run: python examples/function_patch.py [onnx|pt2|jit, or several: onnx,pt2,jit] [output folder]
 """
 
 from __future__ import annotations
@@ -98,4 +98,6 @@ def main(export_with: str = "onnx", save_path: str | None = None) -> float:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    backends, *folder = sys.argv[1:] or ["onnx"]
+    for backend in backends.split(","):
+        main(backend, *folder)

@@ -1,45 +1,12 @@
 """compile_graph, the pipeline YAML, replay validation and InferenceManager."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-import yaml
 
 import patchport
 from patchport import annotate
 from patchport.export import ModelIntegrityError
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "function_patch.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("function_patch_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
-def test_seed_example_exports_and_replays_exactly(backend, tmp_path, capsys):
-    worst = load_example().main(backend, str(tmp_path))
-    assert worst == 0.0
-    out = capsys.readouterr().out
-    assert f"camera_preprocess [{backend}]: ok on 1 sample(s)" in out
-    assert "traced_cvt_color replaced cv2.cvtColor on 2 traced call(s)" in out
-    folder = tmp_path / "function_patch_example"
-    assert (folder / "function_patch_example.png").stat().st_size > 1000
-    spec = yaml.safe_load((folder / "function_patch_example.yaml").read_text())
-    model = spec["models"]["camera_preprocess"]
-    assert model["backend"] == backend
-    assert [p["name"] for p in model["inputs"]] == ["left_bgr", "right_bgr"]
-    assert model["outputs"] == [
-        {"name": "stereo_features", "shape": [24], "dtype": "float32", "kind": "torch"}
-    ]
-    assert spec["system_info"]["torch_version"].startswith("2.")
-
 
 SCALE = np.array([0.5, 2.0, 4.0], dtype=np.float32)  # a calibration table: a real constant
 

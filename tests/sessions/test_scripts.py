@@ -31,3 +31,8 @@ def test_from_imported_functions_in_a_script():
         "alias patched once and restored",
         "erode alias raises when strict",
     ]
+
+
+def test_camera_pipeline_with_from_imports_exports_on_every_backend(tmp_path):
+    out = run_script(SCRIPTS / "camera_from_import.py", str(tmp_path)).splitlines()
+    assert out == [f"{b}: replays like OpenCV" for b in ("onnx", "pt2", "jit")] * 2

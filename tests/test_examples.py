@@ -1,0 +1,43 @@
+"""Every example runs as the user runs it: ``python examples/<name>.py`` in a subprocess.
+
+(seed 004's examples: tests/test_examples_seed_004.py; the transformers example:
+tests/torch/test_transformers_example.py.)
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_function_patch_example_runs_as_a_script_on_every_backend(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "function_patch.py"),
+            "onnx,pt2,jit",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    for backend in ("onnx", "pt2", "jit"):
+        assert f"camera_preprocess [{backend}]: ok on 1 sample(s)" in out
+    assert out.count("traced_cvt_color replaced cv2.cvtColor on 2 traced call(s)") == 3
+    assert out.count("matches OpenCV: max |diff| = 0.00e+00") == 3
+    assert "patch cv2.cvtColor: largest difference from cv2.cvtColor 0 over 2 traced call(s)" in out
+    folder = tmp_path / "function_patch_example"
+    assert (folder / "function_patch_example.png").stat().st_size > 1000
+    spec = yaml.safe_load((folder / "function_patch_example.yaml").read_text())
+    model = spec["models"]["camera_preprocess"]
+    assert model["backend"] == "jit"  # the last run wrote the folder
+    assert [p["name"] for p in model["inputs"]] == ["left_bgr", "right_bgr"]
+    assert model["outputs"] == [
+        {"name": "stereo_features", "shape": [24], "dtype": "float32", "kind": "torch"}
+    ]
