@@ -97,6 +97,8 @@ def array_ufunc(
         if rerouted is not NotImplemented:
             return rerouted
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if method == "at":  # in place, its index a tuple of arrays: not recorded, reported
+        return _unrecorded_at(rec, ufunc, name, inputs, kwargs)
     inputs = tuple(np.asarray(x) if type(x) in (list, tuple) else x for x in inputs)
     target = None
     if out is not None:
@@ -117,6 +119,20 @@ def array_ufunc(
         options = {k: v for k, v in kwargs.items() if k != "out"}
         node = table.record_ufunc_method(rec, ufunc, method, inputs, options, result)
     return _settle(rec, name, node, target, result)
+
+
+def _unrecorded_at(rec: Recorder, ufunc: np.ufunc, name: str, inputs: tuple, kwargs: dict) -> None:
+    """``np.maximum.at(a, index, b)`` on traced data: computed on plain data and reported;
+    a traced ``a`` holds its new values as a constant from here on."""
+    target = inputs[0] if active_recorder(inputs[0]) is rec else None
+    if target is not None and type(target) is TracedArray:
+        ufunc.at(np.ndarray.view(target, np.ndarray), *plain_tree(inputs[1:]), **kwargs)
+        _settle(rec, name, None, target, None)
+    else:
+        ufunc.at(*plain_tree(inputs), **kwargs)
+        written = inputs[0] if isinstance(inputs[0], np.ndarray) else None
+        _lost(rec, written, f"{name} (not mapped to torch)")
+    return None
 
 
 _TORCH_BINOPS = {
