@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import torch
-from cv2 import COLOR_BGR2GRAY, COLOR_BGR2RGB, cvtColor, remap, resize
+from cv2 import COLOR_BGR2GRAY, COLOR_BGR2RGB, cvtColor, dilate, erode, remap, resize
 
 import patchport
 from patchport import annotate
@@ -174,6 +174,37 @@ def hsv_mask(bgr: np.ndarray) -> dict[str, np.ndarray]:
     return {"mask": mask, "share": np.array([share], dtype=np.float32)}
 
 
+def morphology(bgr: np.ndarray) -> dict[str, np.ndarray]:
+    """Segmentation clean-up: grey, Otsu-free fixed threshold, open with from-imported ops."""
+    gray = cvtColor(bgr, COLOR_BGR2GRAY)
+    _, binary = cv2.threshold(gray, 127, 255, cv2.THRESH_BINARY)
+    kernel = np.ones((3, 3), np.uint8)
+    opened = dilate(erode(binary, kernel), kernel)
+    return {"mask": opened}
+
+
+def depth_colormap(depth: np.ndarray) -> dict[str, np.ndarray]:
+    """Depth preview: metres, min-max to 0..255 as float, then uint8 and a colour map."""
+    meters = depth.astype(np.float32) / 1000.0
+    scaled = cv2.normalize(meters, None, 0, 255, cv2.NORM_MINMAX)
+    return {"preview": cv2.applyColorMap(scaled.astype(np.uint8), cv2.COLORMAP_JET)}
+
+
+def upscale_detector(bgr: np.ndarray) -> dict[str, np.ndarray]:
+    """Small-camera detector input: enlarge 2x (INTER_LINEAR), RGB, NCHW float."""
+    big = cv2.resize(bgr, None, fx=2.0, fy=2.0, interpolation=cv2.INTER_LINEAR)
+    rgb = cv2.cvtColor(big, cv2.COLOR_BGR2RGB)
+    return {"images": torch.from_numpy(rgb).permute(2, 0, 1)[None].float().div(255).numpy()}
+
+
+def observation_dict(obs: np.ndarray, goal: np.ndarray) -> dict[str, np.ndarray]:
+    """Goal-conditioned observation: relative goal, clipped, the observation updated."""
+    relative = np.clip(goal - obs[:3], -1.0, 1.0)
+    obs = obs.copy()
+    obs[:3] = obs[:3] / np.maximum(np.abs(obs[:3]).max(), 1e-3)
+    return {"obs": obs, "goal": relative}
+
+
 # --------------------------------------------------------------------------- harness
 def _image(rng: np.random.Generator, h: int = 48, w: int = 64) -> np.ndarray:
     base = rng.integers(0, 256, size=(h // 8, w // 8, 3), dtype=np.uint8)
@@ -215,6 +246,21 @@ PIPELINES = [
     Pipeline("imnormalize", imnormalize, lambda r: {"bgr": _image(r)}),
     Pipeline("classification", classification, lambda r: {"bgr": _image(r, 60, 80)}),
     Pipeline("hsv_mask", hsv_mask, lambda r: {"bgr": _image(r)}),
+    Pipeline("morphology", morphology, lambda r: {"bgr": _image(r)}),
+    Pipeline(
+        "depth_colormap",
+        depth_colormap,
+        lambda r: {"depth": r.integers(300, 5000, size=(48, 64)).astype(np.uint16)},
+    ),
+    Pipeline("upscale_detector", upscale_detector, lambda r: {"bgr": _image(r, 24, 32)}),
+    Pipeline(
+        "observation_dict",
+        observation_dict,
+        lambda r: {
+            "obs": r.normal(size=10).astype(np.float32),
+            "goal": r.normal(size=3).astype(np.float32),
+        },
+    ),
 ]
 
 
