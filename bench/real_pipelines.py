@@ -17,6 +17,7 @@ Run: python bench/real_pipelines.py [pipeline-name ...]
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import traceback
@@ -289,7 +290,12 @@ def classify(pipeline: Pipeline, backend: str, folder: str) -> tuple[str, str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with patchport.session(node, folder, patching=["opencv"]):
+            patchport.start(node, folder, patching=["opencv"])
+        except Exception as exc:  # start() itself failing is never the user's line
+            return "crash", f"start(): {type(exc).__name__}: {str(exc)[:140]}"
+        try:
+            with contextlib.ExitStack() as stack:
+                stack.callback(patchport.stop)
                 traced = annotate.input_tensors(node, sample)
                 traced = traced if isinstance(traced, tuple) else (traced,)
                 outputs = pipeline.run(*traced)
