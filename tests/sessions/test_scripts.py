@@ -28,6 +28,7 @@ def test_from_imported_functions_in_a_script():
     assert out == [
         "started",
         "erode alias warned at the script line",
+        "from-imported conversions keep data traced",
         "alias patched once and restored",
         "erode alias raises when strict",
     ]

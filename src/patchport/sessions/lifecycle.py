@@ -93,9 +93,19 @@ def _expand_patching(patching: Iterable[Any] | None) -> list[FunctionPatch]:
     return validate_function_patches(declared + _named_patches(names))
 
 
-def _interop_patches() -> list[PatchInfo]:
+def _interop_patches(patch_aliases: bool = True) -> list[PatchInfo]:
+    """The conversion patches, also where user code from-imported them
+    (``from torch import from_numpy``)."""
     from ..tracing import INTEROP_REPLACEMENTS
 
+    points = [(module, attribute, r) for (module, attribute), r in INTEROP_REPLACEMENTS.items()]
+    if patch_aliases:
+        originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
+        replacement_of = {id(getattr(m, a)): r for m, a, r in points}
+        points += [
+            (module, name, replacement_of[id(original)])
+            for module, name, original in find_aliases_of(originals)
+        ]
     return [
         PatchInfo(
             replacement,
@@ -104,7 +114,7 @@ def _interop_patches() -> list[PatchInfo]:
             family="interop",
             description="keeps traced data traced across NumPy/torch conversions",
         )
-        for (module, attribute), replacement in INTEROP_REPLACEMENTS.items()
+        for module, attribute, replacement in points
     ]
 
 
@@ -244,7 +254,7 @@ def start(
         patches=PatchDetails(),
     )
     details = session.patches
-    details.extend(_interop_patches())
+    details.extend(_interop_patches(patch_aliases))
     if global_patching:
         details.extend(_function_patches(session, declarations, patch_aliases))
     patched = {(id(p.owner), p.attribute) for p in details}

@@ -12,9 +12,12 @@ import cv2
 import numpy as np
 import torch
 from cv2 import COLOR_BGR2RGB, cvtColor, erode
+from numpy import asarray
+from torch import from_numpy
 
 import patchport
 from patchport import annotate
+from patchport.tracing import is_traced
 
 
 def flip(src, code, dst=None, dstCn=0):
@@ -37,10 +40,13 @@ try:
     assert losses and "cv2.erode" in str(losses[0].message), [str(w.message) for w in caught]
     assert losses[0].filename == __file__, losses[0].filename
     print("erode alias warned at the script line")
+    assert is_traced(from_numpy(rgb)) and is_traced(asarray(from_numpy(rgb)))
+    print("from-imported conversions keep data traced")
     annotate.output_tensors("n", {"rgb": rgb})
 finally:
     patchport.stop()
 assert cvtColor is original and erode is cv2.erode, "aliases were not restored"
+assert from_numpy is torch.from_numpy and asarray is np.asarray, "aliases were not restored"
 patch = patchport.session_patches().find("__main__.cvtColor")
 assert patch is not None and patch.calls == 1, patchport.session_patches()
 print("alias patched once and restored")
