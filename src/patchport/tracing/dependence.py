@@ -15,7 +15,7 @@ from .values import active_recorder
 
 def depends_on_inputs(recorder: Recorder, value: Any) -> bool:
     """True when ``value`` is traced in ``recorder`` and reaches one of its graph inputs."""
-    if active_recorder(value) is not recorder:
+    if active_recorder(value) is not recorder or value._pp_node is None:
         return False
     stack = [value._pp_node]
     seen = set()
