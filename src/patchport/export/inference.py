@@ -65,7 +65,6 @@ class InferenceManager:
         self._check_routes()
         self._runners = {node: self._open(node, model) for node, model in self.models.items()}
         self._buffers: dict[str, dict[str, torch.Tensor]] = {}
-        self._given: set[str] = set()
         self.reset()
 
     # ------------------------------------------------------------------ loading
@@ -153,10 +152,19 @@ class InferenceManager:
             }
             for node, model in self.models.items()
         }
-        self._given = set()
+        self._slots = {
+            f"{node}/{name}": (buffers, name)
+            for node, buffers in self._buffers.items()
+            for name in buffers
+        }
+        self._missing = set(self.inputs)  # pipeline inputs not given since the last reset
         filename = self.pipeline.get("initial_values")
-        if not filename:
-            return
+        if filename:
+            self._load_initial_values(filename)
+        self._steps = self._plan()
+
+    def _load_initial_values(self, filename: str) -> None:
+        """Feedback inputs start from the values saved beside the YAML (safetensors)."""
         from safetensors.torch import load_file
 
         for key, value in load_file(str(self.path.parent / filename)).items():
@@ -167,10 +175,12 @@ class InferenceManager:
     def set_input_value(self, node_name: str, input_name: str, value: Any) -> None:
         """Write one input buffer (copied into it; shape and dtype are kept)."""
         key = f"{node_name}/{input_name}"
-        self._port(key)
-        with torch.no_grad():
-            self._buffers[node_name][input_name].copy_(_as_torch(key, value))
-        self._given.add(key)
+        if key not in self._slots:
+            self._port(key)  # raises, naming the inputs
+        buffers, name = self._slots[key]
+        with torch.no_grad():  # a new tensor: the old one may be an output the caller holds
+            buffers[name] = torch.empty_like(buffers[name]).copy_(_as_torch(key, value))
+        self._missing.discard(key)
 
     def get_mock_input(self) -> dict[str, torch.Tensor]:
         """Random tensors for the pipeline inputs (normal floats, integers in [0, 256))."""
@@ -187,6 +197,25 @@ class InferenceManager:
         return mock
 
     # ------------------------------------------------------------------ running
+    def _plan(self) -> list[tuple[Any, dict[str, torch.Tensor], list[str], list[Any]]]:
+        """Per node in run order: runner, input buffers, input names, and for each output
+        where its value goes (buffers to write, and whether the caller gets it)."""
+        wanted = set(self.outputs)
+        plan = []
+        for node in self.order:
+            model = self.models[node]
+            routes = []
+            for port in model["outputs"]:
+                key = f"{node}/{port['name']}"
+                targets = [
+                    (self._buffers[t.partition("/")[0]], t.partition("/")[2])
+                    for t in self._routes.get(key, ())
+                ]
+                routes.append((key, targets, key in wanted))
+            names = [p["name"] for p in model["inputs"]]
+            plan.append((self._runners[node], self._buffers[node], names, routes))
+        return plan
+
     def _accept_inputs(self, inputs: dict[str, Any]) -> None:
         """Store the given inputs in their buffers; refuse unknown keys before any change."""
         if not isinstance(inputs, dict):
@@ -194,37 +223,37 @@ class InferenceManager:
                 f"run_policy(inputs): expected a dict {{'node/port': tensor}}, got "
                 f"{type(inputs).__name__}."
             )
-        converted = {key: _as_torch(key, value) for key, value in inputs.items()}
-        for key in converted:
-            self._port(key)
-        missing = [k for k in self.inputs if k not in converted and k not in self._given]
-        if missing:
-            raise KeyError(
-                f"run_policy: inputs {missing} were never given (in this call, an earlier one "
-                f"or set_input_value); expected keys {self.inputs}."
-            )
-        for key, value in converted.items():
-            node, _, port = key.partition("/")
-            self._buffers[node][port] = value
-            self._given.add(key)
+        accepted = []
+        for key, value in inputs.items():
+            if key not in self._slots:
+                self._port(key)  # raises with the list of inputs
+            if type(value) is not torch.Tensor:
+                value = _as_torch(key, value)
+            accepted.append((key, value))
+        if self._missing:
+            missing = [k for k in self.inputs if k in self._missing and k not in inputs]
+            if missing:
+                raise KeyError(
+                    f"run_policy: inputs {missing} were never given (in this call, an earlier "
+                    f"one or set_input_value); expected keys {self.inputs}."
+                )
+        for key, value in accepted:
+            buffers, name = self._slots[key]
+            buffers[name] = value
+            self._missing.discard(key)
 
     def run_policy(self, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Run every node once; return the pipeline outputs keyed ``"node/port"``."""
         self._accept_inputs(inputs)
-        wanted = set(self.outputs)
         result: dict[str, torch.Tensor] = {}
-        for node in self.order:
-            model = self.models[node]
-            buffers = self._buffers[node]
-            produced = self._runners[node]([buffers[p["name"]] for p in model["inputs"]])
-            for port, value in zip(model["outputs"], produced):
-                key = f"{node}/{port['name']}"
-                for index, target in enumerate(self._routes.get(key, ())):
-                    consumer, _, name = target.partition("/")
-                    self._buffers[consumer][name] = value if index == 0 else value.clone()
-                if key in wanted:
+        for runner, buffers, names, routes in self._steps:
+            produced = runner([buffers[name] for name in names])
+            for (key, targets, returned), value in zip(routes, produced):
+                for index, (consumer, name) in enumerate(targets):
+                    consumer[name] = value if index == 0 else value.clone()
+                if returned:
                     result[key] = value
-        return {key: result[key] for key in self.outputs if key in result}
+        return result
 
     def __call__(self, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
         return self.run_policy(inputs)
