@@ -58,6 +58,7 @@ def test_gru_buffer_state_replays_like_the_eager_model(tmp_path, backend):
 
     manager = patchport.InferenceManager(result.yaml_path)
     assert manager.feedback_inputs == [f"policy/{state_in}"]
+    torch.testing.assert_close(manager.value_dict["policy"][state_in], torch.full((1, 1, 6), 0.1))
     eager = GRUPolicy().eval()
     observations = torch.randn(5, 1, 4)
     for _ in range(2):  # reset() starts the episode again from the saved initial state

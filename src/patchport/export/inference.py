@@ -133,6 +133,11 @@ class InferenceManager:
         """Inputs fed back from the previous call (recurrent state)."""
         return [target for targets in self.feedback_flow.values() for target in targets]
 
+    @property
+    def value_dict(self) -> dict[str, dict[str, torch.Tensor]]:
+        """Each node's input buffers, ``{node: {input: tensor}}`` (LEAPP's attribute name)."""
+        return self._buffers
+
     # ------------------------------------------------------------------ state
     def _port(self, key: str) -> dict[str, Any]:
         node, _, port = key.partition("/")
