@@ -63,7 +63,7 @@ def test_static_outputs_and_register_buffer_are_baked_in(tmp_path):
     with patchport.session("static", save_path=tmp_path):
         x = annotate.input_tensors("n", {"x": torch.zeros(2)})
         bias = annotate.register_buffer("n", {"bias": offsets})
-        annotate.output_tensors("n", {"y": x + bias}, export_with="jit", static_outputs=[kp])
+        annotate.output_tensors("n", {"y": x + bias}, [kp], export_with="jit")  # LEAPP's order
     result = patchport.compile_graph(visualize=False)
     model = yaml.safe_load(result.yaml_path.read_text())["models"]["n"]
     assert [p["name"] for p in model["inputs"]] == ["x"]  # the buffer is no input

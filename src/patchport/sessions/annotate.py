@@ -295,16 +295,19 @@ def _collect_trackers(trace: NodeTrace) -> None:
 def output_tensors(
     node: str,
     tensors: Any,
-    export_with: str | None = "onnx",
     static_outputs: Any = None,
+    export_with: str | None = "onnx",
     backend_params: dict[str, Any] | None = None,
 ) -> Any:
     """Finish ``node`` with these outputs; return their plain values (one, or a tuple).
 
-    ``static_outputs`` are constant tensors the model also returns; ``backend_params``
-    go to the backend (``opset_version``; with ``export_with=None``, ``model_path`` of a
-    model you bring). Outside a session: the values as given.
+    ``static_outputs`` are constant tensors the model also returns (parameters in LEAPP's
+    order; a backend name given third is taken as ``export_with``);
+    ``backend_params`` go to the backend (``opset_version``; with ``export_with=None``,
+    ``model_path`` of a model you bring). Outside a session: the values as given.
     """
+    if isinstance(static_outputs, str):  # the older form: export_with as third argument
+        export_with, static_outputs = static_outputs, None
     session = current_session()
     if session is None:
         return passthrough(tensors)

@@ -63,9 +63,12 @@ def method(
     node_name: str | None = None,
     export_with: str | None = "onnx",
     backend_params: dict[str, Any] | None = None,
-    **_ignored: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: each call of the function inside a session is a pass through a node."""
+    if node_name is not None and (not isinstance(node_name, str) or not node_name):
+        raise PatchDefinitionError(
+            f"annotate.method(node_name={node_name!r}): expected a non-empty string."
+        )
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         name = node_name or func.__name__
