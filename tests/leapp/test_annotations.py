@@ -100,6 +100,7 @@ def test_a_model_you_bring_is_copied_into_the_bundle(tmp_path):
     parameters = yaml.safe_load(result.yaml_path.read_text())["models"]["n"]["parameters"]
     assert parameters["model_path"] == "own_model.pt" and parameters["backend"] == "jit"
     assert (result.directory / "own_model.pt").read_bytes() == own.read_bytes()
+    assert [(v.node, v.ok, v.samples) for v in result.validation] == [("n", True, 1)]
     got = patchport.InferenceManager(result.yaml_path).run_policy({"n/x": torch.ones(3)})
     with torch.no_grad():
         torch.testing.assert_close(got["n/y"], scripted(torch.ones(3)))

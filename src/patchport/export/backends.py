@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import PatchportError
+from ..errors import PatchportError, PatchportWarning
 
 Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 
@@ -236,7 +236,7 @@ def _write_jit_script(job: ExportJob) -> None:
             f"export_with='jit-script': TorchScript could not compile node model "
             f"{job.path.stem!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
             f"it was traced instead (export_with='jit-trace'), which fixes its shapes.",
-            RuntimeWarning,
+            PatchportWarning,
             stacklevel=2,
         )
         _write_jit_trace(job)

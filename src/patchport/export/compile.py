@@ -361,7 +361,7 @@ def compile_graph(
     if validate:
         for name, trace in nodes.items():
             file = written[name]
-            if file.path is None or trace.export_with is None:
+            if file.path is None:  # not exported (dry run, non_traced, no model given)
                 continue
             runner = load_runner(file.model_type, file.path, port_names(trace, file.model_type)[0])
             validation.append(_validate(trace, runner, rtol, atol))

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
-from ..errors import PatchDefinitionError, PatchStateError, TraceLossWarning
+from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError
 from ..tracing import Recorder, finish, trace_input
 from ..tracing.values import make_traced, plain
 from .buffers import BufferTracker, bake_input
@@ -326,12 +326,18 @@ def output_tensors(
             raise PatchDefinitionError(
                 f"annotate.output_tensors({node!r}, export_with={export_with!r}): {exc}"
             ) from None
+    if backend_params is not None and not isinstance(backend_params, dict):
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, backend_params=...): expected a dict such as "
+            f"{{'opset_version': 18}} or {{'model_path': 'model.onnx'}}, got "
+            f"{type(backend_params).__name__}."
+        )
     params = dict(backend_params or {})
     if export_with is None and "model_path" not in params and not session.dry_run:
         warnings.warn(
             f"annotate.output_tensors({node!r}, export_with=None): no model is written for "
             f"this node; pass backend_params={{'model_path': ...}} to bring your own.",
-            TraceLossWarning,
+            PatchportWarning,
             stacklevel=user_stacklevel(),
         )
     trace = session.nodes.get(node)
@@ -353,7 +359,7 @@ def output_tensors(
             warnings.warn(
                 f"annotate.output_tensors({node!r}, ...): state {name!r} was never given to "
                 f"annotate.update_state; it stays a plain input with no feedback.",
-                TraceLossWarning,
+                PatchportWarning,
                 stacklevel=user_stacklevel(),
             )
             trace.states.remove(name)
