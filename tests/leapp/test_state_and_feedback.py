@@ -127,6 +127,10 @@ def test_update_state_checks_the_state_it_replaces():
             annotate.update_state("n", {"t": s})
         annotate.update_state("n", {"s": s + 1})
         annotate.output_tensors("n", {"y": s * 2})
+        annotate.input_tensors("n", {"x": torch.ones(2)})
+        s = annotate.state_tensors("n", {"s": torch.zeros(2)})
+        with pytest.raises(TypeError, match=r"state \['s'\] got no new value in this pass"):
+            annotate.output_tensors("n", {"y": s * 2})
 
 
 def mix(observation, memory):

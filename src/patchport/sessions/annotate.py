@@ -363,6 +363,13 @@ def output_tensors(
                 stacklevel=user_stacklevel(),
             )
             trace.states.remove(name)
+    stale = [name for name in trace.states if name not in trace.pending_states]
+    if stale:
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, ...): state {stale} got no new value in this "
+            f"pass; give it one with annotate.update_state({node!r}, {{...}}) (or reassign the "
+            f"module buffer) as in the first pass."
+        )
     clash = [name for name in trace.states if name in flat]
     if clash:
         raise PatchDefinitionError(
