@@ -32,8 +32,9 @@ def _dtype(name: str) -> torch.dtype:
 
 
 def _as_torch(key: str, value: Any) -> torch.Tensor:
+    """A CPU tensor for an input (models run on CPU; a CUDA tensor is copied over)."""
     if isinstance(value, torch.Tensor):
-        return value
+        return value.cpu()
     if isinstance(value, (np.ndarray, np.generic)):
         return torch.from_numpy(np.ascontiguousarray(value))
     raise TypeError(
@@ -232,7 +233,7 @@ class InferenceManager:
         for key, value in inputs.items():
             if key not in self._slots:
                 self._port(key)  # raises with the list of inputs
-            if type(value) is not torch.Tensor:
+            if type(value) is not torch.Tensor or value.device.type != "cpu":
                 value = _as_torch(key, value)
             accepted.append((key, value))
         if self._missing:
