@@ -88,7 +88,7 @@ def main(export_with: str = "onnx", save_path: str | None = None) -> float:
         fresh = frames(rng)
         outputs = manager.run_policy({f"camera_preprocess/{k}": v for k, v in fresh.items()})
         expected = stereo_features(*fresh.values()).numpy()
-        got = outputs["camera_preprocess/stereo_features"]
+        got = outputs["camera_preprocess/stereo_features"].numpy()  # torch, as in LEAPP
         worst = max(worst, float(np.abs(got - expected).max()))
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     patch = patchport.session_patches().find("cv2.cvtColor")

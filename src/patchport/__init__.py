@@ -38,6 +38,11 @@ _LAZY: dict[str, str] = {
     "compile_graph": "patchport.export",
     "InferenceManager": "patchport.export",
     "ValidationError": "patchport.export",
+    "TensorSemantics": "patchport.semantics",
+    "TemporalAxis": "patchport.semantics",
+    "GraphConfigs": "patchport.semantics",
+    "InputKindEnum": "patchport.semantics",
+    "OutputKindEnum": "patchport.semantics",
 }
 
 __all__ = [

@@ -193,7 +193,7 @@ def test_all_replacements_trace_export_to_onnx_and_replay(tmp_path):
         gray = np.ascontiguousarray(frame[..., 1])
         outputs = manager.run_policy({"ops/bgr": frame, "ops/gray": gray})
         for name, expected in all_functions(frame, gray).items():
-            got = outputs[f"ops/{name}"]
+            got = outputs[f"ops/{name}"].numpy()  # InferenceManager returns torch, as LEAPP's
             assert_matches(name.split("_")[0], expected, got, scale=255.0)
 
 
@@ -238,5 +238,5 @@ def test_remap_with_maps_computed_from_traced_data_exports(tmp_path):
                 annotate.output_tensors("n", {"out": shifted(image, shift)}, export_with="onnx")
     manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
     shift = np.array([1.37, -0.61], dtype=np.float32)
-    got = manager.run_policy({"n/image": FRAME, "n/shift": shift})["n/out"]
+    got = manager.run_policy({"n/image": FRAME, "n/shift": shift})["n/out"].numpy()
     assert_matches("remap", shifted(FRAME, shift), got)

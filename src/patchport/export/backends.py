@@ -1,7 +1,10 @@
-"""Write a node's GraphModule with one backend, and load it back as a runner.
+"""The export backends: one registry entry (name, YAML type, suffix, write, load) each.
 
+``export_with=`` names an entry (LEAPP's names and aliases: ``jit``/``jit-script``,
+``jit-trace``, ``onnx``/``onnx-dynamo``, ``onnx-torchscript``, ``pt2``/``exported-program``).
+The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the loader.
 A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
-its outputs as NumPy arrays, whatever the backend, so replay and comparison are uniform.
+its outputs as torch tensors, whatever the backend, so replay and comparison are uniform.
 """
 
 from __future__ import annotations
@@ -10,17 +13,16 @@ import contextlib
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import PatchportError
+from ..errors import PatchportError, PatchportWarning
 
-SUFFIX = {"onnx": ".onnx", "pt2": ".pt2", "jit": ".pt"}
-
-Runner = Callable[[Sequence[Any]], list[np.ndarray]]
+Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 
 
 class ExportBackendError(PatchportError, RuntimeError):
@@ -156,81 +158,211 @@ def name_onnx_ports(path: Path, input_names: list[str], output_names: list[str])
     onnx.save(model, str(path))
 
 
-def write_model(
-    graph_module: torch.nn.Module,
-    example_inputs: Sequence[Any],
-    input_names: list[str],
-    output_names: list[str],
-    backend: str,
-    path: Path,
-) -> Path:
-    """Export ``graph_module`` with ``backend`` to ``path``; return the path."""
-    args = tuple(as_tensor(value) for value in example_inputs)
+@dataclass
+class ExportJob:
+    """What a backend's writer needs: the graph, example inputs, port names, target path."""
+
+    graph_module: torch.nn.Module
+    example_inputs: Sequence[Any]
+    input_names: list[str]
+    output_names: list[str]
+    path: Path
+    params: dict[str, Any] = field(default_factory=dict)  # annotate's backend_params
+
+    @property
+    def args(self) -> tuple[torch.Tensor, ...]:
+        return tuple(as_tensor(value) for value in self.example_inputs)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One way to write a node's model, and how the written file is loaded back."""
+
+    name: str  # canonical name (LEAPP's)
+    model_type: str  # what the YAML's ``backend`` key holds; chooses the loader
+    suffix: str
+    write: Callable[[ExportJob], None]
+    load: Callable[[Path, list[str]], Runner]
+    metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
+
+
+def _write_onnx_dynamo(job: ExportJob) -> None:
+    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            job.graph_module,
+            job.args,
+            str(job.path),
+            dynamo=True,
+            verbose=False,
+            optimize=True,
+            external_data=False,
+            **_onnx_options(job),
+        )
+    name_onnx_ports(job.path, job.input_names, job.output_names)
+
+
+def _write_onnx_torchscript(job: ExportJob) -> None:
+    """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
+    with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            job.graph_module.eval(),
+            job.args,
+            str(job.path),
+            dynamo=False,
+            input_names=list(job.input_names),
+            output_names=list(job.output_names),
+            **_onnx_options(job),
+        )
+    name_onnx_ports(job.path, job.input_names, job.output_names)
+
+
+def _onnx_options(job: ExportJob) -> dict[str, Any]:
+    return {"opset_version": job.params["opset_version"]} if "opset_version" in job.params else {}
+
+
+def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
+    import onnx
+
+    model = onnx.load(str(job.path), load_external_data=False)
+    opsets = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return {"opset_version": int(opsets[0])} if opsets else {}
+
+
+def _write_pt2(job: ExportJob) -> None:
+    program = torch.export.export(job.graph_module, job.args)
+    torch.export.save(program, str(job.path))
+
+
+def _write_jit_trace(job: ExportJob) -> None:
+    traced = torch.jit.trace(job.graph_module.eval(), job.args, check_trace=False, strict=False)
+    torch.jit.save(torch.jit.freeze(traced), str(job.path))  # constants folded in
+
+
+def _write_jit_script(job: ExportJob) -> None:
+    """Script the graph (keeps shape-dependent code general); trace where scripting fails."""
+    from torch import fx
+
+    module = job.graph_module
+    if isinstance(module, fx.GraphModule):  # a lazily compiled one cannot be scripted
+        module = fx.GraphModule(module, module.graph)
     try:
-        if backend == "onnx":
-            with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    graph_module,
-                    args,
-                    str(path),
-                    dynamo=True,
-                    verbose=False,
-                    optimize=True,
-                    external_data=False,
-                )
-            name_onnx_ports(path, input_names, output_names)
-        elif backend == "pt2":
-            program = torch.export.export(graph_module, args)
-            torch.export.save(program, str(path))
-        elif backend == "jit":
-            traced = torch.jit.trace(graph_module.eval(), args, check_trace=False, strict=False)
-            torch.jit.save(torch.jit.freeze(traced), str(path))  # constants folded in
-        else:
-            raise ExportBackendError(f"write_model(backend={backend!r}): use onnx, pt2 or jit.")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scripted = torch.jit.script(module.eval())
+    except Exception as exc:  # fx code TorchScript cannot compile: tracing still records it
+        warnings.warn(
+            f"export_with='jit-script': TorchScript could not compile node model "
+            f"{job.path.stem!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
+            f"it was traced instead (export_with='jit-trace'), which fixes its shapes.",
+            PatchportWarning,
+            stacklevel=2,
+        )
+        _write_jit_trace(job)
+        return
+    torch.jit.save(torch.jit.freeze(scripted), str(job.path))
+
+
+def load_onnx(path: Path, input_names: list[str]) -> Runner:
+    """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    wanted = [i.name for i in session.get_inputs()]
+    position = {name: index for index, name in enumerate(input_names)}
+    if any(name not in position for name in wanted):  # a file whose ports are unnamed
+        position = {name: index for index, name in enumerate(wanted)}
+
+    def run_onnx(inputs: Sequence[Any]) -> list[torch.Tensor]:
+        feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
+        return [torch.from_numpy(np.ascontiguousarray(r)) for r in session.run(None, feed)]
+
+    return run_onnx
+
+
+def _torch_runner(module: Any, grad_free: bool) -> Runner:
+    # a frozen TorchScript module holds no parameters that need gradients
+    grad_context = contextlib.nullcontext if grad_free else torch.no_grad
+
+    def run_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
+        with grad_context():
+            result = module(*[as_tensor(value) for value in inputs])
+        if isinstance(result, torch.Tensor):
+            return [result]
+        return list(result)
+
+    return run_torch
+
+
+def load_jit(path: Path, input_names: list[str]) -> Runner:
+    """A TorchScript file (scripted or traced), on CPU."""
+    return _torch_runner(torch.jit.load(str(path), map_location="cpu").eval(), grad_free=True)
+
+
+def load_pt2(path: Path, input_names: list[str]) -> Runner:
+    """A saved ``torch.export`` program, run as a module."""
+    return _torch_runner(torch.export.load(str(path)).module(), grad_free=False)
+
+
+_ENTRIES = (
+    Backend("jit-script", "jit", ".pt", _write_jit_script, load_jit),
+    Backend("jit-trace", "jit", ".pt", _write_jit_trace, load_jit),
+    Backend("onnx-dynamo", "onnx", ".onnx", _write_onnx_dynamo, load_onnx, _onnx_metadata),
+    Backend(
+        "onnx-torchscript", "onnx", ".onnx", _write_onnx_torchscript, load_onnx, _onnx_metadata
+    ),
+    Backend("exported-program", "pt2", ".pt2", _write_pt2, load_pt2),
+)
+_ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program"}
+
+BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
+BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
+
+# the file types a YAML ``backend`` key may name, and the suffix each type's file has
+LOADERS: dict[str, Callable[[Path, list[str]], Runner]] = {
+    "jit": load_jit,
+    "onnx": load_onnx,
+    "pt2": load_pt2,
+}
+MODEL_TYPE_OF_SUFFIX = {".pt": "jit", ".onnx": "onnx", ".pt2": "pt2"}
+
+
+def backend_named(name: str) -> Backend:
+    """The registry entry for an ``export_with=`` name, or a clear error listing them."""
+    entry = BACKENDS.get(name) if isinstance(name, str) else None
+    if entry is None:
+        raise ExportBackendError(
+            f"export_with={name!r}: unknown backend; use one of "
+            f"{', '.join(repr(b) for b in BACKENDS)}, or None with "
+            f"backend_params={{'model_path': ...}}."
+        )
+    return entry
+
+
+def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
+    """Export ``job.graph_module`` with ``backend`` to ``job.path``; return YAML metadata."""
+    entry = backend_named(backend)
+    try:
+        entry.write(job)
+        return entry.metadata(job)
     except ExportBackendError:
         raise
     except Exception as exc:
         raise ExportBackendError(
-            f"exporting node model {path.stem!r} with backend {backend!r} failed: "
+            f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    return path
 
 
-def load_runner(backend: str, path: Path, input_names: list[str]) -> Runner:
-    """Load a written model; return a function running it on inputs in port order."""
-    if backend == "onnx":
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
+def load_runner(model_type: str, path: Path, input_names: list[str]) -> Runner:
+    """Load a written model of a YAML ``backend`` type; return a function running it."""
+    loader = LOADERS.get(model_type)
+    if loader is None:
+        raise ExportBackendError(
+            f"load_runner(backend={model_type!r}): cannot load this model type; "
+            f"known types: {', '.join(LOADERS)}."
         )
-        wanted = [i.name for i in session.get_inputs()]
-        position = {name: index for index, name in enumerate(input_names)}
-
-        def run_onnx(inputs: Sequence[Any]) -> list[np.ndarray]:
-            feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-            return list(session.run(None, feed))
-
-        return run_onnx
-    if backend == "pt2":
-        module = torch.export.load(str(path)).module()
-    elif backend == "jit":
-        module = torch.jit.load(str(path))
-    else:
-        raise ExportBackendError(f"load_runner(backend={backend!r}): use onnx, pt2 or jit.")
-
-    # a frozen TorchScript module holds no parameters that need gradients
-    grad_context = contextlib.nullcontext if backend == "jit" else torch.no_grad
-
-    def run_torch(inputs: Sequence[Any]) -> list[np.ndarray]:
-        with grad_context():
-            result = module(*[as_tensor(value) for value in inputs])
-        if isinstance(result, torch.Tensor):
-            result = [result]
-        return [as_numpy(item) for item in result]
-
-    return run_torch
+    return loader(path, input_names)

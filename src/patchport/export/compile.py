@@ -7,18 +7,28 @@ lists the constants each graph holds and where in user code they came from.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import PatchportError, PatchStateError
+from ..errors import PatchDefinitionError, PatchportError, PatchStateError
+from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
-from .backends import SUFFIX, as_numpy, load_runner, write_model
-from .pipeline import data_flow, run_order
-from .spec import sha256_of, system_info, write_spec
+from .backends import (
+    MODEL_TYPE_OF_SUFFIX,
+    ExportBackendError,
+    ExportJob,
+    as_numpy,
+    backend_named,
+    load_runner,
+    write_model,
+)
+from .pipeline import graph_ports, run_order, split_edges
+from .spec import SYSTEM_KEY, digests_of, system_info, write_spec
 from .visualize import draw_pipeline
 
 _SUSPECT_ORIGINS = ("native", "another recorder", "derived from traced data")
@@ -91,10 +101,6 @@ class CompileResult:
         return "\n".join(lines)
 
 
-def _ports(ports: list[Any]) -> list[dict[str, Any]]:
-    return [port.as_dict() for port in ports]
-
-
 def _constants(trace: NodeTrace) -> list[dict[str, Any]]:
     return [
         {
@@ -118,7 +124,8 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
         except Exception as exc:  # a program that refuses a sample is a finding, not a crash
             problems.append(f"sample {index}: the exported model failed: {exc}")
             continue
-        for port, got in zip(trace.outputs, produced):
+        for port, result in zip(trace.outputs, produced):
+            got = as_numpy(result)
             want = as_numpy(sample.outputs[port.name])
             if got.shape != want.shape or got.dtype != want.dtype:
                 problems.append(
@@ -137,7 +144,7 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
                 )
     return NodeValidation(
         trace.name,
-        trace.export_with,
+        str(trace.export_with),
         len(trace.samples),
         worst,
         not problems,
@@ -147,39 +154,166 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
     )
 
 
-def build_spec(session: Session, model_files: dict[str, Path]) -> dict[str, Any]:
-    """The pipeline description of a finished session."""
-    nodes = {name: t for name, t in session.nodes.items() if t.finished}
-    flow = data_flow({name: t.sources for name, t in nodes.items()})
-    consumed = {source for edge in flow for source in [edge["source"]]}
+def port_names(trace: NodeTrace, model_type: str | None) -> tuple[list[str], list[str]]:
+    """The node's input and output names in the bundle. ONNX has one namespace for
+    inputs and outputs, so a name used on both sides (a state) becomes ``name_in`` /
+    ``name_out`` there, as LEAPP names them."""
+    inputs = [p.name for p in trace.inputs]
+    outputs = [p.name for p in trace.outputs]
+    if model_type != "onnx":
+        return inputs, outputs
+    both = set(inputs) & set(outputs)
+    return (
+        [f"{n}_in" if n in both else n for n in inputs],
+        [f"{n}_out" if n in both else n for n in outputs],
+    )
+
+
+@dataclass
+class _Written:
+    """One node's model file as the bundle records it."""
+
+    path: Path | None
+    model_type: str | None
+    metadata: dict[str, Any]
+
+
+def _write_node(trace: NodeTrace, directory: Path) -> _Written:
+    """Export one node with its backend, or record the model the user brought."""
+    if trace.skip_export:
+        return _Written(None, None, {})
+    if trace.export_with is None:
+        given = trace.backend_params.get("model_path")
+        if given is None:
+            return _Written(None, None, {})
+        return _bring_own_model(trace, Path(given), directory)
+    backend = backend_named(trace.export_with)
+    inputs, outputs = port_names(trace, backend.model_type)
+    path = directory / f"{trace.name}{backend.suffix}"
+    first = trace.samples[0].inputs
+    job = ExportJob(
+        trace.graph_module,
+        [first[p.name] for p in trace.inputs],
+        inputs,
+        outputs,
+        path,
+        trace.backend_params,
+    )
+    return _Written(path, backend.model_type, write_model(trace.export_with, job))
+
+
+def _bring_own_model(trace: NodeTrace, given: Path, directory: Path) -> _Written:
+    """``export_with=None, backend_params={"model_path": ...}``: the file is copied into
+    the bundle folder (so the bundle is self-contained) and described like an export."""
+    model_type = MODEL_TYPE_OF_SUFFIX.get(given.suffix)
+    if model_type is None or not given.is_file():
+        raise ExportBackendError(
+            f"annotate.output_tensors({trace.name!r}, export_with=None, backend_params="
+            f"{{'model_path': {str(given)!r}}}): expected an existing model file ending in "
+            f"{', '.join(MODEL_TYPE_OF_SUFFIX)}."
+        )
+    target = directory / given.name
+    if given.resolve() != target.resolve():
+        shutil.copyfile(given, target)
+    return _Written(target, model_type, {})
+
+
+def _feedback_initial_values(
+    nodes: dict[str, NodeTrace], feedback: dict[str, list[str]], renamed: dict[str, str]
+) -> dict[str, Any]:
+    """``{"node/input": first-pass value}`` for every input fed back (safetensors data)."""
+    import torch
+
+    original = {new: old for old, new in renamed.items()}
+    values = {}
+    for targets in feedback.values():
+        for target in targets:
+            node, port = original.get(target, target).split("/", 1)
+            value = nodes[node].samples[0].inputs[port]
+            tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(value)
+            values[target] = tensor.detach().cpu().contiguous().clone()
+    return values
+
+
+def build_spec(
+    session: Session,
+    written: dict[str, _Written],
+    graph_configs: GraphConfigs | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bundle description of a finished session (LEAPP's layout), and the feedback
+    initial values to save beside it."""
+    nodes = dict(
+        sorted(
+            ((n, t) for n, t in session.nodes.items() if t.finished),
+            key=lambda item: item[1].index,
+        )
+    )
+    renamed: dict[str, str] = {}  # "node/port" -> "node/port in the bundle" (ONNX state)
+    names: dict[str, tuple[list[str], list[str]]] = {}
+    for name, trace in nodes.items():
+        names[name] = port_names(trace, written[name].model_type)
+        for port, new in zip(trace.inputs, names[name][0]):
+            renamed[f"{name}/{port.name}"] = f"{name}/{new}"
+    out_renamed: dict[str, str] = {}
+    for name, trace in nodes.items():
+        for port, new in zip(trace.outputs, names[name][1]):
+            out_renamed[f"{name}/{port.name}"] = f"{name}/{new}"
+    sources = {
+        name: {
+            p.name: t.sources[p.name]
+            for p in t.inputs
+            if p.name in t.sources and p.name not in t.states
+        }
+        for name, t in nodes.items()
+    }
+    index = {name: t.index for name, t in nodes.items()}
+    outputs = {name: [p.name for p in t.outputs] for name, t in nodes.items()}
+    forward, feedback = split_edges(sources, index, outputs)
+    for name, trace in nodes.items():  # declared state: a node feeding itself
+        for state in trace.states:
+            feedback.setdefault(f"{name}/{state}", []).append(f"{name}/{state}")
+
+    def rename(flow: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {
+            out_renamed.get(src, src): [renamed.get(t, t) for t in targets]
+            for src, targets in flow.items()
+        }
+
+    forward, feedback = rename(forward), rename(feedback)
     models = {}
     for name, trace in nodes.items():
-        models[name] = {
-            "backend": trace.export_with,
-            "model_path": f"./{model_files[name].name}",
-            "sha256": sha256_of(model_files[name]),
-            "inputs": _ports(trace.inputs),
-            "outputs": _ports(trace.outputs),
+        file = written[name]
+        digests = digests_of(file.path) if file.path is not None else (None, None)
+        parameters = {
+            "model_path": file.path.name if file.path is not None else None,
+            "md5sum": digests[0],
+            "sha256sum": digests[1],
+            "backend": file.model_type,
+            **file.metadata,
+            "export_with": trace.export_with,
             "constants": [
                 {k: v for k, v in c.items() if k != "suspect"} for c in _constants(trace)
             ],
         }
-    graph_inputs = {
-        n: [p.name for p in t.inputs if p.name not in t.sources] for n, t in nodes.items()
-    }
-    graph_outputs = {
-        n: [p.name for p in t.outputs if f"{n}/{p.name}" not in consumed] for n, t in nodes.items()
-    }
-    return {
-        "name": session.name,
-        "models": models,
-        "pipeline": {
-            "data_flow": flow,
-            "inputs": {n: ports for n, ports in graph_inputs.items() if ports},
-            "outputs": {n: ports for n, ports in graph_outputs.items() if ports},
-        },
-        "system_info": system_info(),
-    }
+        models[name] = {
+            "inputs": [p.as_dict(n) for p, n in zip(trace.inputs, names[name][0])],
+            "outputs": [p.as_dict(n) for p, n in zip(trace.outputs, names[name][1])],
+            "parameters": parameters,
+        }
+    pipeline: dict[str, Any] = {}
+    if graph_configs is not None:
+        pipeline["configs"] = graph_configs.to_dict()
+    pipeline["data_flow"] = forward
+    pipeline["feedback_flow"] = feedback
+    pipeline["inputs"] = graph_ports(
+        {n: p[0] for n, p in names.items()}, [forward, feedback], "targets"
+    )
+    pipeline["outputs"] = graph_ports(
+        {n: p[1] for n, p in names.items()}, [forward, feedback], "sources"
+    )
+    initial = _feedback_initial_values(nodes, feedback, renamed)
+    spec = {"models": models, "pipeline": pipeline, SYSTEM_KEY: system_info()}
+    return spec, initial
 
 
 def compile_graph(
@@ -188,12 +322,21 @@ def compile_graph(
     rtol: float = 1e-3,
     atol: float = 1e-5,
     strict: bool = True,
+    graph_configs: GraphConfigs | None = None,
+    verbose: bool | None = None,
 ) -> CompileResult:
     """Export each node of the last session, write ``<name>.yaml`` (and a PNG), and replay.
 
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
+    ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
+    only the YAML (and picture) is written.
     """
+    if graph_configs is not None and not isinstance(graph_configs, GraphConfigs):
+        raise PatchDefinitionError(
+            f"compile_graph(graph_configs=...): expected patchport.GraphConfigs(...), got "
+            f"{type(graph_configs).__name__}."
+        )
     if current_session() is not None:
         raise PatchStateError(
             "compile_graph(): the session is still active; call "
@@ -213,31 +356,27 @@ def compile_graph(
         )
     directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
-    model_files: dict[str, Path] = {}
-    for name, trace in nodes.items():
-        path = directory / f"{name}{SUFFIX[trace.export_with]}"
-        first = trace.samples[0].inputs
-        write_model(
-            trace.graph_module,
-            [first[p.name] for p in trace.inputs],
-            [p.name for p in trace.inputs],
-            [p.name for p in trace.outputs],
-            trace.export_with,
-            path,
-        )
-        model_files[name] = path
-    spec = build_spec(session, model_files)
+    written = {name: _write_node(trace, directory) for name, trace in nodes.items()}
+    spec, initial = build_spec(session, written, graph_configs)
+    if initial and not session.dry_run:
+        from safetensors.torch import save_file
+
+        filename = f"{session.name}_initial_values.safetensors"
+        save_file(initial, str(directory / filename))
+        spec["pipeline"]["initial_values"] = filename
     yaml_path = write_spec(directory / f"{session.name}.yaml", spec)
     picture = None
     if visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])
         picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
+    model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
     if validate:
         for name, trace in nodes.items():
-            runner = load_runner(
-                trace.export_with, model_files[name], [p.name for p in trace.inputs]
-            )
+            file = written[name]
+            if file.path is None:  # not exported (dry run, non_traced, no model given)
+                continue
+            runner = load_runner(file.model_type, file.path, port_names(trace, file.model_type)[0])
             validation.append(_validate(trace, runner, rtol, atol))
     checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
     result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)

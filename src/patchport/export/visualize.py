@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .pipeline import merge_flows
+
 _FONT_SCALE = 0.45
 _LINE = 18
 _BOX_WIDTH = 330
@@ -45,7 +47,7 @@ def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | 
         x0, y0 = 20 + index * (_BOX_WIDTH + _GAP), 50
         x1, y1 = x0 + _BOX_WIDTH, y0 + heights[node]
         cv2.rectangle(image, (x0, y0), (x1, y1), black, 2)
-        title = f"{node} [{model['backend']}]"
+        title = f"{node} [{model['parameters'].get('backend')}]"
         cv2.putText(
             image,
             title,
@@ -72,15 +74,18 @@ def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | 
             )
             anchors[f"{node}/{port['name']}"] = (anchor_x, y - 5)
             y += _LINE
-    for edge in spec["pipeline"].get("data_flow") or []:
-        start = anchors.get(edge["source"])
-        for target in edge["targets"]:
+    pipeline = spec["pipeline"]
+    for source, targets in merge_flows(
+        pipeline.get("data_flow"), pipeline.get("feedback_flow")
+    ).items():
+        start = anchors.get(source)
+        for target in targets:
             end = anchors.get(target)
             if start and end:
                 cv2.arrowedLine(image, start, end, blue, 2, cv2.LINE_AA, tipLength=0.03)
     cv2.putText(
         image,
-        spec.get("name", "pipeline"),
+        path.stem,
         (20, 30),
         cv2.FONT_HERSHEY_SIMPLEX,
         0.7,

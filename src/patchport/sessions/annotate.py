@@ -1,152 +1,432 @@
-"""annotate.input_tensors / annotate.output_tensors: where a traced node starts and ends.
+"""annotate.*: where a traced node starts and ends, its state, buffers and labels.
 
 The first pass through a node records its graph. Later passes (a control loop calling
 the same code again) are kept as samples: their concrete inputs and eager outputs let
-validation replay the exported model on data it was not traced with.
+validation replay the exported model on data it was not traced with, and a later pass
+is also where a value produced downstream is first seen feeding an earlier node (a
+feedback edge). Outside a session every annotation returns its values unchanged, so
+production code keeps its annotations.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import PatchDefinitionError, PatchStateError
+from .._stack import user_stacklevel
+from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError
 from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs
-from ..tracing.values import plain
-from .lifecycle import require_session
-from .state import BACKENDS, NodeTrace, Port, Sample
+from ..tracing.values import make_traced, plain
+from .buffers import BufferTracker, bake_input
+from .lifecycle import current_session
+from .method import method
+from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
+from .state import NodeTrace, Port, Sample, Session
 from .verify import plain_copy
 
+__all__ = [
+    "input_tensors",
+    "method",
+    "mirror_leapp_tags",
+    "module",
+    "output_tensors",
+    "register_buffer",
+    "state_tensors",
+    "update_state",
+]
 
-def _port(name: str, value: Any) -> Port:
+
+def _port(name: str, value: Any, semantics: dict[str, Any] | None = None) -> Port:
     data = plain(value)
     if isinstance(data, torch.Tensor):
-        return Port(name, tuple(data.shape), str(data.dtype).replace("torch.", ""), "torch")
+        dtype = str(data.dtype).replace("torch.", "")
+        return Port(name, tuple(data.shape), dtype, dict(semantics or {}))
     array = np.asarray(data)
-    return Port(name, tuple(array.shape), str(array.dtype), "numpy")
+    return Port(name, tuple(array.shape), str(array.dtype), dict(semantics or {}))
 
 
-def _check_mapping(caller: str, node: str, tensors: Any) -> dict[str, Any]:
-    if not isinstance(node, str) or not node:
-        raise PatchDefinitionError(
-            f"{caller}: the node name must be a non-empty string, got {node!r}."
-        )
-    if not isinstance(tensors, dict) or not tensors:
-        raise PatchDefinitionError(
-            f"{caller}({node!r}, ...): expected a non-empty dict {{name: array or tensor}}, got "
-            f"{type(tensors).__name__}."
-        )
-    for key, value in tensors.items():
-        if not isinstance(key, str) or not key.isidentifier():
-            raise PatchDefinitionError(
-                f"{caller}({node!r}, ...): port name {key!r} must be a Python identifier."
+def _recorder_of_pass(session: Session, trace: NodeTrace) -> Recorder:
+    """The recorder this pass traces into: the node's own on the first pass, else a
+    throwaway one (so patched calls take the same replacements as the recorded pass)."""
+    if not trace.finished:
+        if not trace.recorder.active:
+            raise PatchStateError(
+                f"annotate.input_tensors({trace.name!r}, ...): node {trace.name!r} was closed "
+                f"without outputs."
             )
-        if not isinstance(value, (np.ndarray, torch.Tensor, np.generic)):
-            raise PatchDefinitionError(
-                f"{caller}({node!r}, {{{key!r}: ...}}): expected a NumPy array or a torch tensor, "
-                f"got {type(value).__name__}."
-            )
-    return tensors
+        return trace.recorder
+    if trace.pass_recorder is None or not trace.pass_recorder.active:
+        trace.pass_recorder = Recorder(f"{trace.name}#pass{trace.entries}", strict=session.strict)
+    return trace.pass_recorder
 
 
-def _single_or_tuple(values: list[Any]) -> Any:
-    return values[0] if len(values) == 1 else tuple(values)
-
-
-def input_tensors(node: str, tensors: dict[str, Any]) -> Any:
-    """Declare ``node``'s inputs; return traced values (one value, or a tuple in dict order).
-
-    The given arrays and tensors are not modified; the traced values are new objects.
-    """
-    tensors = _check_mapping("annotate.input_tensors", node, tensors)
-    session = require_session("annotate.input_tensors")
+def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
     trace = session.nodes.get(node)
     if trace is None:
+        if not create:
+            raise PatchStateError(
+                f"{caller}({node!r}, ...): node {node!r} does not exist yet; call "
+                f"annotate.input_tensors({node!r}, {{...}}) first."
+            )
         trace = NodeTrace(node, Recorder(node, strict=session.strict))
+        trace.skip_export = session.dry_run or node in session.non_traced
         session.nodes[node] = trace
-    recorder = trace.recorder
-    if trace.finished:
-        # a later pass: traced again so patched calls take the same replacements as the
-        # recorded pass; its graph is dropped, its data becomes a validation sample
-        if trace.pass_recorder is None or not trace.pass_recorder.active:
-            trace.pass_recorder = Recorder(f"{node}#pass{trace.entries}", strict=session.strict)
-        recorder = trace.pass_recorder
-    elif not recorder.active:
-        raise PatchStateError(
-            f"annotate.input_tensors({node!r}, ...): node {node!r} was closed without outputs."
-        )
+    return trace
+
+
+def _declare(
+    caller: str, session: Session, trace: NodeTrace, payload: Payload, state: bool = False
+) -> dict[str, Any]:
+    """Make each flat port an input of this pass; return ``{port: traced value}``."""
     declared = {port.name for port in trace.inputs}
-    for key in tensors:  # every refusal before anything changes
+    for key in payload.flat:  # every refusal before anything changes
         if key in trace.pending_inputs:
             raise PatchDefinitionError(
-                f"annotate.input_tensors({node!r}, ...): input {key!r} was already declared for "
-                f"this node; use another name."
+                f"{caller}({trace.name!r}, ...): input {key!r} was already declared for this "
+                f"node in this pass; use another name."
             )
         if trace.finished and key not in declared:
             raise PatchDefinitionError(
-                f"annotate.input_tensors({node!r}, ...): input {key!r} was not declared in the "
-                f"first pass {sorted(declared)}; a node keeps one signature."
+                f"{caller}({trace.name!r}, ...): input {key!r} was not declared in the first "
+                f"pass {sorted(declared)}; a node keeps one signature."
             )
-    traced = []
-    for key, value in tensors.items():
-        if not trace.finished:
+    recorder = _recorder_of_pass(session, trace)
+    traced: dict[str, Any] = {}
+    for key, value in payload.flat.items():
+        if trace.sources.get(key) is None:
             source = session.output_owner.get(id(value))
             if source is not None and source[0] is value:
-                trace.sources[key] = source[1]
-            trace.inputs.append(_port(key, value))
+                trace.sources[key] = source[1]  # on a later pass: how feedback is found
+        if not trace.finished:
+            trace.inputs.append(_port(key, value, payload.semantics.get(key)))
+            if state:
+                trace.states.append(key)
         trace.pending_inputs[key] = plain_copy(value)
-        traced.append(trace_input(recorder, key, plain(value)))
-    return _single_or_tuple(traced)
+        traced[key] = trace_input(recorder, key, plain(value))
+    return traced
 
 
-def output_tensors(node: str, tensors: dict[str, Any], export_with: str = "onnx") -> Any:
-    """Finish ``node`` with these outputs; return their plain values (one, or a tuple)."""
-    tensors = _check_mapping("annotate.output_tensors", node, tensors)
-    if export_with not in BACKENDS:
+def _returned(payload: Payload, traced: dict[str, Any]) -> Any:
+    values = [
+        rebuild(name, value, lambda port, _leaf: traced[port])
+        for name, value in payload.entries.items()
+    ]
+    return single_or_tuple(values)
+
+
+def input_tensors(node: str, tensors: Any) -> Any:
+    """Declare ``node``'s inputs; return traced values (one value, or a tuple in order).
+
+    ``tensors`` is ``{name: value}`` (values may be nested lists/tuples/dicts) or a list
+    of :class:`~patchport.TensorSemantics`. The given arrays and tensors are not
+    modified; the traced values are new objects. Outside a session: the values as given.
+    """
+    session = current_session()
+    if session is None:
+        return passthrough(tensors)
+    payload = normalize("annotate.input_tensors", node, tensors)
+    trace = _node("annotate.input_tensors", session, node, create=True)
+    return _returned(payload, _declare("annotate.input_tensors", session, trace, payload))
+
+
+def state_tensors(node: str, tensors: dict[str, Any]) -> Any:
+    """Declare recurrent state: each tensor is an input now and, once given to
+    :func:`update_state`, an output of the same name fed back on the next call.
+
+    The value given here is the state's initial value in the exported bundle.
+    """
+    _check_flat_state("annotate.state_tensors", node, tensors)
+    session = current_session()
+    if session is None:
+        return passthrough(tensors)
+    payload = normalize("annotate.state_tensors", node, tensors)
+    trace = _node("annotate.state_tensors", session, node, create=False)
+    if trace.finished:
+        unknown = [k for k in payload.flat if k not in trace.states]
+        if unknown:
+            raise PatchDefinitionError(
+                f"annotate.state_tensors({node!r}, ...): {unknown} were not state in the first "
+                f"pass (state: {trace.states}); a node keeps one signature."
+            )
+    traced = _declare("annotate.state_tensors", session, trace, payload, state=not trace.finished)
+    return _returned(payload, traced)
+
+
+def update_state(node: str, tensors: dict[str, Any]) -> Any:
+    """Give each state declared by :func:`state_tensors` its value for the next call."""
+    _check_flat_state("annotate.update_state", node, tensors)
+    session = current_session()
+    if session is None:
+        return passthrough(tensors)
+    trace = _node("annotate.update_state", session, node, create=False)
+    _set_states("annotate.update_state", trace, tensors)
+    return passthrough(tensors)
+
+
+def _set_states(caller: str, trace: NodeTrace, tensors: dict[str, Any]) -> None:
+    inputs = {port.name: port for port in trace.inputs}
+    for name, value in tensors.items():
+        if name not in trace.states:
+            raise PatchDefinitionError(
+                f"{caller}({trace.name!r}, {{{name!r}: ...}}): {name!r} is not a state of this "
+                f"node; declare it first with annotate.state_tensors({trace.name!r}, ...)."
+            )
+        port, got = inputs[name], _port(name, value)
+        if (got.shape, got.dtype) != (port.shape, port.dtype):
+            raise PatchDefinitionError(
+                f"{caller}({trace.name!r}, {{{name!r}: ...}}): the new state is "
+                f"{got.dtype}{list(got.shape)} but the state is {port.dtype}{list(port.shape)}; "
+                f"a state keeps its shape and dtype."
+            )
+    trace.pending_states.update(tensors)
+
+
+def _check_flat_state(caller: str, node: str, tensors: Any) -> None:
+    if not isinstance(tensors, dict):
         raise PatchDefinitionError(
-            f"annotate.output_tensors({node!r}, export_with={export_with!r}): use one of "
-            f"{', '.join(repr(b) for b in BACKENDS)}."
+            f"{caller}({node!r}, ...): expected a dict {{name: tensor}}, got "
+            f"{type(tensors).__name__}."
         )
-    session = require_session("annotate.output_tensors")
+    for name, value in tensors.items():
+        if not isinstance(value, (np.ndarray, torch.Tensor)):
+            raise PatchDefinitionError(
+                f"{caller}({node!r}, {{{name!r}: ...}}): state must be one tensor per name, got "
+                f"{type(value).__name__}; list each state tensor under its own name."
+            )
+
+
+def register_buffer(node: str, tensors: Any) -> Any:
+    """Use constant tensors inside ``node``'s graph (baked into the exported model).
+
+    ``tensors`` is a tensor, a list of them (named ``buffer_0``, ...), or a dict.
+    Returns traced values to compute with; outside a session the values unchanged.
+    """
+    session = current_session()
+    if session is None:
+        return passthrough(tensors)
+    trace = _node("annotate.register_buffer", session, node, create=False)
+    if isinstance(tensors, (np.ndarray, torch.Tensor)):
+        named, single = {"buffer_0": tensors}, True
+    elif isinstance(tensors, dict):
+        named, single = dict(tensors), len(tensors) == 1
+    else:
+        named = {f"buffer_{i}": t for i, t in enumerate(tensors)}
+        single = len(named) == 1
+    for name, value in named.items():
+        if not isinstance(value, (np.ndarray, torch.Tensor)) or plain(value) is not value:
+            raise PatchDefinitionError(
+                f"annotate.register_buffer({node!r}, {{{name!r}: ...}}): a buffer is a plain "
+                f"tensor or array (not {type(value).__name__} / traced data); compute with it "
+                f"after registering."
+            )
+    recorder = _recorder_of_pass(session, trace)
+    out = []
+    for name, value in named.items():
+        graph_node = recorder.constant(value, origin=f"annotate.register_buffer {node}/{name}")
+        out.append(make_traced(recorder, plain_copy(value), graph_node))
+    return out[0] if single else tuple(out)
+
+
+def module(node: str, model: torch.nn.Module, buffer_names: list[str] | None = None) -> None:
+    """Track ``model``'s registered buffers in ``node`` (a GRU hidden state, ...).
+
+    Buffers that ``forward`` reassigns become state (input and output, fed back); the
+    others are baked into the graph. At ``output_tensors`` the model gets plain buffers
+    back: a reassigned buffer holds its new eager value, as without tracing.
+    """
+    session = current_session()
+    if session is None:
+        return
+    if not isinstance(model, torch.nn.Module):
+        raise PatchDefinitionError(
+            f"annotate.module({node!r}, model): expected a torch.nn.Module, got "
+            f"{type(model).__name__}."
+        )
+    trace = _node("annotate.module", session, node, create=False)
+    tracker = BufferTracker(model, buffer_names, only=trace.states if trace.finished else None)
+
+    def declare(values: dict[str, torch.Tensor]) -> dict[str, Any]:
+        payload = normalize("annotate.module", node, values)
+        return _declare("annotate.module", session, trace, payload, state=not trace.finished)
+
+    tracker.inject(declare)
+    trace.trackers.append(tracker)
+
+
+def mirror_leapp_tags(source: Any, target: Any) -> Any:
+    """Give ``target`` (equal data computed outside tracing) the traced identity of
+    ``source``; outside a session return ``target``."""
+    if current_session() is None or plain(source) is source:
+        return target
+    a, b = plain(source), plain(target)
+    a_np = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+    b_np = b.detach().cpu().numpy() if isinstance(b, torch.Tensor) else np.asarray(b)
+    if a_np.shape != b_np.shape or a_np.dtype != b_np.dtype or not np.array_equal(a_np, b_np):
+        raise PatchDefinitionError(
+            "annotate.mirror_leapp_tags(source, target): target must hold exactly the data "
+            f"of source (source {a_np.dtype}{list(a_np.shape)}, target "
+            f"{b_np.dtype}{list(b_np.shape)})."
+        )
+    if isinstance(target, torch.Tensor) == isinstance(a, torch.Tensor):
+        return source
+    return torch.from_numpy(source) if isinstance(target, torch.Tensor) else source.numpy()
+
+
+def _collect_trackers(trace: NodeTrace) -> None:
+    """Turn reassigned module buffers into state updates; bake the others (first pass)."""
+    for tracker in trace.trackers:
+        changed, unchanged = tracker.collect()
+        if changed:
+            _set_states("annotate.module", trace, changed)
+        for name, original in unchanged.items():
+            if trace.finished:
+                continue
+            bake_input(trace.recorder, name, original)
+            trace.inputs = [p for p in trace.inputs if p.name != name]
+            trace.states.remove(name)
+            trace.pending_inputs.pop(name, None)
+        tracker.restore()
+    trace.trackers.clear()
+
+
+def output_tensors(
+    node: str,
+    tensors: Any,
+    static_outputs: Any = None,
+    export_with: str | None = "onnx",
+    backend_params: dict[str, Any] | None = None,
+) -> Any:
+    """Finish ``node`` with these outputs; return their plain values (one, or a tuple).
+
+    ``static_outputs`` are constant tensors the model also returns (parameters in LEAPP's
+    order; a backend name given third is taken as ``export_with``);
+    ``backend_params`` go to the backend (``opset_version``; with ``export_with=None``,
+    ``model_path`` of a model you bring). Outside a session: the values as given.
+    """
+    if isinstance(static_outputs, str):  # the older form: export_with as third argument
+        export_with, static_outputs = static_outputs, None
+    session = current_session()
+    if session is None:
+        return passthrough(tensors)
+    payload = normalize("annotate.output_tensors", node, tensors)
+    statics = (
+        normalize("annotate.output_tensors(static_outputs=...)", node, static_outputs)
+        if static_outputs is not None
+        else None
+    )
+    if export_with is not None:
+        from ..export.backends import ExportBackendError, backend_named
+
+        try:
+            backend_named(export_with)
+        except ExportBackendError as exc:
+            raise PatchDefinitionError(
+                f"annotate.output_tensors({node!r}, export_with={export_with!r}): {exc}"
+            ) from None
+    if backend_params is not None and not isinstance(backend_params, dict):
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, backend_params=...): expected a dict such as "
+            f"{{'opset_version': 18}} or {{'model_path': 'model.onnx'}}, got "
+            f"{type(backend_params).__name__}."
+        )
+    params = dict(backend_params or {})
+    if export_with is None and "model_path" not in params and not session.dry_run:
+        warnings.warn(
+            f"annotate.output_tensors({node!r}, export_with=None): no model is written for "
+            f"this node; pass backend_params={{'model_path': ...}} to bring your own.",
+            PatchportWarning,
+            stacklevel=user_stacklevel(),
+        )
     trace = session.nodes.get(node)
     if trace is None or not trace.pending_inputs:
         raise PatchStateError(
             f"annotate.output_tensors({node!r}, ...): node {node!r} has no inputs in this pass; "
             f"call annotate.input_tensors({node!r}, {{...}}) first."
         )
+    _collect_trackers(trace)
     missing = [p.name for p in trace.inputs if p.name not in trace.pending_inputs]
     if trace.finished and missing:
         raise PatchDefinitionError(
             f"annotate.output_tensors({node!r}, ...): this pass did not declare inputs {missing}; "
             f"declare every input of the first pass with annotate.input_tensors({node!r}, ...)."
         )
+    flat = dict(payload.flat)
     if not trace.finished:
-        trace.constant_outputs = _report_constant_outputs(trace, tensors)
-    outputs = {key: plain_copy(value) for key, value in tensors.items()}
+        for name in [s for s in trace.states if s not in trace.pending_states]:
+            warnings.warn(
+                f"annotate.output_tensors({node!r}, ...): state {name!r} was never given to "
+                f"annotate.update_state; it stays a plain input with no feedback.",
+                PatchportWarning,
+                stacklevel=user_stacklevel(),
+            )
+            trace.states.remove(name)
+    stale = [name for name in trace.states if name not in trace.pending_states]
+    if stale:
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, ...): state {stale} got no new value in this "
+            f"pass; give it one with annotate.update_state({node!r}, {{...}}) (or reassign the "
+            f"module buffer) as in the first pass."
+        )
+    clash = [name for name in trace.states if name in flat]
+    if clash:
+        raise PatchDefinitionError(
+            f"annotate.output_tensors({node!r}, ...): {clash} are state outputs already; "
+            f"give the other outputs different names."
+        )
+    flat.update({name: trace.pending_states[name] for name in trace.states})
+    static_flat = statics.flat if statics is not None else {}
+    for name, value in static_flat.items():
+        if plain(value) is not value:
+            raise PatchDefinitionError(
+                f"annotate.output_tensors({node!r}, static_outputs={{{name!r}: ...}}): a static "
+                f"output is a constant tensor, not traced data; return it as a regular output."
+            )
     if not trace.finished:
-        trace.graph_module = finish(trace.recorder, list(tensors.values()))
-        trace.outputs = [_port(key, value) for key, value in tensors.items()]
+        trace.constant_outputs = _report_constant_outputs(trace, flat)
+    flat.update(static_flat)
+    outputs = {key: plain_copy(value) for key, value in flat.items()}
+    if not trace.finished:
+        trace.graph_module = finish(trace.recorder, tuple(flat.values()))
+        labels = {**payload.semantics, **(statics.semantics if statics else {})}
+        trace.outputs = [_port(key, value, labels.get(key)) for key, value in flat.items()]
+        trace.static_outputs = list(static_flat)
         trace.export_with = export_with
+        trace.backend_params = params
+        trace.index = session.completed
+        session.completed += 1
     else:
         if trace.pass_recorder is not None:
             trace.pass_recorder.close()
             trace.pass_recorder = None
-        if [p.name for p in trace.outputs] != list(tensors):
+        if [p.name for p in trace.outputs] != list(flat):
             raise PatchDefinitionError(
-                f"annotate.output_tensors({node!r}, ...): outputs {list(tensors)} differ from "
+                f"annotate.output_tensors({node!r}, ...): outputs {list(flat)} differ from "
                 f"the first pass {[p.name for p in trace.outputs]}; a node keeps one signature."
             )
-    trace.samples.append(Sample(inputs=trace.pending_inputs, outputs=outputs))
+    if len(trace.samples) < session.max_cached_io:
+        trace.samples.append(Sample(inputs=trace.pending_inputs, outputs=outputs))
     trace.pending_inputs = {}
+    trace.pending_states = {}
     trace.entries += 1
-    returned = [plain(value) for value in tensors.values()]
-    for key, value, given in zip(tensors, returned, tensors.values()):
+    for key, value in flat.items():
         session.output_owner[id(value)] = (value, f"{node}/{key}")
-        session.output_owner[id(given)] = (given, f"{node}/{key}")
-    return _single_or_tuple(returned)
+    returned = []
+    for name, value in payload.entries.items():
+        returned.append(rebuild(name, value, lambda _port, leaf: _owned(session, node, leaf)))
+    return single_or_tuple(returned)
+
+
+def _owned(session: Session, node: str, leaf: Any) -> Any:
+    """The plain value handed back for an output, remembered as that output's data."""
+    value = plain(leaf)
+    source = session.output_owner.get(id(leaf))
+    if source is not None:
+        session.output_owner[id(value)] = (value, source[1])
+    return value
 
 
 def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[str]:

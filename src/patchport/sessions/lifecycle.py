@@ -219,6 +219,9 @@ def start(
     verbose: bool = False,
     patch_aliases: bool = True,
     verify: bool | None = None,
+    dry_run: bool = False,
+    non_traced: Iterable[str] | str | None = None,
+    max_cached_io: int = 5,
 ) -> Session:
     """Open a tracing session: validate and apply its patches (all or nothing).
 
@@ -228,6 +231,9 @@ def start(
     into errors. Each traced call of a replacement is also run through the original:
     beyond the patch's declared accuracy it warns (``PatchMismatchWarning``);
     ``verify=True`` raises instead, ``verify=False`` skips the check.
+    As in LEAPP: ``dry_run`` traces and writes the YAML but no model, ``non_traced`` names
+    nodes described but not exported, ``max_cached_io`` passes per node are kept for
+    validation.
     """
     if _current[0] is not None:
         raise PatchStateError(
@@ -253,6 +259,7 @@ def start(
         verbose=verbose,
         patches=PatchDetails(),
     )
+    _set_leapp_options(session, dry_run, non_traced, max_cached_io)
     details = session.patches
     details.extend(_interop_patches(patch_aliases))
     if global_patching:
@@ -265,6 +272,25 @@ def start(
         logger.setLevel(logging.INFO)
     logger.info("patchport: session %r started with %d patches", name, details.n_patches)
     return session
+
+
+def _set_leapp_options(session: Session, dry_run: Any, non_traced: Any, max_cached_io: Any) -> None:
+    """Check and store start()'s LEAPP options (before any patch is applied)."""
+    if isinstance(non_traced, str):
+        non_traced = [non_traced]
+    names = list(non_traced or [])
+    if not all(isinstance(n, str) for n in names):
+        raise PatchDefinitionError(
+            f"patchport.start(non_traced={non_traced!r}): expected node names (strings)."
+        )
+    if isinstance(max_cached_io, bool) or not isinstance(max_cached_io, int) or max_cached_io < 1:
+        raise PatchDefinitionError(
+            f"patchport.start(max_cached_io={max_cached_io!r}): expected a whole number >= 1 "
+            f"(passes kept per node for validation)."
+        )
+    session.dry_run = bool(dry_run)
+    session.non_traced = frozenset(names)
+    session.max_cached_io = max_cached_io
 
 
 def stop() -> Session:
@@ -287,7 +313,10 @@ def stop() -> Session:
         _current[0] = None
         _last[0] = session
         session.active = False
-        session.patches.restore()
+        try:
+            session.restore_buffers()
+        finally:
+            session.patches.restore()
     logger.info("patchport: session %r stopped", session.name)
     return session
 

@@ -9,24 +9,24 @@ from typing import Any
 from ..patching import PatchDetails, PatchInfo
 from ..tracing import Recorder
 
-BACKENDS = ("onnx", "pt2", "jit")
-
 
 @dataclass
 class Port:
-    """One named input or output of a node, with the eager value's shape and dtype."""
+    """One named input or output of a node: the eager value's shape and dtype, and labels."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
-    kind: str  # "numpy" or "torch": what the workflow handed over or received
+    semantics: dict[str, Any] = field(default_factory=dict)  # TensorSemantics.to_dict()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, name: str | None = None) -> dict[str, Any]:
+        """The port as the bundle YAML describes it (LEAPP's keys)."""
         return {
-            "name": self.name,
-            "shape": list(self.shape),
+            "name": name or self.name,
             "dtype": self.dtype,
-            "kind": self.kind,
+            "shape": list(self.shape),
+            "type": "tensor",
+            **self.semantics,
         }
 
 
@@ -51,9 +51,16 @@ class NodeTrace:
     pending_inputs: dict[str, Any] = field(default_factory=dict)  # current pass
     graph_module: Any = None
     pass_recorder: Recorder | None = None  # records (and discards) a later pass
-    export_with: str = "onnx"
+    export_with: str | None = "onnx"
+    backend_params: dict[str, Any] = field(default_factory=dict)
     entries: int = 0
     constant_outputs: list[str] = field(default_factory=list)  # computed without inputs
+    index: int | None = None  # completion order of the first pass; orders the pipeline
+    states: list[str] = field(default_factory=list)  # names that are both input and output
+    pending_states: dict[str, Any] = field(default_factory=dict)  # update_state, this pass
+    static_outputs: list[str] = field(default_factory=list)  # constant outputs, by name
+    trackers: list[Any] = field(default_factory=list)  # annotate.module buffer trackers
+    skip_export: bool = False  # dry_run / non_traced: described, not written
 
     @property
     def finished(self) -> bool:
@@ -75,6 +82,17 @@ class Session:
     output_owner: dict[int, tuple[Any, str]] = field(default_factory=dict)  # id -> (obj, port)
     checks: dict[str, list[float]] = field(default_factory=dict)  # target -> [largest, calls]
     active: bool = True
+    dry_run: bool = False  # trace and describe; write no models (LEAPP's start(dry_run=))
+    non_traced: frozenset[str] = frozenset()  # nodes described but not exported
+    max_cached_io: int = 5  # passes kept per node for validation (the first included)
+    completed: int = 0  # nodes whose first pass finished, for their ``index``
+
+    def restore_buffers(self) -> None:
+        """Put back every module buffer an unfinished ``annotate.module`` replaced."""
+        for node in self.nodes.values():
+            for tracker in node.trackers:
+                tracker.restore()
+            node.trackers.clear()
 
     def nodes_of(self, patch: PatchInfo) -> list[str]:
         """Names of the graph nodes a patch's replacement produced in this session."""

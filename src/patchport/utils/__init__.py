@@ -1,0 +1,1 @@
+"""Import paths kept for LEAPP programs (``leapp.utils.enums`` -> ``patchport.utils.enums``)."""

@@ -1,0 +1,54 @@
+"""One registry of backends under LEAPP's names; every entry writes a file its loader
+runs, including a node with state (one port name on both sides)."""
+
+import pytest
+import torch
+import yaml
+
+import patchport
+from patchport import annotate
+from patchport.export.backends import BACKENDS, ExportBackendError, backend_named
+
+
+def test_names_and_aliases_resolve_to_one_entry_each():
+    assert backend_named("jit") is backend_named("jit-script")
+    assert backend_named("onnx") is backend_named("onnx-dynamo")
+    assert backend_named("pt2") is backend_named("exported-program")
+    kinds = {name: (entry.model_type, entry.suffix) for name, entry in BACKENDS.items()}
+    assert kinds["jit-trace"] == ("jit", ".pt") and kinds["onnx-torchscript"] == ("onnx", ".onnx")
+    assert kinds["pt2"] == ("pt2", ".pt2")
+    with pytest.raises(ExportBackendError, match="'tflite': unknown backend"):
+        backend_named("tflite")
+
+
+@pytest.mark.parametrize(
+    ("backend", "model_type", "state_ports"),
+    [
+        ("jit-trace", "jit", ("level", "level")),
+        ("onnx", "onnx", ("level_in", "level_out")),
+        ("onnx-torchscript", "onnx", ("level_in", "level_out")),
+        ("exported-program", "pt2", ("level", "level")),
+    ],
+)
+def test_each_backend_exports_a_stateful_node_that_replays(
+    tmp_path, backend, model_type, state_ports
+):
+    with patchport.session("tank", save_path=tmp_path):
+        level = torch.tensor([1.0])
+        for step in range(2):
+            inflow = annotate.input_tensors("tank", {"inflow": torch.tensor([0.5 * step])})
+            state = annotate.state_tensors("tank", {"level": level})
+            level = 0.9 * state + inflow
+            annotate.update_state("tank", {"level": level})
+            annotate.output_tensors("tank", {"overflow": torch.relu(level - 2.0)}, backend)
+    result = patchport.compile_graph(visualize=False)
+    model = yaml.safe_load(result.yaml_path.read_text())["models"]["tank"]
+    assert model["parameters"]["backend"] == model_type
+    assert model["parameters"]["export_with"] == backend
+    assert (model["inputs"][1]["name"], model["outputs"][1]["name"]) == state_ports
+    manager = patchport.InferenceManager(result.yaml_path)
+    level = torch.tensor([1.0])
+    for value in (1.0, 1.0, 0.0, 3.0):
+        level = 0.9 * level + value
+        got = manager.run_policy({"tank/inflow": torch.tensor([value])})["tank/overflow"]
+        torch.testing.assert_close(got, torch.relu(level - 2.0))
