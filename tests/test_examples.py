@@ -36,8 +36,9 @@ def test_function_patch_example_runs_as_a_script_on_every_backend(tmp_path):
     assert (folder / "function_patch_example.png").stat().st_size > 1000
     spec = yaml.safe_load((folder / "function_patch_example.yaml").read_text())
     model = spec["models"]["camera_preprocess"]
-    assert model["backend"] == "jit"  # the last run wrote the folder
+    assert model["parameters"]["backend"] == "jit"  # the last run wrote the folder
     assert [p["name"] for p in model["inputs"]] == ["left_bgr", "right_bgr"]
     assert model["outputs"] == [
-        {"name": "stereo_features", "shape": [24], "dtype": "float32", "kind": "torch"}
+        {"name": "stereo_features", "dtype": "float32", "shape": [24], "type": "tensor"}
     ]
+    assert spec["system information"]["torch version"].startswith("2.")

@@ -25,8 +25,8 @@ def test_names_and_aliases_resolve_to_one_entry_each():
     ("backend", "model_type", "state_ports"),
     [
         ("jit-trace", "jit", ("level", "level")),
-        ("onnx", "onnx", ("level_in", "level_out")),
-        ("onnx-torchscript", "onnx", ("level_in", "level_out")),
+        ("onnx", "onnx", ("level", "level")),
+        ("onnx-torchscript", "onnx", ("level", "level")),
         ("exported-program", "pt2", ("level", "level")),
     ],
 )

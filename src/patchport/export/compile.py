@@ -155,18 +155,12 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
 
 
 def port_names(trace: NodeTrace, model_type: str | None) -> tuple[list[str], list[str]]:
-    """The node's input and output names in the bundle. ONNX has one namespace for
-    inputs and outputs, so a name used on both sides (a state) becomes ``name_in`` /
-    ``name_out`` there, as LEAPP names them."""
-    inputs = [p.name for p in trace.inputs]
-    outputs = [p.name for p in trace.outputs]
-    if model_type != "onnx":
-        return inputs, outputs
-    both = set(inputs) & set(outputs)
-    return (
-        [f"{n}_in" if n in both else n for n in inputs],
-        [f"{n}_out" if n in both else n for n in outputs],
-    )
+    """The node's input and output names in the bundle: the names the user gave, on every
+    backend. A name used on both sides stays one name in the bundle; inside an ONNX model
+    (one namespace for inputs and outputs) the output is renamed by ``name_onnx_ports``,
+    and runners read outputs by position, as LEAPP's runtime does."""
+    del model_type  # every backend keeps the user's names
+    return [p.name for p in trace.inputs], [p.name for p in trace.outputs]
 
 
 @dataclass
