@@ -67,3 +67,14 @@ def test_exact_replacement_is_quiet_and_listed_as_exact(frame, tmp_path):
         "patch cv2.cvtColor: largest difference from cv2.cvtColor 0 over 1 traced call(s)"
         in summary
     )
+
+
+def test_original_refusing_the_values_is_reported(frame):
+    two_channels = frame[..., :2].copy()  # OpenCV refuses BGR2RGB on two channels
+    with patchport.session(
+        "verify", patching=[patchport.FunctionPatch(cv2, "cvtColor", flip_channels)]
+    ):
+        traced = annotate.input_tensors("n", {"bgr": two_channels})
+        with pytest.warns(PatchMismatchWarning, match="cv2.cvtColor itself raised error"):
+            rgb = cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)
+        annotate.output_tensors("n", {"rgb": rgb})
