@@ -2,6 +2,8 @@
 
 import itertools
 
+import yaml
+
 from patchport.export.bundle_view import load_view
 from patchport.export.drawing import layout_scene, render_png, render_svg
 
@@ -37,3 +39,41 @@ def test_dozen_nodes_laid_out_without_overlap_and_feedback_below(tmp_path):
     image = render_png(scene, scale=1.0)
     assert image.size == (int(scene.width) + 1, int(scene.height) + 1)
     assert 1000 < image.size[0] < 6000
+
+
+def test_loop_into_a_node_fed_only_by_feedback_stays_on_the_canvas(tmp_path):
+    spec = {
+        "name": "recurrent",
+        "models": {
+            "cell": {
+                "backend": "onnx",
+                "model_path": "./cell.onnx",
+                "inputs": [{"name": "state", "shape": ["batch", 16], "dtype": "float32"}],
+                "outputs": [{"name": "next_state", "shape": ["batch", 16], "dtype": "float32"}],
+            },
+            "head": {
+                "backend": "jit",
+                "model_path": "./head.pt",
+                "inputs": [{"name": "state", "shape": ["batch", 16], "dtype": "float32"}],
+                "outputs": [{"name": "action", "shape": ["batch", 2], "dtype": "float32"}],
+            },
+        },
+        "pipeline": {
+            "data_flow": [{"source": "cell/next_state", "targets": ["head/state"]}],
+            "feedback_flow": {"cell/next_state": ["cell/state"]},
+            "outputs": {"head": ["action"]},
+        },
+    }
+    path = tmp_path / "recurrent.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    view = load_view(path)
+    assert view.port("cell/state").describe() == "float32[batch, 16]"
+    assert view.port("cell/state").dynamic == (0,)
+    scene = layout_scene(view)
+    loop = next(c for c in scene.curves if c.kind == "feedback")
+    assert min(x for x, _ in loop.points()) > 0
+    assert max(x for x, _ in loop.points()) < scene.width
+    assert max(y for _, y in loop.points()) < scene.height
+    assert 'text-anchor="start" dominant-baseline="central">state  float32[batch, 16]' in (
+        render_svg(scene)
+    )

@@ -273,7 +273,9 @@ def layout_scene(view: BundleView) -> Scene:
     for v in positions:
         if v not in placed:
             widths[column[v]] = max(widths[column[v]], 20.0)
-    left = [_MARGIN + sum(widths[:c]) + c * _COLUMN_GAP for c in range(columns)]
+    feedback = [e for e in view.edges if e.feedback]
+    margin = _MARGIN + (50 if feedback else 0)  # room for loops into the first column
+    left = [margin + sum(widths[:c]) + c * _COLUMN_GAP for c in range(columns)]
     pitch = max((b.h for b in placed.values()), default=40.0) + _ROW_GAP
     ys = [x for x, _ in positions.values()]
     low = min(ys, default=0.0)
@@ -297,8 +299,7 @@ def layout_scene(view: BundleView) -> Scene:
     for box in placed.values():
         box.y += shift
     bottom = max((b.y + b.h for b in placed.values()), default=_TOP)
-    feedback = [e for e in view.edges if e.feedback]
-    width = _MARGIN + sum(widths) + (columns - 1) * _COLUMN_GAP + _MARGIN + 40
+    width = margin + sum(widths) + (columns - 1) * _COLUMN_GAP + margin + 40
     height = bottom + _MARGIN + (len(feedback) * _LANE + 24 if feedback else 0)
     scene = Scene(width, height, view.name)
     _draw_boxes(scene, view, placed)
@@ -343,8 +344,8 @@ def layout_scene(view: BundleView) -> Scene:
             continue
         source = placed[f"node:{edge.source.split('/', 1)[0]}"]
         target = placed[f"node:{edge.target.split('/', 1)[0]}"]
-        out_x = source.column[1] + 14 + 5 * lane  # in the gap beside the column, clear of boxes
-        in_x = target.column[0] - 14 - 5 * lane
+        step = 5 * (lane % 6)  # side by side in the gap beside the column, clear of boxes
+        out_x, in_x = source.column[1] + 14 + step, target.column[0] - 14 - step
         y = bottom + 30 + lane * _LANE
         scene.curves.append(_feedback_curve(start, end, out_x, in_x, y, edge))
     return scene
@@ -557,7 +558,7 @@ def render_svg(scene: Scene) -> str:
 
 def _legend(scene: Scene) -> list[tuple[str, str, bool]]:
     kinds = {c.kind for c in scene.curves}
-    items = [("data flow", COLOURS["data"], False)]
+    items = [("data flow", COLOURS["data"], False)] if "data-flow" in kinds else []
     if "feedback" in kinds:
         items.append(("feedback (next step)", COLOURS["feedback"], True))
     if kinds & {"input", "output"}:
