@@ -68,14 +68,15 @@ def format_info(view: Any) -> str:
     """The human-readable ``info`` text."""
     lines = [f"bundle {view.name}  ({view.path})"]
     made = view.system
-    versions = ", ".join(
-        f"{key.removesuffix('_version')} {value}"
+    versions = ", ".join(  # patchport writes torch_version, LEAPP "torch version"
+        f"{key[: -len('version')].rstrip('_ ')} {value}"
         for key, value in made.items()
-        if key.endswith("_version") and value
+        if key.endswith(("_version", " version")) and value not in (None, "None", "")
     )
     lines.append(f"made with: {versions or 'unknown'}")
-    if made.get("platform"):
-        lines.append(f"made on:   {made['platform']}")
+    platform = made.get("platform") or made.get("os")
+    if platform:
+        lines.append(f"made on:   {platform}")
     lines.append(f"run order: {' -> '.join(view.nodes) or '(no nodes)'}")
     for index, node in enumerate(view.nodes.values(), 1):
         digest = f"sha256 {node.sha256[:12]}…" if node.sha256 else "no sha256 recorded"

@@ -83,13 +83,17 @@ class BundleView:
     system: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def port(self, key: str) -> PortView | None:
-        """The port named by a ``"node/port"`` key, or None."""
+    def port(self, key: str, side: str = "in") -> PortView | None:
+        """The input (``side="in"``) or output port named by a ``"node/port"`` key, or None.
+
+        An input and an output may share a name (LEAPP's state ports do), hence ``side``.
+        """
         node, _, name = key.partition("/")
         found = self.nodes.get(node)
         if found is None:
             return None
-        return next((p for p in found.inputs + found.outputs if p.name == name), None)
+        ports = found.inputs if side == "in" else found.outputs
+        return next((p for p in ports if p.name == name), None)
 
     def model_file(self, node: str) -> Path:
         """Where the model of ``node`` lies, resolved against the YAML's folder."""

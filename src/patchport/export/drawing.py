@@ -240,7 +240,7 @@ def layout_scene(view: BundleView) -> Scene:
         placed[f"node:{node.name}"] = _Placed(f"node:{node.name}", w, h)
     for kind, keys in (("in", view.inputs), ("out", view.outputs)):
         for key in keys:
-            text = _terminal_text(view.port(key), key)
+            text = _terminal_text(view.port(key, kind), key)
             ident = f"{kind}:{key}"
             placed[ident] = _Placed(ident, _text_width(text) + 2 * _PAD + 10, _ROW + 12)
 
@@ -428,7 +428,7 @@ def _draw_boxes(scene: Scene, view: BundleView, placed: dict[str, _Placed]) -> N
                 radius=box.h / 2,
             )
         )
-        text = _terminal_text(view.port(key), key)
+        text = _terminal_text(view.port(key, kind), key)
         scene.labels.append(
             Label(
                 box.x + box.w / 2,
