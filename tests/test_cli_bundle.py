@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -135,6 +136,8 @@ def test_draw_svg_and_png_of_a_feedback_pipeline(bundle, tmp_path, capsys):
     svg = tmp_path / "pipeline.svg"
     cli("draw", bundle[1], "-o", svg)
     text = svg.read_text()
+    root = ElementTree.fromstring(text)  # well-formed XML
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
     for node in ("normalize", "policy", "clip"):
         assert f'class="node" data-id="node-{node}"' in text
         assert f'class="node-title" data-id="{node}"' in text

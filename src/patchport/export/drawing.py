@@ -101,9 +101,6 @@ class Curve:
     label: str = ""
     label_at: tuple[float, float] | None = None
 
-    def end(self) -> tuple[float, float]:
-        return self.segments[-1][-1]
-
     def points(self, steps: int = 16) -> list[tuple[float, float]]:
         """The curve as a polyline (Bezier segments sampled), for raster drawing."""
         out = [self.start]
