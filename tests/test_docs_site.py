@@ -30,6 +30,7 @@ def test_docs_site_builds_strict(tmp_path):
         "inference.InferenceManager",
         "bundle_view.load_view",
         "drawing.draw_bundle",
+        "layout.layout_scene",
     ):
         assert f'id="patchport.export.{name}"' in api, name
     sessions = (site / "api" / "sessions" / "index.html").read_text(encoding="utf-8")
