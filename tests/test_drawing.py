@@ -1,6 +1,10 @@
 """The pipeline picture's layout for a dozen nodes with feedback loops."""
 
 import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import yaml
 
@@ -77,3 +81,23 @@ def test_loop_into_a_node_fed_only_by_feedback_stays_on_the_canvas(tmp_path):
     assert 'text-anchor="start" dominant-baseline="central">state  float32[batch, 16]' in (
         render_svg(scene)
     )
+
+
+def test_same_pipeline_same_picture_whatever_the_hash_seed(tmp_path):
+    path = dozen_node_description(tmp_path / "dozen.yaml")
+    code = (
+        "import sys; from patchport.export.bundle_view import load_view; "
+        "from patchport.export.drawing import layout_scene, render_svg; "
+        "sys.stdout.write(render_svg(layout_scene(load_view(sys.argv[1]))))"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    pictures = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": src}
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        pictures.append(done.stdout)
+    assert 'class="edge feedback"' in pictures[0]
+    assert pictures[0] == pictures[1]

@@ -72,17 +72,26 @@ def _sugiyama(edges: list[tuple[str, str]]) -> tuple[dict[Any, tuple[float, floa
         raise DrawingUnavailable(
             'the pipeline picture needs fast-sugiyama and Pillow: pip install "patchport[draw]"'
         ) from exc
+    # Vertices go in as small ints numbered in first-seen order: fast-sugiyama collects
+    # vertices in a set, and a set of strings iterates in a per-process (hash-seeded)
+    # order, which would lay the same pipeline out differently on every run.
+    vertices = list(dict.fromkeys(v for edge in edges for v in edge))
+    number = {v: i for i, v in enumerate(vertices)}
     layouts = from_edges(
-        edges,
+        [(number[s], number[t]) for s, t in edges],
         vertex_spacing=1,
         dummy_vertices=True,
         crossing_minimization="median",
     ).dot_layout(spacing=1)
+
+    def name(i: int) -> Any:
+        return vertices[i] if i < len(vertices) else ("dummy", i)
+
     positions: dict[Any, tuple[float, float]] = {}
     chains: list = []
     for placed, _, _, chain in layouts:
-        positions.update(dict(placed))
-        chains.extend(chain or [])
+        positions.update({name(i): xy for i, xy in placed})
+        chains.extend((name(s), name(t)) for s, t in chain or [])
     return positions, chains
 
 
