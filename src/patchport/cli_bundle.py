@@ -168,11 +168,14 @@ def check_bundle(view: Any) -> tuple[list[str], list[str]]:
     lines, problems = [], []
     rng = np.random.default_rng(0)
     folder = view.path.parent.resolve()
-    header = f"  {'node':<20} {'backend':<8} {'sha256':<9} {'load ms':>9} {'run ms':>9}  result"
+    header = (
+        f"  {'node':<20} {'backend':<8} {'sha256':<9} {'load ms':>9} {'1st run ms':>11} "
+        f"{'run ms':>9}  result"
+    )
     lines.append(header)
     for node in view.nodes.values():
         path = view.model_file(node.name)
-        state, load_ms, run_ms, result = "-", "-", "-", "ok"
+        state, load_ms, first_ms, run_ms, result = "-", "-", "-", "-", "ok"
 
         def fail(message: str, node: Any = node) -> None:
             problems.append(f"node {node.name!r}: {message}")
@@ -201,6 +204,9 @@ def check_bundle(view: Any) -> tuple[list[str], list[str]]:
                 inputs = [mock_value(p, rng) for p in node.inputs]
                 started = time.perf_counter()
                 produced = runner(inputs)
+                first_ms = f"{(time.perf_counter() - started) * 1e3:.2f}"
+                started = time.perf_counter()  # a second call: without one-time warm-up
+                runner(inputs)
                 run_ms = f"{(time.perf_counter() - started) * 1e3:.2f}"
                 if len(produced) != len(node.outputs):
                     fail(
@@ -215,7 +221,8 @@ def check_bundle(view: Any) -> tuple[list[str], list[str]]:
         if any(p.startswith(f"node {node.name!r}") for p in problems):
             result = "FAILED"
         lines.append(
-            f"  {node.name:<20} {node.backend:<8} {state:<9} {load_ms:>9} {run_ms:>9}  {result}"
+            f"  {node.name:<20} {node.backend:<8} {state:<9} {load_ms:>9} {first_ms:>11} "
+            f"{run_ms:>9}  {result}"
         )
     lines.append(_check_pipeline(view, problems))
     return lines, problems
