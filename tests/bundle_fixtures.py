@@ -66,17 +66,24 @@ def leapp_layout_with_feedback(yaml_path: Path, folder: Path) -> Path:
     shutil.copytree(yaml_path.parent, folder)
     spec = yaml.safe_load(yaml_path.read_text())
     for model in spec["models"].values():
-        model["parameters"] = {
-            "backend": model.pop("backend"),
-            "model_path": model.pop("model_path"),
-            "md5sum": "",
-            "sha256sum": model.pop("sha256"),
-        }
+        if "parameters" not in model:  # patchport's own layout: move to LEAPP's keys
+            model["parameters"] = {
+                "backend": model.pop("backend"),
+                "model_path": model.pop("model_path"),
+                "md5sum": "",
+                "sha256sum": model.pop("sha256"),
+            }
     spec["models"]["policy"]["inputs"][1]["kind"] = "state"
     pipeline = spec["pipeline"]
-    pipeline["data_flow"] = {e["source"]: e["targets"] for e in pipeline["data_flow"]}
-    pipeline["feedback_flow"] = {"clip/safe_action": ["policy/goal"]}
-    spec["system information"] = spec.pop("system_info")
+    if isinstance(pipeline["data_flow"], list):
+        pipeline["data_flow"] = {e["source"]: e["targets"] for e in pipeline["data_flow"]}
+    pipeline.setdefault("feedback_flow", {})
+    pipeline["feedback_flow"] = {
+        **(pipeline["feedback_flow"] or {}),
+        "clip/safe_action": ["policy/goal"],
+    }
+    if "system_info" in spec:
+        spec["system information"] = spec.pop("system_info")
     out = folder / yaml_path.name
     out.write_text(yaml.safe_dump(spec, sort_keys=False))
     return out

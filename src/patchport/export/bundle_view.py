@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .pipeline import run_order
 from .spec import read_spec
 
 # Port keys that describe the value itself; every other key is semantics (LEAPP flattens
@@ -182,7 +181,7 @@ def _node(name: str, raw: dict[str, Any]) -> NodeView:
         sha256=merged.get("sha256", merged.get("sha256sum")),
         inputs=tuple(_port(name, p) for p in raw.get("inputs") or []),
         outputs=tuple(_port(name, p) for p in raw.get("outputs") or []),
-        constants=tuple(raw.get("constants") or ()),
+        constants=tuple(merged.get("constants") or ()),
     )
 
 
@@ -207,15 +206,32 @@ def _keys(raw: Any) -> tuple[str, ...]:
     return tuple(str(key) for key in raw)
 
 
-def load_view(yaml_path: str | Path) -> BundleView:
-    """Read a bundle's YAML (patchport's or LEAPP's layout) into a :class:`BundleView`."""
-    path = Path(yaml_path)
-    spec = read_spec(path)
+def _run_order(nodes: list[str], edges: list[EdgeView]) -> list[str]:
+    """Nodes after the nodes that feed them forward; among ready nodes the written order
+    is kept (the rule of :func:`patchport.export.pipeline.run_order`, on the normalised
+    edges, whichever layout the YAML has). Feedback edges do not order."""
+    needs = {name: set() for name in nodes}
+    for edge in edges:
+        producer, consumer = edge.source.split("/", 1)[0], edge.target.split("/", 1)[0]
+        if not edge.feedback and producer != consumer and consumer in needs:
+            needs[consumer].add(producer)
+    order: list[str] = []
+    while len(order) < len(nodes):
+        ready = [n for n in nodes if n not in order and not (needs[n] - set(order))]
+        if not ready:
+            cycle = sorted(set(nodes) - set(order))
+            raise ValueError(f"pipeline nodes {cycle} feed each other forward in a cycle.")
+        order.append(ready[0])
+    return order
+
+
+def view_from_spec(spec: dict[str, Any], path: str | Path) -> BundleView:
+    """The view of an already parsed description (``path``: where its YAML lies)."""
+    path = Path(path)
     pipeline = spec.get("pipeline") or {}
     edges = _edges(pipeline.get("data_flow"), False) + _edges(pipeline.get("feedback_flow"), True)
     nodes = {name: _node(name, raw) for name, raw in (spec.get("models") or {}).items()}
-    forward = [{"source": e.source, "targets": [e.target]} for e in edges if not e.feedback]
-    order = run_order(nodes, forward)
+    order = _run_order(list(nodes), edges)
     system = spec.get("system_info") or spec.get("system information") or {}
     known = {"name", "models", "pipeline", "system_info", "system information"}
     extra = {k: v for k, v in spec.items() if k not in known}
@@ -230,6 +246,11 @@ def load_view(yaml_path: str | Path) -> BundleView:
         system=dict(system),
         extra=extra,
     )
+
+
+def load_view(yaml_path: str | Path) -> BundleView:
+    """Read a bundle's YAML (patchport's or LEAPP's layout) into a :class:`BundleView`."""
+    return view_from_spec(read_spec(Path(yaml_path)), yaml_path)
 
 
 _PIPELINE_KEYS = frozenset({"data_flow", "feedback_flow", "inputs", "outputs"})

@@ -7,7 +7,6 @@ lists the constants each graph holds and where in user code they came from.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
 from . import progress
 from .backends import SUFFIX, as_numpy, load_runner, write_model
-from .pipeline import data_flow
+from .pipeline import data_flow, run_order
 from .spec import sha256_of, system_info, write_spec
 from .visualize import draw_pipeline
 
@@ -171,6 +170,7 @@ def build_spec(session: Session, model_files: dict[str, Path]) -> dict[str, Any]
     }
 
 
+@progress.reported
 def compile_graph(
     visualize: bool = True,
     validate: bool = True,
@@ -202,24 +202,11 @@ def compile_graph(
             f"compile_graph(): session {session.name!r} has no finished node; "
             f"call annotate.output_tensors(...) for each node."
         )
-    with progress.progress_output(session.verbose if verbose is None else verbose):
-        return _compile(session, nodes, visualize, validate, rtol, atol, strict)
-
-
-def _compile(
-    session: Session,
-    nodes: dict[str, NodeTrace],
-    visualize: bool,
-    validate: bool,
-    rtol: float,
-    atol: float,
-    strict: bool,
-) -> CompileResult:
     directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
     model_files: dict[str, Path] = {}
     for index, (name, trace) in enumerate(nodes.items(), 1):
-        started = time.perf_counter()
+        started = progress.clock()
         path = directory / f"{name}{SUFFIX[trace.export_with]}"
         first = trace.samples[0].inputs
         write_model(
@@ -231,23 +218,22 @@ def _compile(
             path,
         )
         model_files[name] = path
-        progress.exported(
-            index, len(nodes), name, trace.export_with, time.perf_counter() - started, path
-        )
+        progress.exported(index, len(nodes), name, trace.export_with, started, path)
     spec = build_spec(session, model_files)
     yaml_path = write_spec(directory / f"{session.name}.yaml", spec)
     picture = None
     if visualize:
-        picture = draw_pipeline(yaml_path, directory / f"{session.name}.png")
+        order = run_order(spec["models"], spec["pipeline"]["data_flow"])
+        picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
     validation = []
     if validate:
         for index, (name, trace) in enumerate(nodes.items(), 1):
-            started = time.perf_counter()
+            started = progress.clock()
             runner = load_runner(
                 trace.export_with, model_files[name], [p.name for p in trace.inputs]
             )
             validation.append(_validate(trace, runner, rtol, atol))
-            progress.validated(index, len(nodes), validation[-1], time.perf_counter() - started)
+            progress.validated(index, len(nodes), validation[-1], started)
     result = CompileResult(directory, yaml_path, model_files, picture, validation)
     if strict and not result.ok:
         raise ValidationError(

@@ -8,11 +8,18 @@ not configured logging itself; an application's own logging setup decides otherw
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
-from collections.abc import Iterator
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 logger = logging.getLogger("patchport")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+clock = time.perf_counter
 
 
 @contextlib.contextmanager
@@ -36,21 +43,39 @@ def progress_output(verbose: bool) -> Iterator[None]:
             logger.removeHandler(handler)
 
 
-def exported(index: int, total: int, node: str, backend: str, seconds: float, path: Any) -> None:
-    """Log that one node's model was written."""
+def reported(function: F) -> F:
+    """Run ``function`` (compile_graph) with progress shown when its ``verbose`` argument,
+    or else the last session's ``verbose``, asks for it."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        verbose = signature.bind_partial(*args, **kwargs).arguments.get("verbose")
+        if verbose is None:
+            from ..sessions.lifecycle import last_session
+
+            verbose = bool(getattr(last_session(), "verbose", False))
+        with progress_output(verbose):
+            return function(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def exported(index: int, total: int, node: str, backend: str, started: float, path: Any) -> None:
+    """Log that one node's model was written (``started``: :func:`clock` before)."""
     logger.info(
         "compile_graph: [%d/%d] %s [%s] exported in %.2f s -> %s",
         index,
         total,
         node,
         backend,
-        seconds,
+        clock() - started,
         getattr(path, "name", path),
     )
 
 
-def validated(index: int, total: int, check: Any, seconds: float) -> None:
-    """Log one node's replay result (a NodeValidation)."""
+def validated(index: int, total: int, check: Any, started: float) -> None:
+    """Log one node's replay result (a NodeValidation; ``started``: :func:`clock` before)."""
     state = "ok" if check.ok else f"MISMATCH ({len(check.problems)} problem(s))"
     logger.info(
         "compile_graph: [%d/%d] %s [%s] validated in %.2f s: %s on %d sample(s), max |diff| %.3g",
@@ -58,7 +83,7 @@ def validated(index: int, total: int, check: Any, seconds: float) -> None:
         total,
         check.node,
         check.backend,
-        seconds,
+        clock() - started,
         state,
         check.samples,
         check.max_abs_diff,
