@@ -50,20 +50,18 @@ def test_loop_into_a_node_fed_only_by_feedback_stays_on_the_canvas(tmp_path):
         "name": "recurrent",
         "models": {
             "cell": {
-                "backend": "onnx",
-                "model_path": "./cell.onnx",
+                "parameters": {"backend": "onnx", "model_path": "cell.onnx"},
                 "inputs": [{"name": "state", "shape": ["batch", 16], "dtype": "float32"}],
                 "outputs": [{"name": "next_state", "shape": ["batch", 16], "dtype": "float32"}],
             },
             "head": {
-                "backend": "jit",
-                "model_path": "./head.pt",
+                "parameters": {"backend": "jit", "model_path": "head.pt"},
                 "inputs": [{"name": "state", "shape": ["batch", 16], "dtype": "float32"}],
                 "outputs": [{"name": "action", "shape": ["batch", 2], "dtype": "float32"}],
             },
         },
         "pipeline": {
-            "data_flow": [{"source": "cell/next_state", "targets": ["head/state"]}],
+            "data_flow": {"cell/next_state": ["head/state"]},
             "feedback_flow": {"cell/next_state": ["cell/state"]},
             "outputs": {"head": ["action"]},
         },

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -343,6 +344,9 @@ def _guarded(command: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
+        except BrokenPipeError:  # output piped into `head`: stop quietly, like other tools
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         except BundleCommandError as exc:
             print(f"{_PROG}: error: {exc}", file=sys.stderr)
             return 2
