@@ -1,10 +1,13 @@
-"""The ``patchport`` command line: list shipped patches, show their diffs, write their docs."""
+"""The ``patchport`` command line: shipped patches (list, diff, docs) and exported bundles
+(info, check, run, draw)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+
+from .cli_bundle import add_bundle_commands
 
 
 def _opencv_supported() -> list:
@@ -101,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     opencv_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
     opencv_docs.set_defaults(run=_cmd_opencv_docs)
+    add_bundle_commands(commands)
     return parser
 
 

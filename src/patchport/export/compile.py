@@ -18,6 +18,7 @@ from ..errors import PatchDefinitionError, PatchportError, PatchStateError
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
+from . import progress
 from .backends import (
     MODEL_TYPE_OF_SUFFIX,
     ExportBackendError,
@@ -310,6 +311,7 @@ def build_spec(
     return spec, initial
 
 
+@progress.reported
 def compile_graph(
     visualize: bool = True,
     validate: bool = True,
@@ -324,7 +326,8 @@ def compile_graph(
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
     ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
-    only the YAML (and picture) is written.
+    only the YAML (and picture) is written. ``verbose`` (by default the session's) logs one
+    line per node as it is exported and as it is validated.
     """
     if graph_configs is not None and not isinstance(graph_configs, GraphConfigs):
         raise PatchDefinitionError(
@@ -350,7 +353,13 @@ def compile_graph(
         )
     directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
-    written = {name: _write_node(trace, directory) for name, trace in nodes.items()}
+    written: dict[str, _Written] = {}
+    for index, (name, trace) in enumerate(nodes.items(), 1):
+        started = progress.clock()
+        written[name] = _write_node(trace, directory)
+        if written[name].path is not None:
+            backend = str(trace.export_with)
+            progress.exported(index, len(nodes), name, backend, started, written[name].path)
     spec, initial = build_spec(session, written, graph_configs)
     if initial and not session.dry_run:
         from safetensors.torch import save_file
@@ -366,12 +375,14 @@ def compile_graph(
     model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
     if validate:
-        for name, trace in nodes.items():
+        for index, (name, trace) in enumerate(nodes.items(), 1):
             file = written[name]
             if file.path is None:  # not exported (dry run, non_traced, no model given)
                 continue
+            started = progress.clock()
             runner = load_runner(file.model_type, file.path, port_names(trace, file.model_type)[0])
             validation.append(_validate(trace, runner, rtol, atol))
+            progress.validated(index, len(nodes), validation[-1], started)
     checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
     result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)
     if strict and not result.ok:

@@ -1,0 +1,37 @@
+"""The documentation site builds in strict mode: a broken link or reference fails CI."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_docs_site_builds_strict(tmp_path):
+    site = tmp_path / "site"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log
+    assert "WARNING" not in log, log  # strict aborts on these; never hide them with -q
+    for page in ("guide", "bundles", "leapp", "patches", "opencv"):
+        assert (site / page / "index.html").is_file(), page
+    api = (site / "api" / "export" / "index.html").read_text(encoding="utf-8")
+    for name in (
+        "compile.compile_graph",
+        "inference.InferenceManager",
+        "bundle_view.load_view",
+        "drawing.draw_bundle",
+        "layout.layout_scene",
+    ):
+        assert f'id="patchport.export.{name}"' in api, name
+    sessions = (site / "api" / "sessions" / "index.html").read_text(encoding="utf-8")
+    assert 'id="patchport.sessions.lifecycle.start"' in sessions
