@@ -79,6 +79,17 @@ def test_static_outputs_and_register_buffer_are_baked_in(tmp_path):
     torch.testing.assert_close(got["n/kp"], torch.tensor([30.0, 40.0]))
 
 
+def test_a_numpy_buffer_keeps_numpy_arithmetic(tmp_path):
+    with patchport.session("np_buffer", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.array([7, 3], dtype=np.uint32)})
+        table = annotate.register_buffer("n", np.array([2**32 - 3, 10], dtype=np.uint32))
+        annotate.output_tensors("n", {"y": x + table}, export_with="jit")  # wraps like uint32
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    got = manager.run_policy({"n/x": np.array([5, 1], np.uint32)})
+    assert got["n/y"].tolist() == [2, 11] and got["n/y"].dtype == torch.uint32
+
+
 def test_static_outputs_must_be_constants():
     with patchport.session("not_static"):
         x = annotate.input_tensors("n", {"x": torch.zeros(2)})

@@ -173,3 +173,11 @@ def test_semantics_and_configs_round_trip_through_the_bundle(tmp_path):
     theirs = leapp.InferenceManager(str(result.yaml_path))
     got = theirs.run_policy({"ctrl/q": torch.zeros(3), "ctrl/cmd": torch.full((3,), 2.0)})
     torch.testing.assert_close(got["ctrl/targets"].cpu(), torch.tensor([[1.0] * 3, [2.0] * 3]))
+
+
+def test_an_unused_input_stays_an_input_of_the_onnx_torchscript_model(tmp_path):
+    with patchport.session("unused", save_path=tmp_path):
+        a, _ = annotate.input_tensors("n", {"a": torch.ones(2), "spare": torch.ones(3)})
+        annotate.output_tensors("n", {"y": a * 2}, export_with="onnx-torchscript")
+    result = patchport.compile_graph(visualize=False)
+    run_both(result.yaml_path, [{"n/a": torch.randn(2), "n/spare": torch.randn(3)}])

@@ -1,9 +1,12 @@
 """InferenceManager keeps LEAPP's runtime contract: torch in and out, "node/port" keys,
 input buffers that persist between calls, set_input_value and reset."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 
 import patchport
 from patchport import annotate
@@ -74,3 +77,37 @@ def test_unknown_keys_and_wrong_types_are_refused(bundle):
     with pytest.raises(TypeError, match="'act/gain' must be a torch tensor or a NumPy array"):
         manager.run_policy({"act/gain": [1.0]})
     assert np.isfinite(manager.get_mock_input()["act/gain"].numpy()).all()
+
+
+def edited_copy(bundle, tmp_path, edit, name="edited.yaml"):
+    """The bundle's YAML, changed by ``edit``, written beside its models."""
+    spec = yaml.safe_load(Path(bundle).read_text())
+    edit(spec)
+    target = Path(bundle).with_name(name)
+    target.write_text(yaml.safe_dump(spec))
+    return target
+
+
+def test_malformed_descriptions_are_refused_before_loading(bundle, tmp_path):
+    text = tmp_path / "bundle.txt"
+    text.write_text(Path(bundle).read_text())
+    with pytest.raises(ValueError, match=r"a \.yaml file"):
+        patchport.InferenceManager(text)
+    no_md5 = edited_copy(bundle, tmp_path, lambda s: s["models"]["act"]["parameters"].pop("md5sum"))
+    with pytest.raises(ValueError, match=r"'act' .* lacks parameters \['md5sum'\]"):
+        patchport.InferenceManager(no_md5)
+    lost = edited_copy(bundle, tmp_path, lambda s: s["pipeline"].pop("outputs"), "lost.yaml")
+    with pytest.raises(ValueError, match=r"outputs \['act/action'\] go nowhere"):
+        patchport.InferenceManager(lost)
+
+
+def test_an_output_both_returned_and_routed_is_returned_as_its_own_tensor(bundle, tmp_path):
+    def also_return_features(spec):
+        spec["pipeline"]["outputs"]["sense"] = ["features"]
+
+    manager = patchport.InferenceManager(edited_copy(bundle, tmp_path, also_return_features))
+    raw = torch.tensor([0, 64, 128, 255], dtype=torch.uint8)
+    result = manager.run_policy({"sense/raw": raw, "act/gain": torch.ones(1)})
+    torch.testing.assert_close(result["sense/features"], normalise(raw))
+    assert result["sense/features"].data_ptr() != manager.value_dict["act"]["features"].data_ptr()
+    torch.testing.assert_close(manager.value_dict["==out=="]["act/action"], result["act/action"])

@@ -215,7 +215,35 @@ def _write_onnx_torchscript(job: ExportJob) -> None:
             output_names=list(job.output_names),
             **_onnx_options(job),
         )
+    _keep_every_input(job)
     name_onnx_ports(job.path, job.input_names, job.output_names)
+
+
+def _keep_every_input(job: ExportJob) -> None:
+    """Put back graph inputs the TorchScript exporter dropped as unused, in port order.
+
+    The bundle lists every port, and a runtime that feeds inputs by position (LEAPP's)
+    needs the model to take each of them.
+    """
+    import onnx
+
+    model = onnx.load(str(job.path))
+    graph = model.graph
+    present = {value.name: value for value in graph.input}
+    if all(name in present for name in job.input_names):
+        return
+    ordered = []
+    for name, example in zip(job.input_names, job.example_inputs):
+        if name in present:
+            ordered.append(present.pop(name))
+            continue
+        array = as_numpy(example)
+        element = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
+        ordered.append(onnx.helper.make_tensor_value_info(name, element, list(array.shape)))
+    ordered.extend(present.values())  # anything else the exporter declared stays, last
+    del graph.input[:]
+    graph.input.extend(ordered)
+    onnx.save(model, str(job.path))
 
 
 def _onnx_options(job: ExportJob) -> dict[str, Any]:

@@ -8,6 +8,7 @@ state reaches its input on the next call); it returns the pipeline's outputs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,17 @@ def _as_torch(key: str, value: Any) -> torch.Tensor:
     )
 
 
+@dataclass
+class NodeInfo:
+    """One loaded node: its port names, the runner, and where it runs."""
+
+    name: str
+    input_names: list[str]
+    output_names: list[str]
+    model: Any
+    device: str = "cpu"
+
+
 class InferenceManager:
     """Runs the nodes of an exported pipeline; LEAPP's runtime contract.
 
@@ -55,7 +67,13 @@ class InferenceManager:
         self.path = Path(yaml_path)
         if not self.path.is_file():
             raise FileNotFoundError(f"InferenceManager: no pipeline description at {self.path}")
+        if self.path.suffix != ".yaml":
+            raise ValueError(
+                f"InferenceManager({str(yaml_path)!r}): a pipeline description is a .yaml file "
+                f"(the one compile_graph writes)."
+            )
         self.spec = read_spec(self.path)
+        self._check_description()
         self.models: dict[str, dict[str, Any]] = self.spec["models"]
         self.pipeline: dict[str, Any] = self.spec["pipeline"]
         self.system_info: dict[str, Any] = self.spec.get(SYSTEM_KEY) or {}
@@ -63,12 +81,41 @@ class InferenceManager:
         self.feedback_flow: dict[str, list[str]] = dict(self.pipeline.get("feedback_flow") or {})
         self.order = run_order(self.models, self.data_flow)
         self._routes = merge_flows(self.data_flow, self.feedback_flow)
+        self._slots_out = set(self.outputs)
         self._check_routes()
         self._runners = {node: self._open(node, model) for node, model in self.models.items()}
+        self.nodes = {
+            node: NodeInfo(
+                node,
+                [p["name"] for p in model["inputs"]],
+                [p["name"] for p in model["outputs"]],
+                self._runners[node],
+            )
+            for node, model in self.models.items()
+        }
         self._buffers: dict[str, dict[str, torch.Tensor]] = {}
         self.reset()
 
     # ------------------------------------------------------------------ loading
+    def _check_description(self) -> None:
+        """The keys every bundle has (LEAPP's reader needs them too), before any file opens."""
+        if SYSTEM_KEY not in self.spec:
+            raise ValueError(
+                f"InferenceManager: {self.path.name} lacks {SYSTEM_KEY!r}; it needs models, "
+                f"pipeline and {SYSTEM_KEY!r} (write it with compile_graph)."
+            )
+        for node, model in self.spec["models"].items():
+            missing = [
+                key
+                for key in ("model_path", "md5sum", "sha256sum", "backend")
+                if key not in (model.get("parameters") or {})
+            ]
+            if missing:
+                raise ValueError(
+                    f"InferenceManager: model {node!r} in {self.path.name} lacks parameters "
+                    f"{missing} (model_path, md5sum, sha256sum and backend are required)."
+                )
+
     def _open(self, node: str, model: dict[str, Any]) -> Any:
         """Resolve, check and load one node's model file (the one place files are opened)."""
         parameters = model["parameters"]
@@ -94,7 +141,8 @@ class InferenceManager:
         return load_runner(parameters["backend"], model_path, names)
 
     def _check_routes(self) -> None:
-        """Every edge joins existing ports of equal shape and dtype."""
+        """Every edge joins existing ports of equal shape and dtype, and every output goes
+        somewhere (an edge or the pipeline outputs)."""
         ports = {
             side: {
                 f"{node}/{p['name']}": p for node, m in self.models.items() for p in m[side] or []
@@ -115,6 +163,13 @@ class InferenceManager:
                         f"InferenceManager: {source} ({a['dtype']}{list(a['shape'])}) cannot "
                         f"feed {target} ({b['dtype']}{list(b['shape'])})."
                     )
+        routed = set(self._routes) | set(self.outputs)
+        unrouted = sorted(key for key in ports["outputs"] if key not in routed)
+        if unrouted:
+            raise ValueError(
+                f"InferenceManager: outputs {unrouted} go nowhere: each output must be in "
+                f"data_flow, feedback_flow or pipeline outputs of {self.path.name}."
+            )
 
     # ------------------------------------------------------------------ keys
     @property
@@ -136,8 +191,9 @@ class InferenceManager:
 
     @property
     def value_dict(self) -> dict[str, dict[str, torch.Tensor]]:
-        """Each node's input buffers, ``{node: {input: tensor}}`` (LEAPP's attribute name)."""
-        return self._buffers
+        """Each node's input buffers, ``{node: {input: tensor}}``, and the last outputs under
+        ``"==out=="`` (LEAPP's names)."""
+        return {**self._buffers, "==out==": self._last}
 
     # ------------------------------------------------------------------ state
     def _port(self, key: str) -> dict[str, Any]:
@@ -164,6 +220,12 @@ class InferenceManager:
             for name in buffers
         }
         self._missing = set(self.inputs)  # pipeline inputs not given since the last reset
+        self._last = {  # the last outputs; zeros before the first run
+            f"{node}/{p['name']}": torch.zeros(tuple(p["shape"]), dtype=_dtype(p["dtype"]))
+            for node, model in self.models.items()
+            for p in model["outputs"] or []
+            if f"{node}/{p['name']}" in self._slots_out
+        }
         filename = self.pipeline.get("initial_values")
         if filename:
             self._load_initial_values(filename)
@@ -257,9 +319,10 @@ class InferenceManager:
             for (key, targets, returned), value in zip(routes, produced):
                 for index, (consumer, name) in enumerate(targets):
                     consumer[name] = value if index == 0 else value.clone()
-                if returned:
-                    result[key] = value
-        return result
+                if returned:  # its own tensor when a consumer holds the first one
+                    result[key] = value.clone() if targets else value
+        self._last = result
+        return dict(result)
 
     def __call__(self, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
         return self.run_policy(inputs)

@@ -20,7 +20,7 @@ from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError
 from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs
-from ..tracing.values import make_traced, plain
+from ..tracing.values import make_traced, plain, to_numpy_side
 from .buffers import BufferTracker, bake_input
 from .lifecycle import current_session
 from .method import method
@@ -227,6 +227,8 @@ def register_buffer(node: str, tensors: Any) -> Any:
     out = []
     for name, value in named.items():
         graph_node = recorder.constant(value, origin=f"annotate.register_buffer {node}/{name}")
+        if isinstance(value, np.ndarray):  # NumPy semantics on the graph side, as for inputs
+            graph_node = to_numpy_side(recorder, graph_node, value.dtype)
         out.append(make_traced(recorder, plain_copy(value), graph_node))
     return out[0] if single else tuple(out)
 
