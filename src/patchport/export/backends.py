@@ -212,7 +212,7 @@ def _write_onnx_torchscript(job: ExportJob) -> None:
             str(job.path),
             dynamo=False,
             input_names=list(job.input_names),
-            output_names=list(job.output_names),
+            output_names=onnx_output_names(job.input_names, job.output_names),
             **_onnx_options(job),
         )
     _keep_every_input(job)
