@@ -122,7 +122,8 @@ def run_one(name: str, cache: bool, mode: str) -> dict:
     import torch
 
     from patchport.torch import register_cache_pytrees, use_dyn_not_str
-    from patchport.torch.export_check import check_program, export
+    from patchport.torch.export_check import check_program
+    from patchport.torch.export_select import export
 
     register_cache_pytrees()  # both modes need it to pass a cache in or out
     model = build_model(name)

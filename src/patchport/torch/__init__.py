@@ -4,8 +4,10 @@ from .apply import apply_patches_for_model, collect_patches
 from .dynamic_shapes import use_dyn_not_str
 
 __all__ = [
+    "ExportFailedError",
     "ExportReport",
     "ExportResult",
+    "NarrowedExportError",
     "TransformersPatch",
     "apply_patches_for_model",
     "check_program",
@@ -17,7 +19,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "export": "export_check",
+    "export": "export_select",
+    "ExportFailedError": "export_select",
+    "NarrowedExportError": "export_select",
     "check_program": "export_check",
     "ExportReport": "export_check",
     "ExportResult": "export_check",
