@@ -13,7 +13,8 @@ class TinyBroadcastAddModel(torch.nn.Module):
     The example input has ``d2 == 1``, so the output's second dimension is ``max(d1, d2)``
     symbolically. Plain ``torch.export`` specializes ``d2`` to 1; with
     ``backed_size_oblivious=True`` it fails; with ``patch_torch=True`` as well it exports a
-    program that accepts every broadcastable pair.
+    program that accepts every broadcastable ``(d1, d2)`` pair (the two batch sizes, traced
+    equal, stay one size as in torch).
     """
 
     @staticmethod
