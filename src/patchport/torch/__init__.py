@@ -9,12 +9,15 @@ __all__ = [
     "ExportResult",
     "NarrowedExportError",
     "TransformersPatch",
+    "TransformersPatchEnum",
     "apply_patches_for_model",
     "check_program",
     "collect_patches",
     "export",
+    "get_tiny_model",
     "make_dynamic_cache",
     "register_cache_pytrees",
+    "register_flattening_functions",
     "use_dyn_not_str",
 ]
 
@@ -26,6 +29,9 @@ _LAZY = {
     "ExportReport": "export_check",
     "ExportResult": "export_check",
     "TransformersPatch": "transformers_patches",
+    "TransformersPatchEnum": "transformers_patches",
+    "register_flattening_functions": "transformers_inputs",
+    "get_tiny_model": "tiny_models",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
 }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -59,3 +60,42 @@ def make_dynamic_cache(
             layer.activate_past_recording()
         cache.update(key, value, index)
     return cache
+
+
+def _cache_classes() -> list[type]:
+    """transformers' cache classes that ``register_cache_pytrees`` makes pytree nodes."""
+    from transformers import DynamicCache
+
+    return [DynamicCache]
+
+
+@contextmanager
+def register_flattening_functions(
+    patch_transformers: bool = False, verbose: int = 0
+) -> Iterator[list[type]]:
+    """Register transformers' cache classes as pytree nodes for the ``with`` block.
+
+    yobx's name for what :func:`register_cache_pytrees` does, as a context manager: it
+    yields the classes it registered and, on exit, unregisters those (and only those) that
+    were not registered before. With ``patch_transformers=False`` it registers nothing.
+    """
+    from torch.fx import _pytree as fx_pytree
+    from torch.utils import _pytree as pytree
+
+    added: list[type] = []
+    if patch_transformers and installed_version("transformers") is not None:
+        before = {cls for cls in _cache_classes() if cls in pytree.SUPPORTED_NODES}
+        register_cache_pytrees()
+        added = [c for c in _cache_classes() if c in pytree.SUPPORTED_NODES and c not in before]
+        if verbose:
+            for cls in added:
+                print(f"[patchport] registered {cls.__name__} as a pytree node")
+    try:
+        yield added
+    finally:
+        for cls in added:
+            pytree._deregister_pytree_node(cls)
+            fx_pytree.SUPPORTED_NODES.pop(cls, None)
+            fx_pytree.SUPPORTED_NODES_EXACT_MATCH.pop(cls, None)
+            if verbose:
+                print(f"[patchport] unregistered {cls.__name__}")
