@@ -16,6 +16,7 @@ __all__ = [
     "export",
     "get_tiny_model",
     "make_dynamic_cache",
+    "onnx_translation_table",
     "register_cache_pytrees",
     "register_flattening_functions",
     "use_dyn_not_str",
@@ -32,6 +33,7 @@ _LAZY = {
     "TransformersPatchEnum": "transformers_patches",
     "register_flattening_functions": "transformers_inputs",
     "get_tiny_model": "tiny_models",
+    "onnx_translation_table": "onnx_translation",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
 }

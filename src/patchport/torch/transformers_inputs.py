@@ -25,7 +25,33 @@ def register_cache_pytrees() -> bool:
     except ImportError:
         return False
     register_dynamic_cache_export_support()
+    _register_encoder_decoder_cache()
     return True
+
+
+def _register_encoder_decoder_cache() -> None:
+    """``EncoderDecoderCache`` (T5, Whisper, ...) as a node of its two ``DynamicCache``:
+    ``[self_attention_cache, cross_attention_cache]`` (transformers registers none)."""
+    from torch.utils import _pytree as pytree
+    from transformers import EncoderDecoderCache
+
+    if EncoderDecoderCache in pytree.SUPPORTED_NODES:
+        return
+
+    def children(cache: Any) -> list[Any]:
+        return [cache.self_attention_cache, cache.cross_attention_cache]
+
+    names = ("self_attention_cache", "cross_attention_cache")
+    pytree.register_pytree_node(
+        EncoderDecoderCache,
+        lambda cache: (children(cache), None),
+        lambda values, _context: EncoderDecoderCache(*values),
+        serialized_type_name=f"{EncoderDecoderCache.__module__}.EncoderDecoderCache",
+        flatten_with_keys_fn=lambda cache: (
+            [(pytree.GetAttrKey(n), c) for n, c in zip(names, children(cache))],
+            None,
+        ),
+    )
 
 
 def make_dynamic_cache(
@@ -64,9 +90,9 @@ def make_dynamic_cache(
 
 def _cache_classes() -> list[type]:
     """transformers' cache classes that ``register_cache_pytrees`` makes pytree nodes."""
-    from transformers import DynamicCache
+    from transformers import DynamicCache, EncoderDecoderCache
 
-    return [DynamicCache]
+    return [DynamicCache, EncoderDecoderCache]
 
 
 @contextmanager
