@@ -1,30 +1,73 @@
-"""Export a corpus of tiny real transformers models, without and with patchport, and check
-each program against eager on five new shapes.
+"""Export a corpus of tiny real transformers models, one or more per architecture family,
+with plain ``torch.export.export`` and with ``patchport.torch.export``, check each program
+against eager on new shapes (batch 1, the decode step, longer, other sizes), and convert
+patchport's program to ONNX and run it in ONNX Runtime on the same shapes.
 
-Every (model, cache, mode) export runs in its own process, so no patch, registration or
-state of one case can help or hurt another. Not part of the tests: run it by hand.
+Every (model, cache) case runs in its own process, so no patch, registration or state of
+one case can help or hurt another. Not part of the tests: run it by hand.
 
-    python bench/export_corpus.py            # the whole table
-    python bench/export_corpus.py --one llama 1 patchport   # one case, prints JSON
+    python bench/export_corpus.py                     # the whole table
+    python bench/export_corpus.py --models t5 whisper # some models
+    python bench/export_corpus.py --one llama 1       # one case, prints JSON
+    python bench/export_corpus.py --jobs 8            # cases in parallel
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-MODELS = ("llama", "llama_dynamic_rope", "qwen2", "mistral", "phi3_longrope", "gpt2", "gemma2")
-MODES = ("plain", "patchport")
-TRACED = (2, 5, 7)  # batch, seq, past
-# batch=1; decode (seq=1) with a past; longer than traced (and past the models' original
-# context of 16 positions and Gemma-2's window of 8); other sizes; decode from a 1-token past
-NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
 VOCAB = 100
+# (batch, seq, past): traced, then batch 1; decode (seq 1) with a past; longer than traced
+# (past the original context of 16 positions and Gemma's window of 8); other sizes;
+# decode from a 1-token past
+TRACED = (2, 5, 7)
+NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
+# (batch,) for vision models
+VISION_TRACED = (2,)
+VISION_NEW = ((1,), (3,))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model of the corpus: its family, how it is built and what inputs it takes."""
+
+    name: str
+    family: str
+    kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision"
+    caches: tuple[bool, ...] = (False, True)
+
+
+CASES = (
+    Case("llama", "dense decoder", "decoder"),
+    Case("llama_dynamic_rope", "dense decoder", "decoder"),
+    Case("qwen2", "dense decoder", "decoder"),
+    Case("mistral", "dense decoder", "decoder"),
+    Case("phi3_longrope", "dense decoder", "decoder"),
+    Case("gpt2", "dense decoder", "decoder"),
+    Case("falcon", "dense decoder", "decoder"),
+    Case("gemma2", "dense decoder", "decoder"),
+    Case("gemma3", "dense decoder", "decoder"),
+    Case("mixtral", "MoE decoder", "decoder"),
+    Case("qwen2_moe", "MoE decoder", "decoder"),
+    Case("bert", "encoder", "encoder", (False,)),
+    Case("t5", "encoder-decoder (text)", "seq2seq"),
+    Case("whisper", "encoder-decoder (speech)", "speech2seq"),
+    Case("vit", "vision transformer", "vision", (False,)),
+    Case("siglip_vision", "vision transformer", "vision", (False,)),
+    Case("convnext", "convolutional vision", "vision", (False,)),
+    Case("swin", "windowed vision", "vision", (False,)),
+    Case("mamba", "state-space", "decoder", (False,)),
+    Case("mamba2", "state-space", "decoder", (False,)),
+    Case("bamba", "hybrid", "decoder", (False,)),
+)
+BY_NAME = {case.name: case for case in CASES}
 
 
 def build_model(name: str) -> Any:
@@ -42,16 +85,17 @@ def build_model(name: str) -> Any:
         vocab_size=VOCAB,
         max_position_embeddings=16,
     )
+    lm = tr.AutoModelForCausalLM.from_config
     if name == "llama":
-        config = tr.LlamaConfig(**common)
-    elif name == "llama_dynamic_rope":
+        return lm(tr.LlamaConfig(**common)).eval()
+    if name == "llama_dynamic_rope":
         rope = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
-        config = tr.LlamaConfig(**common, rope_parameters=rope)
-    elif name == "qwen2":
-        config = tr.Qwen2Config(**common)
-    elif name == "mistral":
-        config = tr.MistralConfig(**common, sliding_window=None)
-    elif name == "phi3_longrope":
+        return lm(tr.LlamaConfig(**common, rope_parameters=rope)).eval()
+    if name == "qwen2":
+        return lm(tr.Qwen2Config(**common)).eval()
+    if name == "mistral":
+        return lm(tr.MistralConfig(**common, sliding_window=None)).eval()
+    if name == "phi3_longrope":
         common["max_position_embeddings"] = 64
         rope = {
             "rope_type": "longrope",
@@ -60,56 +104,258 @@ def build_model(name: str) -> Any:
             "long_factor": [2.0, 2.5, 3.0, 4.0],
             "original_max_position_embeddings": 16,
         }
-        config = tr.Phi3Config(**common, rope_parameters=rope, pad_token_id=0)
-    elif name == "gpt2":
+        return lm(tr.Phi3Config(**common, rope_parameters=rope, pad_token_id=0)).eval()
+    if name == "gpt2":
         config = tr.GPT2Config(
-            n_embd=32,
-            n_layer=2,
-            n_head=4,
-            vocab_size=VOCAB,
-            n_positions=64,
-            bos_token_id=0,
-            eos_token_id=0,
+            n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, bos_token_id=0
         )
-    elif name == "gemma2":
-        config = tr.Gemma2Config(**common, head_dim=8, sliding_window=8)
-    else:
-        raise ValueError(f"unknown model {name!r}; choose from {MODELS}")
-    return tr.AutoModelForCausalLM.from_config(config).eval()
+        return lm(config).eval()
+    if name == "falcon":
+        config = tr.FalconConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            vocab_size=VOCAB,
+            new_decoder_architecture=True,
+            num_kv_heads=2,
+        )
+        return lm(config).eval()
+    if name == "gemma2":
+        return lm(tr.Gemma2Config(**common, head_dim=8, sliding_window=8)).eval()
+    if name == "gemma3":
+        config = tr.Gemma3TextConfig(
+            **common, head_dim=8, sliding_window=8, layer_types=["sliding_attention"] * 2
+        )
+        return lm(config).eval()
+    if name == "mixtral":
+        return lm(tr.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2)).eval()
+    if name == "qwen2_moe":
+        config = tr.Qwen2MoeConfig(
+            **common,
+            num_experts=4,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            shared_expert_intermediate_size=32,
+        )
+        return lm(config).eval()
+    if name == "bert":
+        config = tr.BertConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            vocab_size=VOCAB,
+            max_position_embeddings=64,
+        )
+        return tr.BertModel(config).eval()
+    if name == "t5":
+        config = tr.T5Config(
+            d_model=32,
+            d_kv=8,
+            d_ff=64,
+            num_layers=2,
+            num_heads=4,
+            vocab_size=VOCAB,
+            decoder_start_token_id=0,
+        )
+        return tr.T5ForConditionalGeneration(config).eval()
+    if name == "whisper":
+        config = tr.WhisperConfig(
+            d_model=32,
+            encoder_layers=1,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            num_mel_bins=8,
+            max_source_positions=16,
+            max_target_positions=64,
+            vocab_size=VOCAB,
+            decoder_start_token_id=0,
+            pad_token_id=0,
+        )
+        return tr.WhisperForConditionalGeneration(config).eval()
+    if name == "vit":
+        config = tr.ViTConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            image_size=32,
+            patch_size=8,
+        )
+        return tr.ViTModel(config).eval()
+    if name == "siglip_vision":
+        config = tr.SiglipVisionConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            image_size=32,
+            patch_size=8,
+        )
+        return tr.SiglipVisionModel(config).eval()
+    if name == "convnext":
+        config = tr.ConvNextConfig(
+            hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
+        )
+        return tr.ConvNextForImageClassification(config).eval()
+    if name == "swin":
+        config = tr.SwinConfig(
+            image_size=32,
+            patch_size=4,
+            embed_dim=16,
+            depths=[1, 1],
+            num_heads=[2, 2],
+            window_size=4,
+            num_labels=3,
+        )
+        return tr.SwinForImageClassification(config).eval()
+    if name == "mamba":
+        config = tr.MambaConfig(
+            hidden_size=32, state_size=4, num_hidden_layers=2, vocab_size=VOCAB, time_step_rank=4
+        )
+        return lm(config).eval()
+    if name == "mamba2":
+        config = tr.Mamba2Config(
+            hidden_size=32,
+            state_size=8,
+            num_heads=4,
+            head_dim=16,
+            n_groups=1,
+            num_hidden_layers=2,
+            vocab_size=VOCAB,
+            chunk_size=4,
+            time_step_rank=4,
+        )
+        return lm(config).eval()
+    if name == "bamba":
+        config = tr.BambaConfig(
+            **common,
+            attn_layer_indices=[1],
+            mamba_n_heads=4,
+            mamba_d_head=16,
+            mamba_d_state=8,
+            mamba_n_groups=1,
+            mamba_chunk_size=4,
+            mamba_expand=2,
+        )
+        return lm(config).eval()
+    raise ValueError(f"unknown model {name!r}; choose from {list(BY_NAME)}")
 
 
-def make_inputs(model: Any, batch: int, seq: int, past: int, cache: bool, seed: int) -> dict:
-    """Keyword inputs: token ids, a mask over past + new tokens, and a filled cache."""
+def _filled_cache(config: Any, batch: int, past: int, generator: Any) -> Any:
     import torch
 
     from patchport.torch import make_dynamic_cache
 
-    generator = torch.Generator().manual_seed(seed)
-    inputs: dict[str, Any] = {
-        "input_ids": torch.randint(0, VOCAB, (batch, seq), generator=generator),
-        "attention_mask": torch.ones(batch, seq + (past if cache else 0), dtype=torch.int64),
-    }
-    if not cache:
-        inputs["use_cache"] = False
-        return inputs
-    config = model.config
-    layers = config.num_hidden_layers
-    heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
-    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    text = config.get_text_config(decoder=True)
+    layers = text.num_hidden_layers
+    heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
+    dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
     keys = [torch.randn(batch, heads, past, dim, generator=generator) for _ in range(layers)]
     values = [torch.randn(batch, heads, past, dim, generator=generator) for _ in range(layers)]
-    inputs["cache"] = make_dynamic_cache(config, keys, values, full_sliding_layers=True)
+    return make_dynamic_cache(text, keys, values, full_sliding_layers=True)
+
+
+def _seq2seq_cache(model: Any, batch: int, past: int, encoded: int, generator: Any) -> Any:
+    """A decoder cache: self-attention over ``past`` tokens, cross-attention over the
+    ``encoded`` encoder positions."""
+    import torch
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    config = model.config
+    layers = getattr(config, "num_decoder_layers", None) or config.decoder_layers
+    heads = getattr(config, "decoder_attention_heads", None) or config.num_heads
+    dim = getattr(config, "d_kv", None) or config.d_model // heads
+
+    def filled(length: int) -> Any:
+        cache = DynamicCache()
+        for layer in range(layers):
+            shape = (batch, heads, length, dim)
+            cache.update(
+                torch.randn(shape, generator=generator),
+                torch.randn(shape, generator=generator),
+                layer,
+            )
+        return cache
+
+    return EncoderDecoderCache(filled(past), filled(encoded))
+
+
+def make_inputs(model: Any, case: Case, shape: tuple, cache: bool, seed: int) -> dict:
+    """Keyword inputs of one case at one (batch, seq, past) or (batch,) shape."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    if case.kind == "vision":
+        size = model.config.image_size
+        channels = getattr(model.config, "num_channels", 3)
+        return {"pixel_values": torch.randn(shape[0], channels, size, size, generator=generator)}
+    batch, seq, past = shape
+    past = past if cache else 0
+    tokens = torch.randint(1, VOCAB, (batch, seq), generator=generator)
+    if case.kind == "encoder":
+        return {"input_ids": tokens, "attention_mask": torch.ones(batch, seq, dtype=torch.int64)}
+    if case.kind in ("seq2seq", "speech2seq"):
+        if case.kind == "seq2seq":
+            encoded = 6
+            inputs = {
+                "input_ids": torch.randint(1, VOCAB, (batch, encoded), generator=generator),
+                "attention_mask": torch.ones(batch, encoded, dtype=torch.int64),
+            }
+        else:
+            config = model.config
+            frames = 2 * config.max_source_positions
+            encoded = config.max_source_positions
+            inputs = {
+                "input_features": torch.randn(
+                    batch, config.num_mel_bins, frames, generator=generator
+                )
+            }
+        inputs["decoder_input_ids"] = tokens
+        if cache:
+            inputs["cache"] = _seq2seq_cache(model, batch, past, encoded, generator)
+        else:
+            inputs["use_cache"] = False
+        return inputs
+    inputs = {"input_ids": tokens, "attention_mask": torch.ones(batch, seq + past, dtype=int)}
+    if cache:
+        inputs["cache"] = _filled_cache(model.config, batch, past, generator)
+    else:
+        inputs["use_cache"] = False
     return inputs
 
 
-def dynamic_shapes(model: Any, cache: bool) -> dict:
+def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
     """batch, seq and past dynamic, named for the report."""
-    shapes: dict[str, Any] = {
+    if case.kind == "vision":
+        return {"pixel_values": {0: "batch"}}
+    if case.kind == "encoder":
+        return {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    if case.kind in ("seq2seq", "speech2seq"):
+        shapes: dict[str, Any] = {"decoder_input_ids": {0: "batch", 1: "seq"}}
+        if case.kind == "seq2seq":
+            shapes["input_ids"] = {0: "batch"}
+            shapes["attention_mask"] = {0: "batch"}
+        else:
+            shapes["input_features"] = {0: "batch"}
+        if cache:
+            config = model.config
+            layers = getattr(config, "num_decoder_layers", None) or config.decoder_layers
+            own = [{0: "batch", 2: "past"} for _ in range(layers)]
+            cross = [{0: "batch"} for _ in range(layers)]
+            shapes["cache"] = [[own, [dict(d) for d in own]], [cross, [dict(d) for d in cross]]]
+        else:
+            shapes["use_cache"] = None
+        return shapes
+    shapes = {
         "input_ids": {0: "batch", 1: "seq"},
         "attention_mask": {0: "batch", 1: "past+seq" if cache else "seq"},
     }
     if cache:
-        layers = model.config.num_hidden_layers
+        layers = model.config.get_text_config(decoder=True).num_hidden_layers
         per_layer = [{0: "batch", 2: "past"} for _ in range(layers)]
         shapes["cache"] = [per_layer, [dict(d) for d in per_layer]]
     else:
@@ -117,102 +363,232 @@ def dynamic_shapes(model: Any, cache: bool) -> dict:
     return shapes
 
 
-def run_one(name: str, cache: bool, mode: str) -> dict:
-    """Export one case and check it on the new shapes; return a JSON-able row."""
+def _shapes(case: Case) -> tuple[tuple, tuple]:
+    return (VISION_TRACED, VISION_NEW) if case.kind == "vision" else (TRACED, NEW_SHAPES)
+
+
+def _checks(report: Any) -> list[dict]:
+    return [
+        {"label": c.label, "ok": c.ok, "diff": c.max_abs_diff, "error": c.error}
+        for c in report.shape_checks
+    ]
+
+
+def run_plain(model: Any, case: Case, cache: bool, traced: dict, checks: list) -> dict:
+    """Plain ``torch.export.export`` (no patch, torch's defaults) and its check."""
     import torch
 
-    from patchport.torch import register_cache_pytrees, use_dyn_not_str
-    from patchport.torch.export_check import check_program, export
+    from patchport.torch import check_program, use_dyn_not_str
 
-    register_cache_pytrees()  # both modes need it to pass a cache in or out
-    model = build_model(name)
-    traced = make_inputs(model, *TRACED, cache=cache, seed=1)
-    checks = [
-        make_inputs(model, *shape, cache=cache, seed=10 + i) for i, shape in enumerate(NEW_SHAPES)
-    ]
-    row: dict[str, Any] = {"model": name, "cache": cache, "mode": mode}
+    named = dynamic_shapes(model, case, cache)
     start = time.perf_counter()
     try:
-        if mode == "plain":
-            shapes = use_dyn_not_str(dynamic_shapes(model, cache))
-            program = torch.export.export(model, (), kwargs=traced, dynamic_shapes=shapes)
-            report = check_program(
-                program,
-                model,
-                (),
-                traced,
-                dynamic_shapes=dynamic_shapes(model, cache),
-                check_shapes=checks,
-            )
-            results = report.shape_checks
-            row["narrowings"] = [n.text for n in report.narrowings]
-        else:
-            program, report = export(
-                model, (), traced, dynamic_shapes=dynamic_shapes(model, cache), check_shapes=checks
-            )
-            results = report.shape_checks
-            row["narrowings"] = [n.text for n in report.narrowings]
-            row["exercised"] = sorted({p.name for p in report.patches.exercised()})
+        program = torch.export.export(
+            model, (), kwargs=traced, dynamic_shapes=use_dyn_not_str(named)
+        )
     except Exception as exc:
-        row.update(exported=False, error=f"{type(exc).__name__}: {str(exc).strip()[:300]}")
-        row["seconds"] = round(time.perf_counter() - start, 1)
-        return row
-    row["exported"] = True
-    row["seconds"] = round(time.perf_counter() - start, 1)
-    row["checks"] = [
-        {"label": c.label, "ok": c.ok, "diff": c.max_abs_diff, "error": c.error} for c in results
+        return {"exported": False, "error": _short(exc), "seconds": _since(start)}
+    report = check_program(program, model, (), traced, dynamic_shapes=named, check_shapes=checks)
+    return {
+        "exported": True,
+        "seconds": _since(start),
+        "checks": _checks(report),
+        "narrowings": [n.text for n in report.narrowings],
+        "all_ok": all(c.ok for c in report.shape_checks),
+    }
+
+
+def run_patchport(model: Any, case: Case, cache: bool, traced: dict, checks: list) -> tuple:
+    """``patchport.torch.export`` (narrowing allowed, to see it) and its report."""
+    from patchport.torch import export
+
+    named = dynamic_shapes(model, case, cache)
+    start = time.perf_counter()
+    try:
+        program, report = export(
+            model, (), traced, dynamic_shapes=named, check_shapes=checks, allow_narrowing=True
+        )
+    except Exception as exc:
+        return {"exported": False, "error": _short(exc), "seconds": _since(start)}, None
+    row = {
+        "exported": True,
+        "seconds": _since(start),
+        "checks": _checks(report),
+        "narrowings": [n.text for n in report.narrowings],
+        "all_ok": all(c.ok for c in report.shape_checks),
+        "chosen": report.configuration,
+        "tried": [a.to_text() for a in report.attempts],
+        "exercised": sorted({p.name for p in report.patches.exercised()}),
+    }
+    return row, program
+
+
+def run_onnx(model: Any, program: Any, traced: dict, checks: list) -> dict:
+    """patchport's program through ``torch.onnx.export(dynamo=True)`` and ONNX Runtime,
+    compared with eager on the new shapes."""
+    import copy
+    import io
+    import tempfile
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    import onnxruntime
+    import torch
+    from torch.utils import _pytree as pytree
+
+    from patchport.torch import onnx_translation_table
+    from patchport.torch.export_check import _compare, eager_outputs
+
+    start = time.perf_counter()
+    try:
+        with redirect_stdout(io.StringIO()):
+            onnx_program = torch.onnx.export(
+                program,
+                (),
+                kwargs=traced,
+                dynamo=True,
+                verbose=False,
+                custom_translation_table=onnx_translation_table(),
+            )
+        folder = Path(tempfile.mkdtemp(prefix="patchport_corpus_"))
+        onnx_program.save(str(folder / "model.onnx"))
+        session = onnxruntime.InferenceSession(
+            str(folder / "model.onnx"), providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:
+        return {"converted": False, "error": _short(exc), "seconds": _since(start)}
+    names = [i.name for i in session.get_inputs()]
+    expected = eager_outputs(model, checks)
+    results = []
+    for item, eager in zip(checks, expected):
+        ordered = {k: item[k] for k in program.call_spec.in_spec.children_specs[1].context}
+        leaves = [x for x in pytree.tree_leaves(copy.deepcopy(ordered)) if torch.is_tensor(x)]
+        try:
+            got = session.run(None, {n: t.numpy() for n, t in zip(names, leaves)})
+        except Exception as exc:
+            results.append({"ok": False, "error": _short(exc)})
+            continue
+        ok, worst, problem = _compare(eager, [torch.from_numpy(x) for x in got], 1e-3, 1e-4)
+        results.append({"ok": ok, "diff": worst, "error": problem})
+    return {
+        "converted": True,
+        "seconds": _since(start),
+        "checks": results,
+        "all_ok": all(r["ok"] for r in results),
+    }
+
+
+def run_one(name: str, cache: bool, onnx: bool = True) -> dict:
+    """Plain, patchport and ONNX for one case; a JSON-able row."""
+    from patchport.torch import register_cache_pytrees
+
+    register_cache_pytrees()  # both need it to pass a cache in or out
+    case = BY_NAME[name]
+    model = build_model(name)
+    traced_shape, new_shapes = _shapes(case)
+    traced = make_inputs(model, case, traced_shape, cache, seed=1)
+    checks = [
+        make_inputs(model, case, shape, cache, seed=10 + i) for i, shape in enumerate(new_shapes)
     ]
-    row["all_ok"] = all(c.ok for c in results)
+    row: dict[str, Any] = {"model": name, "family": case.family, "cache": cache}
+    row["plain"] = run_plain(model, case, cache, traced, checks)
+    row["patchport"], program = run_patchport(model, case, cache, traced, checks)
+    if onnx and program is not None:
+        row["onnx"] = run_onnx(model, program, traced, checks)
     return row
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {(text[0] if text else '')[:200]}"
+
+
+def _since(start: float) -> float:
+    return round(time.perf_counter() - start, 1)
+
+
+def _mark(result: dict | None, key: str = "exported") -> str:
+    if result is None:
+        return "-"
+    if not result.get(key):
+        return "fails"
+    checks = result["checks"]
+    right = sum(1 for c in checks if c["ok"])
+    return "right" if right == len(checks) else f"{right}/{len(checks)}"
+
+
+def _run_case(name: str, cache: bool, onnx: bool) -> dict:
+    command = [sys.executable, __file__, "--one", name, str(int(cache))]
+    if not onnx:
+        command.append("--no-onnx")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    except subprocess.TimeoutExpired:
+        return {"model": name, "family": BY_NAME[name].family, "cache": cache, "error": "timeout"}
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    if lines:
+        return json.loads(lines[-1][len("RESULT ") :])
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"model": name, "family": BY_NAME[name].family, "cache": cache, "error": tail[:200]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--one", nargs=3, metavar=("MODEL", "CACHE", "MODE"))
-    parser.add_argument("--models", nargs="*", default=list(MODELS))
+    parser.add_argument("--one", nargs=2, metavar=("MODEL", "CACHE"))
+    parser.add_argument("--models", nargs="*", default=list(BY_NAME))
+    parser.add_argument("--no-onnx", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--json", help="also write the rows to this file")
     options = parser.parse_args()
     if options.one:
-        name, cache, mode = options.one
-        print("RESULT " + json.dumps(run_one(name, cache == "1", mode)))
+        name, cache = options.one
+        print("RESULT " + json.dumps(run_one(name, cache == "1", not options.no_onnx)))
         return
-    rows = []
-    for name in options.models:
-        for cache in (False, True):
-            for mode in MODES:
-                command = [sys.executable, __file__, "--one", name, str(int(cache)), mode]
-                done = subprocess.run(
-                    command, capture_output=True, text=True, env={**os.environ}, timeout=900
-                )
-                lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-                if lines:
-                    row = json.loads(lines[-1][len("RESULT ") :])
-                else:
-                    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                    row = {"model": name, "cache": cache, "mode": mode, "exported": False}
-                    row["error"] = f"process failed: {tail[:200]}"
-                rows.append(row)
-                print(_line(row), flush=True)
+    todo = [(n, c) for n in options.models for c in BY_NAME[n].caches]
+    print(f"{'model':<19} {'family':<25} cache  {'plain':<6} {'patchport':<9} {'onnx':<6} chosen")
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        rows = list(pool.map(lambda nc: _run_case(*nc, not options.no_onnx), todo))
+    for row in rows:
+        print(_line(row), flush=True)
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle, indent=1)
     print()
-    for mode in MODES:
-        right = sum(1 for r in rows if r["mode"] == mode and r.get("all_ok"))
-        total = sum(1 for r in rows if r["mode"] == mode)
-        print(f"{mode:>9}: {right}/{total} exports right on all {len(NEW_SHAPES)} new shapes")
+    for key in ("plain", "patchport"):
+        right = sum(1 for r in rows if r.get(key, {}).get("all_ok"))
+        print(f"{key:>9}: right on all new shapes in {right}/{len(rows)} cases")
+    onnx_right = sum(1 for r in rows if (r.get("onnx") or {}).get("all_ok"))
+    print(f"{'onnx':>9}: ONNX Runtime right on all new shapes in {onnx_right}/{len(rows)} cases")
+    worse = [
+        f"{r['model']} cache={int(r['cache'])}"
+        for r in rows
+        if r.get("plain", {}).get("all_ok") and not r.get("patchport", {}).get("all_ok")
+    ]
+    print(f"patchport worse than plain: {', '.join(worse) or 'none'}")
 
 
 def _line(row: dict) -> str:
-    head = f"{row['model']:<19} cache={int(row['cache'])} {row['mode']:<9}"
-    if not row.get("exported"):
-        return f"{head} export FAILED: {row.get('error', '')[:160]}"
-    marks = " ".join("ok" if c["ok"] else "X" for c in row["checks"])
-    text = f"{head} exported {row['seconds']:>5}s  shapes: {marks}"
-    bad = [(shape, c) for shape, c in zip(NEW_SHAPES, row["checks"]) if not c["ok"]]
-    if bad:
-        shape, first = bad[0]
-        problem = first["error"] or f"mismatch, max|diff| {first['diff']:.1e}"
-        text += f"  first failure (batch, seq, past)={shape}: {problem[:90]}"
-    if row.get("narrowings"):
-        text += f"  narrowed: {'; '.join(row['narrowings'])}"
-    return text
+    head = f"{row['model']:<19} {row['family']:<25} {int(row['cache']):<6}"
+    if "error" in row:
+        return f"{head} case FAILED: {row['error']}"
+    plain, ours, onnx = row["plain"], row["patchport"], row.get("onnx")
+    text = f"{head} {_mark(plain):<6} {_mark(ours):<9} {_mark(onnx, 'converted'):<6}"
+    text += f" {ours.get('chosen', '')}"
+    problems = []
+    for label, result in (("plain", plain), ("patchport", ours), ("onnx", onnx)):
+        if result is None or _mark(result, "exported" if label != "onnx" else "converted") in (
+            "right",
+            "-",
+        ):
+            continue
+        if "error" in result:
+            problems.append(f"{label}: {result['error'][:110]}")
+            continue
+        bad = next(c for c in result["checks"] if not c["ok"])
+        problems.append(f"{label}: {(bad.get('error') or 'mismatch')[:110]}")
+        if result.get("narrowings"):
+            problems[-1] += f" [narrowed: {'; '.join(result['narrowings'])[:80]}]"
+    return text + ("\n      " + "\n      ".join(problems) if problems else "")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from patchport.torch import apply_patches_for_model, use_dyn_not_str
 from patchport.torch.builtin import TORCH_PATCHES, BuiltinPatch
 from patchport.torch.tiny_models import TinyBroadcastAddModel
 
-PAIRS = [((3, 4), (3, 1)), ((3, 4), (3, 4)), ((3, 1), (3, 6)), ((1, 5), (1, 1)), ((2, 1), (1, 3))]
+PAIRS = [((3, 4), (3, 1)), ((3, 4), (3, 4)), ((3, 1), (3, 6)), ((1, 5), (1, 1)), ((2, 1), (2, 3))]
 
 
 def originals():
@@ -68,9 +68,15 @@ def test_exported_program_refuses_shapes_that_do_not_broadcast(patched_export):
 def test_every_dimension_stays_dynamic_and_unbounded(patched_export):
     ep, _ = patched_export
     ranges = {str(sym): (vr.lower, vr.upper) for sym, vr in ep.range_constraints.items()}
-    assert len(ranges) == 4
+    assert len(ranges) == 3  # batch (traced equal on both inputs, as torch does), d1, d2
     for lower, upper in ranges.values():
         assert lower in (0, 1) and str(upper) == "int_oo"
+
+
+def test_sizes_traced_equal_stay_one_size_as_in_torch(patched_export):
+    ep, _ = patched_export
+    with pytest.raises(Exception, match="batch|size"):
+        ep.module()(x=torch.randn(2, 4), y=torch.randn(1, 4))
 
 
 def test_shape_patches_are_reported_as_exercised(patched_export):
@@ -203,3 +209,34 @@ def test_constraint_printer_names_unknown_symbols_instead_of_crashing():
         printer.doprint(unknown)
     with apply_patches_for_model(patch_torch=True):
         assert printer.doprint(unknown + 1) == "1 + s99"
+
+
+class MaskedScan(torch.nn.Module):
+    """Masks the inputs (a broadcast of two equal dynamic lengths), then loops over the
+    length in Python, like Mamba's CPU scan: torch must refuse a dynamic length."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        masked = x * mask[:, :, None]
+        state = torch.zeros_like(masked[:, 0])
+        outputs = []
+        for step in range(masked.shape[1]):
+            state = state * 0.5 + masked[:, step]
+            outputs.append(state)
+        return torch.stack(outputs, dim=1)
+
+
+def test_broadcast_patches_keep_a_refusal_a_refusal():
+    # plain torch refuses: the loop fixes the length asked to be dynamic. The broadcast
+    # patches used to answer max(len_x, len_mask) there, hiding the loop's specialization
+    # behind an expression: the "exported" program accepted only the traced length.
+    inputs = {"x": torch.randn(2, 5, 3), "mask": torch.ones(2, 5)}
+    shapes = {"x": {0: "batch", 1: "length"}, "mask": {0: "batch", 1: "length"}}
+    dynamic = use_dyn_not_str(shapes)
+    with pytest.raises(Exception, match="Constraints violated"):
+        torch.export.export(MaskedScan(), (), kwargs=inputs, dynamic_shapes=dynamic)
+    with (
+        torch.fx.experimental._config.patch(backed_size_oblivious=True),
+        apply_patches_for_model(patch_torch=True),
+        pytest.raises(Exception, match="Constraints violated"),
+    ):
+        torch.export.export(MaskedScan(), (), kwargs=inputs, dynamic_shapes=dynamic)

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import patchport.torch
-from patchport.torch.export_check import ExportArgumentError, ExportResult, _compare, export
+from patchport.torch.export_check import ExportArgumentError, ExportResult, _compare
+from patchport.torch.export_select import NarrowedExportError, export
 
 
 class CapsBatch(torch.nn.Module):
@@ -30,13 +31,17 @@ class Clean(torch.nn.Module):
         return x.sum(dim=1, keepdim=True) * y
 
 
-def test_bound_from_a_branch_is_named_in_plain_words():
-    program, report = export(
-        CapsBatch(),
-        (torch.randn(4, 2),),
+def test_bound_from_a_branch_is_an_error_in_plain_words_unless_allowed():
+    call = dict(
         dynamic_shapes=({0: "batch", 1: "width"},),
         check_shapes=[(torch.randn(20, 2),), (torch.randn(1, 7),)],
     )
+    with pytest.raises(NarrowedExportError, match="batch must be <= 12") as caught:
+        export(CapsBatch(), (torch.randn(4, 2),), **call)
+    assert "allow_narrowing=True" in str(caught.value)
+    assert "plain: batch must be <= 12" in str(caught.value)  # every configuration is listed
+    program, report = export(CapsBatch(), (torch.randn(4, 2),), allow_narrowing=True, **call)
+    assert caught.value.result.report.configuration == report.configuration
     assert [n.text for n in report.narrowings] == ["batch must be <= 12"]
     assert not report.is_general
     failed, passed = report.shape_checks
@@ -50,7 +55,9 @@ def test_dynamic_dimension_pinned_to_a_constant_is_reported():
     # Dim.DYNAMIC refuses the specialization; Dim.AUTO lets torch make it silently
     auto = torch.export.Dim.AUTO
     shapes = ({0: "n", 1: auto},)
-    _, report = export(FixesWidth(), (torch.randn(4, 3),), dynamic_shapes=shapes)
+    _, report = export(
+        FixesWidth(), (torch.randn(4, 3),), dynamic_shapes=shapes, allow_narrowing=True
+    )
     assert [n.text for n in report.narrowings] == ["x.shape[1] must be 3"]
 
 
@@ -86,14 +93,30 @@ def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
     traced = {"input_ids": torch.randint(0, 64, (2, 5)), "attention_mask": torch.ones(2, 5).long()}
     decode = {"input_ids": torch.randint(0, 64, (3, 1)), "attention_mask": torch.ones(3, 1).long()}
     shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
-    # torch patches only: transformers' SDPA branches on the query length
+    # torch patches only: under backed_size_oblivious transformers' SDPA branches on the
+    # query length, so that program rejects seq=1; plain torch's program does not, and wins
     _, narrow = export(
-        model, (), traced, dynamic_shapes=shapes, patch_transformers=False, check_shapes=[decode]
+        model,
+        (),
+        traced,
+        dynamic_shapes=shapes,
+        patch_transformers=False,
+        backed_size_oblivious=True,
+        check_shapes=[decode],
     )
-    assert "seq must be != 1" in [n.text for n in narrow.narrowings]
-    assert not narrow.shape_checks[0].ok and "!= 1" in narrow.shape_checks[0].error
+    plain, patched = narrow.attempts
+    assert (plain.configuration, patched.configuration) == (
+        "plain",
+        "patches+backed_size_oblivious",
+    )
+    assert "seq must be != 1" in [n.text for n in patched.report.narrowings]
+    assert not patched.report.shape_checks[0].ok and "!= 1" in patched.report.shape_checks[0].error
+    assert narrow.configuration == "plain" and narrow.is_general, narrow.to_text()
+    assert narrow.patches.n_patches == 0 and "chosen: plain" in narrow.to_text()
+    # with the transformers patches, the backed_size_oblivious program traces seq=1 too
     _, general = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
-    assert general.narrowings == [] and general.is_general, general.to_text()
+    assert general.configuration == "patches+backed_size_oblivious"
+    assert general.narrowings == [] and general.assumptions == [], general.to_text()
 
 
 def test_check_program_reports_on_a_plain_torch_export():
@@ -109,8 +132,13 @@ def test_check_program_reports_on_a_plain_torch_export():
         dynamic_shapes=({0: "batch", 1: "width"},),
         check_shapes=[(torch.randn(3, 1),)],
     )
-    texts = [n.text for n in report.narrowings]
-    assert "batch must be <= 12" in texts and "batch must be >= 2" in texts
+    assert [n.text for n in report.narrowings] == ["batch must be <= 12"]
+    # torch traced for sizes >= 2 but does not enforce it: an assumption, not a rejection
+    assumed = [n.text for n in report.assumptions]
+    assert assumed == [
+        "batch was traced as >= 2; size 1 runs but was not traced",
+        "width was traced as >= 2; size 1 runs but was not traced",
+    ]
     assert report.patches.n_patches == 0 and report.shape_checks[0].ok
 
 
@@ -139,3 +167,20 @@ def test_wrong_arguments_are_refused_before_anything_changes(kwargs, message):
     with pytest.raises(ExportArgumentError, match=message):
         export(call.pop("model"), call.pop("args"), **call)
     assert torch._refs._broadcast_shapes is before
+
+
+class BranchesOnData(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if x.sum() > 0 else x
+
+
+def test_no_configuration_exports_lists_each_failure_and_keeps_torch_error():
+    from patchport.torch import ExportFailedError
+
+    with pytest.raises(ExportFailedError) as caught:
+        export(BranchesOnData(), (torch.randn(3, 2),), dynamic_shapes=({0: "n"},))
+    names = [attempt.configuration for attempt in caught.value.attempts]
+    assert names == ["plain", "patches", "patches+backed_size_oblivious"]
+    assert all(attempt.error for attempt in caught.value.attempts)
+    assert "plain: export failed" in str(caught.value)
+    assert caught.value.__cause__ is not None  # torch's own error, for its full message

@@ -13,7 +13,7 @@ from patchport.torch.builtin import BuiltinPatch, builtin_patches  # noqa: E402
 from patchport.torch.builtin.transformers_attention import (  # noqa: E402
     attention_interface_for_export,
 )
-from patchport.torch.export_check import export  # noqa: E402
+from patchport.torch.export_select import export  # noqa: E402
 from patchport.torch.model_state import ModelState  # noqa: E402
 from patchport.torch.transformers_patches import (  # noqa: E402
     EXPORTER_PATCHES_NOT_APPLIED,

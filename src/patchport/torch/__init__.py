@@ -4,24 +4,36 @@ from .apply import apply_patches_for_model, collect_patches
 from .dynamic_shapes import use_dyn_not_str
 
 __all__ = [
+    "ExportFailedError",
     "ExportReport",
     "ExportResult",
+    "NarrowedExportError",
     "TransformersPatch",
+    "TransformersPatchEnum",
     "apply_patches_for_model",
     "check_program",
     "collect_patches",
     "export",
+    "get_tiny_model",
     "make_dynamic_cache",
+    "onnx_translation_table",
     "register_cache_pytrees",
+    "register_flattening_functions",
     "use_dyn_not_str",
 ]
 
 _LAZY = {
-    "export": "export_check",
+    "export": "export_select",
+    "ExportFailedError": "export_select",
+    "NarrowedExportError": "export_select",
     "check_program": "export_check",
     "ExportReport": "export_check",
     "ExportResult": "export_check",
     "TransformersPatch": "transformers_patches",
+    "TransformersPatchEnum": "transformers_patches",
+    "register_flattening_functions": "transformers_inputs",
+    "get_tiny_model": "tiny_models",
+    "onnx_translation_table": "onnx_translation",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
 }

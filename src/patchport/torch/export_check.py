@@ -20,7 +20,6 @@ from torch.utils import _pytree as pytree
 
 from ..errors import PatchportError
 from ..patching import PatchDetails
-from .apply import apply_patches_for_model
 from .model_state import ModelState
 
 
@@ -55,17 +54,55 @@ class ExportReport:
     narrowings: list[Narrowing]
     relations: list[str]
     shape_checks: list[ShapeCheck] = field(default_factory=list)
+    assumptions: list[Narrowing] = field(default_factory=list)
     backed_size_oblivious: bool = True
     notes: list[str] = field(default_factory=list)
+    configuration: str = ""
+    attempts: list[Attempt] = field(default_factory=list)
+    choice: str = ""
 
     @property
     def is_general(self) -> bool:
         """True when nothing was narrowed and every shape check matched eager."""
         return not self.narrowings and all(check.ok for check in self.shape_checks)
 
+    @property
+    def wrong_values(self) -> int:
+        """Shape checks the program ran but answered differently from eager."""
+        return sum(1 for c in self.shape_checks if not c.ok and c.max_abs_diff is not None)
+
+    @property
+    def refused(self) -> int:
+        """Shape checks the program refused to run (it rejects those inputs)."""
+        return sum(1 for c in self.shape_checks if not c.ok and c.max_abs_diff is None)
+
+    def verdict(self) -> str:
+        """One line: general, or what was narrowed, refused or wrong."""
+        if self.is_general:
+            return "general"
+        parts = [n.text for n in self.narrowings]
+        if self.refused:
+            parts.append(f"refused {self.refused}/{len(self.shape_checks)} new shapes")
+        if self.wrong_values:
+            parts.append(f"WRONG on {self.wrong_values}/{len(self.shape_checks)} new shapes")
+        return "; ".join(parts)
+
+    def verdict_with_assumptions(self) -> str:
+        """:meth:`verdict`, plus the sizes torch assumed without checking them."""
+        if not self.assumptions:
+            return self.verdict()
+        assumed = ", ".join(dict.fromkeys(n.dimension for n in self.assumptions))
+        return f"{self.verdict()}, but traced assuming {assumed} >= 2"
+
     def to_text(self) -> str:
-        """A plain-text report: patches, dimensions, narrowings, relations, shape checks."""
-        rows = [f"patches applied: {self.patches.n_patches}, exercised:"]
+        """A plain-text report: configurations tried, patches, dimensions, narrowings,
+        relations, shape checks."""
+        rows = []
+        if self.attempts:
+            rows.append("configurations tried:")
+            rows += [f"  {attempt.to_text()}" for attempt in self.attempts]
+            rows.append(f"chosen: {self.configuration} ({self.choice})")
+        rows.append(f"patches applied: {self.patches.n_patches}, exercised:")
         rows += [f"  [{p.family}] {p.name} on {p.target_name}" for p in self.patches.exercised()]
         asked = ", ".join(dict.fromkeys(self.requested.values())) or "none"
         rows.append(f"dynamic dimensions asked for: {asked}")
@@ -74,6 +111,9 @@ class ExportReport:
             rows += [f"  {item.text}" for item in self.narrowings]
         else:
             rows.append("narrowed: nothing")
+        if self.assumptions:
+            rows.append("assumed by torch, not enforced (the program runs sizes 0 and 1 untraced):")
+            rows += [f"  {item.text}" for item in self.assumptions]
         if self.relations:
             rows.append("relations between inputs the program requires:")
             rows += [f"  {text}" for text in self.relations]
@@ -85,6 +125,23 @@ class ExportReport:
         rows += [f"note: {note}" for note in self.notes]
         rows.append(f"general: {'yes' if self.is_general else 'no'}")
         return "\n".join(rows)
+
+
+@dataclass
+class Attempt:
+    """One configuration :func:`patchport.torch.export` tried, and what came of it."""
+
+    configuration: str
+    seconds: float
+    report: ExportReport | None = None
+    error: str | None = None
+
+    def to_text(self) -> str:
+        """``patches: general (3.1 s)`` or ``plain: export failed: ...``."""
+        if self.report is None:
+            return f"{self.configuration}: export failed ({self.seconds:.1f} s): {self.error}"
+        verdict = self.report.verdict_with_assumptions()
+        return f"{self.configuration}: {verdict} ({self.seconds:.1f} s)"
 
 
 class ExportResult(NamedTuple):
@@ -327,13 +384,17 @@ def _is_integer(text: str) -> bool:
     return re.fullmatch(r"\(?-?\d+\)?", text.strip()) is not None
 
 
-def _analyse(dims: list[_Dimension], ep: Any) -> tuple[dict[str, str], list[Narrowing], list[str]]:
-    """Narrowings (constants, bounds, excluded values) and relations, in words."""
+def _analyse(
+    dims: list[_Dimension], ep: Any
+) -> tuple[dict[str, str], list[Narrowing], list[str], list[Narrowing]]:
+    """Narrowings (constants, bounds, excluded values), relations, and assumptions
+    (a lower bound of 2 that the program does not enforce: torch's 0/1 specialization)."""
     import sympy
 
     requested: dict[str, str] = {}
     narrowings: list[Narrowing] = []
     relations: list[str] = []
+    assumptions: list[Narrowing] = []
     by_symbol: dict[Any, str] = {}
     names = {dim.source: dim.label for dim in dims}
     for dim in dims:
@@ -357,7 +418,12 @@ def _analyse(dims: list[_Dimension], ep: Any) -> tuple[dict[str, str], list[Narr
         if bounds is None:
             continue
         lower, upper = bounds.lower, bounds.upper
-        if isinstance(lower, sympy.Integer) and int(lower) > dim.requested_min:
+        if isinstance(lower, sympy.Integer) and int(lower) == 2 and dim.requested_min < 2:
+            # the program still runs sizes 0 and 1 (torch skips checking a bound of 2),
+            # but the trace assumed >= 2: only a shape check can say whether 1 is right
+            text = f"{dim.label} was traced as >= 2; size 1 runs but was not traced"
+            assumptions.append(Narrowing(dim.label, text))
+        elif isinstance(lower, sympy.Integer) and int(lower) > dim.requested_min:
             narrowings.append(Narrowing(dim.label, f"{dim.label} must be >= {int(lower)}"))
         if isinstance(upper, sympy.Integer):
             if dim.requested_max is None or int(upper) < dim.requested_max:
@@ -385,7 +451,7 @@ def _analyse(dims: list[_Dimension], ep: Any) -> tuple[dict[str, str], list[Narr
             narrowings.append(Narrowing(involved[0], _must(left, op, right)))
         else:
             relations.append(f"{left} {op} {right}")
-    return requested, _unique(narrowings), list(dict.fromkeys(relations))
+    return requested, _unique(narrowings), list(dict.fromkeys(relations)), _unique(assumptions)
 
 
 def _must(left: str, op: str, right: str) -> str:
@@ -463,22 +529,38 @@ def _split_inputs(item: Any) -> tuple[tuple, dict]:
     return (item, {}) if isinstance(item, tuple) else ((), item)
 
 
-def run_checks(
-    program: Any, model: torch.nn.Module, inputs: Sequence[Any], rtol: float, atol: float
-) -> list[ShapeCheck]:
-    """Run ``program`` and ``model`` on each inputs set; eager always starts from the
-    model's state before the check, so one check cannot change the next."""
-    module = program.module()
-    checks = []
+def eager_outputs(model: torch.nn.Module, inputs: Sequence[Any]) -> list[Any]:
+    """The eager model's outputs on each inputs set, each run from the model's state
+    before the run, so one run cannot change the next."""
+    outputs = []
     for item in inputs:
         args, kwargs = _split_inputs(item)
-        label = _describe(model, args, kwargs)
         state = ModelState.capture(model)
         try:
             with torch.no_grad():
-                expected = model(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+                outputs.append(model(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
         finally:
             state.restore()
+    return outputs
+
+
+def run_checks(
+    program: Any,
+    model: torch.nn.Module,
+    inputs: Sequence[Any],
+    rtol: float,
+    atol: float,
+    expected_outputs: Sequence[Any] | None = None,
+) -> list[ShapeCheck]:
+    """Run ``program`` on each inputs set and compare with eager (``expected_outputs``
+    when already computed, so several programs of one model share the eager runs)."""
+    module = program.module()
+    if expected_outputs is None:
+        expected_outputs = eager_outputs(model, inputs)
+    checks = []
+    for item, expected in zip(inputs, expected_outputs):
+        args, kwargs = _split_inputs(item)
+        label = _describe(model, args, kwargs)
         try:
             with torch.no_grad():
                 got = module(*copy.deepcopy(args), **copy.deepcopy(kwargs))
@@ -502,6 +584,7 @@ def check_program(
     patches: PatchDetails | None = None,
     rtol: float = 1e-4,
     atol: float = 1e-4,
+    expected_outputs: Sequence[Any] | None = None,
 ) -> ExportReport:
     """The generality report of any exported program (made by patchport or not).
 
@@ -512,13 +595,14 @@ def check_program(
     _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
     marked = _name_dims(dynamic_shapes)[0] if dynamic_shapes is not None else None
     dims = _requested_dimensions(model, args, kwargs, marked, program) if marked else []
-    requested, narrowings, relations = _analyse(dims, program)
+    requested, narrowings, relations, assumptions = _analyse(dims, program)
     report = ExportReport(
         patches if patches is not None else PatchDetails(), requested, narrowings, relations
     )
+    report.assumptions = assumptions
     report.notes = _notes(report.patches)
     if check_shapes:
-        report.shape_checks = run_checks(program, model, check_shapes, rtol, atol)
+        report.shape_checks = run_checks(program, model, check_shapes, rtol, atol, expected_outputs)
     return report
 
 
@@ -533,55 +617,3 @@ def _notes(patches: PatchDetails) -> list[str]:
             "would shift the positions"
         )
     return notes
-
-
-def export(
-    model: torch.nn.Module,
-    args: tuple = (),
-    kwargs: dict[str, Any] | None = None,
-    *,
-    dynamic_shapes: Any = None,
-    patch_torch: bool = True,
-    patch_transformers: Any = True,
-    backed_size_oblivious: bool = True,
-    check_shapes: Sequence[Any] | None = None,
-    strict: bool = False,
-    rtol: float = 1e-4,
-    atol: float = 1e-4,
-    verbose: int = 0,
-) -> ExportResult:
-    """``torch.export.export`` with patchport's patches, then a generality report.
-
-    Dimension names given as strings in ``dynamic_shapes`` are used in the report
-    ("seq must be != 1"). ``check_shapes`` lists new inputs (dicts of keyword inputs or
-    tuples of positional ones) to run through the program and the eager model.
-    Returns ``ExportResult(program, report)``; the model is left exactly as it was.
-    """
-    kwargs = {} if kwargs is None else kwargs
-    _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
-    plain = _name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
-    with (
-        torch.fx.experimental._config.patch(backed_size_oblivious=backed_size_oblivious),
-        apply_patches_for_model(
-            patch_torch=patch_torch,
-            patch_transformers=patch_transformers,
-            model=model,
-            verbose=verbose,
-        ) as details,
-    ):
-        program = torch.export.export(
-            model, args, kwargs=kwargs, dynamic_shapes=plain, strict=strict
-        )
-    report = check_program(
-        program,
-        model,
-        args,
-        kwargs,
-        dynamic_shapes=dynamic_shapes,
-        check_shapes=check_shapes,
-        patches=details,
-        rtol=rtol,
-        atol=atol,
-    )
-    report.backed_size_oblivious = backed_size_oblivious
-    return ExportResult(program, report)

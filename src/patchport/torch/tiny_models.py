@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -13,7 +14,8 @@ class TinyBroadcastAddModel(torch.nn.Module):
     The example input has ``d2 == 1``, so the output's second dimension is ``max(d1, d2)``
     symbolically. Plain ``torch.export`` specializes ``d2`` to 1; with
     ``backed_size_oblivious=True`` it fails; with ``patch_torch=True`` as well it exports a
-    program that accepts every broadcastable pair.
+    program that accepts every broadcastable ``(d1, d2)`` pair (the two batch sizes, traced
+    equal, stay one size as in torch).
     """
 
     @staticmethod
@@ -26,3 +28,127 @@ class TinyBroadcastAddModel(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return x + y
+
+
+@dataclass
+class ModelData:
+    """A tiny model with everything needed to export it (yobx's ``get_tiny_model`` result).
+
+    ``dynamic_shapes`` names dimensions with strings; torch.export needs them replaced
+    (:func:`patchport.torch.use_dyn_not_str`, or :attr:`dynamic_shapes_for_torch_export_export`).
+    """
+
+    model_id: str
+    model: torch.nn.Module
+    export_inputs: dict[str, Any]
+    dynamic_shapes: dict[str, Any]
+    inputs_batch1: dict[str, Any] | None = None
+
+    @property
+    def dynamic_shapes_for_torch_export_export(self) -> dict[str, Any]:
+        """``dynamic_shapes`` with every dimension name replaced by ``Dim.DYNAMIC``."""
+        from .dynamic_shapes import use_dyn_not_str
+
+        return use_dyn_not_str(self.dynamic_shapes)
+
+
+# The published configuration of the Hugging Face model arnir0/Tiny-LLM (a one-layer
+# LLaMA); only the configuration is built in, weights are random and nothing is downloaded.
+TINY_LLM_CONFIG: dict[str, Any] = {
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "head_dim": 96,
+    "hidden_act": "silu",
+    "hidden_size": 192,
+    "initializer_range": 0.02,
+    "intermediate_size": 1024,
+    "max_position_embeddings": 1024,
+    "mlp_bias": False,
+    "num_attention_heads": 2,
+    "num_hidden_layers": 1,
+    "num_key_value_heads": 1,
+    "pretraining_tp": 1,
+    "rms_norm_eps": 1e-05,
+    "tie_word_embeddings": False,
+    "use_cache": True,
+    "vocab_size": 32000,
+}
+
+
+def _tiny_llm_inputs(model: torch.nn.Module, batch: int, seq: int, past: int) -> dict[str, Any]:
+    """Tokens, a mask over past + new tokens, their positions, and a filled cache."""
+    from .transformers_inputs import make_dynamic_cache
+
+    config = model.config
+    shape = (batch, config.num_key_value_heads, past, config.head_dim)
+    layers = range(config.num_hidden_layers)
+    return {
+        "input_ids": torch.randint(0, config.vocab_size, (batch, seq), dtype=torch.int64),
+        "attention_mask": torch.ones((batch, past + seq), dtype=torch.int64),
+        "position_ids": torch.arange(past, past + seq, dtype=torch.int64)
+        .unsqueeze(0)
+        .expand(batch, -1),
+        _cache_argument(model): make_dynamic_cache(
+            config, [torch.randn(shape) for _ in layers], [torch.randn(shape) for _ in layers]
+        ),
+    }
+
+
+def _cache_argument(model: torch.nn.Module) -> str:
+    """``cache`` in transformers >= 5.20's ``forward``, ``past_key_values`` before."""
+    import inspect
+
+    parameters = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
+def _tiny_llm(config_updates: dict[str, Any] | None) -> ModelData:
+    import transformers
+
+    config = transformers.LlamaConfig(
+        **TINY_LLM_CONFIG,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    )
+    for key, value in (config_updates or {}).items():
+        setattr(config, key, value)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    per_layer = [{0: "batch", 2: "past_length"} for _ in range(config.num_hidden_layers)]
+    return ModelData(
+        model_id="arnir0/Tiny-LLM",
+        model=model,
+        export_inputs=_tiny_llm_inputs(model, batch=2, seq=3, past=30),
+        dynamic_shapes={
+            "input_ids": {0: "batch", 1: "seq_length"},
+            "attention_mask": {0: "batch", 1: "past_length+seq_length"},
+            "position_ids": {0: "batch", 1: "seq_length"},
+            # the cache flattens to [keys per layer, values per layer]
+            _cache_argument(model): [per_layer, [dict(d) for d in per_layer]],
+        },
+        inputs_batch1=_tiny_llm_inputs(model, batch=1, seq=3, past=30),
+    )
+
+
+TINY_MODEL_IDS = ("local/BroadcastAdd", "arnir0/Tiny-LLM")
+
+
+def get_tiny_model(model_id: str, config_updates: dict[str, Any] | None = None) -> ModelData:
+    """A tiny random model, its export inputs and string-named dynamic shapes.
+
+    ``"local/BroadcastAdd"``: :class:`TinyBroadcastAddModel`. ``"arnir0/Tiny-LLM"``: a
+    LLaMA built from that model's published configuration (changed by ``config_updates``),
+    random weights, with a filled ``DynamicCache`` as ``past_key_values``.
+    """
+    if model_id == "local/BroadcastAdd":
+        return ModelData(
+            model_id=model_id,
+            model=TinyBroadcastAddModel(),
+            export_inputs=TinyBroadcastAddModel._export_inputs(),
+            dynamic_shapes=TinyBroadcastAddModel._dynamic_shapes(),
+        )
+    if model_id == "arnir0/Tiny-LLM":
+        return _tiny_llm(config_updates)
+    raise ValueError(
+        f"get_tiny_model({model_id!r}): unknown model id; choose one of {list(TINY_MODEL_IDS)}."
+    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -24,7 +25,33 @@ def register_cache_pytrees() -> bool:
     except ImportError:
         return False
     register_dynamic_cache_export_support()
+    _register_encoder_decoder_cache()
     return True
+
+
+def _register_encoder_decoder_cache() -> None:
+    """``EncoderDecoderCache`` (T5, Whisper, ...) as a node of its two ``DynamicCache``:
+    ``[self_attention_cache, cross_attention_cache]`` (transformers registers none)."""
+    from torch.utils import _pytree as pytree
+    from transformers import EncoderDecoderCache
+
+    if EncoderDecoderCache in pytree.SUPPORTED_NODES:
+        return
+
+    def children(cache: Any) -> list[Any]:
+        return [cache.self_attention_cache, cache.cross_attention_cache]
+
+    names = ("self_attention_cache", "cross_attention_cache")
+    pytree.register_pytree_node(
+        EncoderDecoderCache,
+        lambda cache: (children(cache), None),
+        lambda values, _context: EncoderDecoderCache(*values),
+        serialized_type_name=f"{EncoderDecoderCache.__module__}.EncoderDecoderCache",
+        flatten_with_keys_fn=lambda cache: (
+            [(pytree.GetAttrKey(n), c) for n, c in zip(names, children(cache))],
+            None,
+        ),
+    )
 
 
 def make_dynamic_cache(
@@ -59,3 +86,42 @@ def make_dynamic_cache(
             layer.activate_past_recording()
         cache.update(key, value, index)
     return cache
+
+
+def _cache_classes() -> list[type]:
+    """transformers' cache classes that ``register_cache_pytrees`` makes pytree nodes."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    return [DynamicCache, EncoderDecoderCache]
+
+
+@contextmanager
+def register_flattening_functions(
+    patch_transformers: bool = False, verbose: int = 0
+) -> Iterator[list[type]]:
+    """Register transformers' cache classes as pytree nodes for the ``with`` block.
+
+    yobx's name for what :func:`register_cache_pytrees` does, as a context manager: it
+    yields the classes it registered and, on exit, unregisters those (and only those) that
+    were not registered before. With ``patch_transformers=False`` it registers nothing.
+    """
+    from torch.fx import _pytree as fx_pytree
+    from torch.utils import _pytree as pytree
+
+    added: list[type] = []
+    if patch_transformers and installed_version("transformers") is not None:
+        before = {cls for cls in _cache_classes() if cls in pytree.SUPPORTED_NODES}
+        register_cache_pytrees()
+        added = [c for c in _cache_classes() if c in pytree.SUPPORTED_NODES and c not in before]
+        if verbose:
+            for cls in added:
+                print(f"[patchport] registered {cls.__name__} as a pytree node")
+    try:
+        yield added
+    finally:
+        for cls in added:
+            pytree._deregister_pytree_node(cls)
+            fx_pytree.SUPPORTED_NODES.pop(cls, None)
+            fx_pytree.SUPPORTED_NODES_EXACT_MATCH.pop(cls, None)
+            if verbose:
+                print(f"[patchport] unregistered {cls.__name__}")

@@ -401,6 +401,9 @@ class TransformersPatch(str, enum.Enum):
     EXPORTERS = "exporters"  # the export patches transformers itself ships
 
 
+TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
+
+
 def transformers_groups(value: Any) -> frozenset[TransformersPatch]:
     """``patch_transformers=`` as a set of groups; refuses anything else with the fix."""
     if value is True:

@@ -19,13 +19,24 @@ from typing import Any
 
 import torch
 import torch._refs
-from torch.fx.experimental.symbolic_shapes import guard_or_false, is_nested_int
+from torch.fx.experimental.symbolic_shapes import (
+    guard_or_false,
+    guarding_hint_or_throw,
+    has_guarding_hint,
+    is_nested_int,
+)
 
 from ...patching import original_of
 
 
 def broadcast_dim(a: Any, b: Any) -> Any:
-    """Broadcast two sizes; when the answer depends on run-time values, return ``max(a, b)``."""
+    """Broadcast two sizes; when the answer depends on run-time values, return ``max(a, b)``.
+
+    Sizes traced with the same value (neither is the 1 of a broadcast) take torch's own
+    path, ``a == b`` checked: they are the same length, and a ``max`` there would hide any
+    later specialization of that length from torch's check of the dimensions asked to be
+    dynamic, turning torch's refusal into a program that accepts only the traced size.
+    """
     if guard_or_false(a == b):
         return a
     if guard_or_false(a == 1):
@@ -37,7 +48,17 @@ def broadcast_dim(a: Any, b: Any) -> Any:
             f"The size of tensor a ({a}) must match the size of tensor b ({b}) at a "
             f"non-singleton dimension."
         )
+    if _same_hint(a, b):
+        torch._check(a == b, lambda: f"sizes {a} and {b} must match (they broadcast as equal)")
+        return a
     return torch.sym_max(a, b)
+
+
+def _same_hint(a: Any, b: Any) -> bool:
+    """True when both sizes have an example value and the values are equal."""
+    if not (has_guarding_hint(a) and has_guarding_hint(b)):
+        return False
+    return guarding_hint_or_throw(a) == guarding_hint_or_throw(b)
 
 
 def broadcast_two_shapes(a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:

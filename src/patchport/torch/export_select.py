@@ -1,0 +1,234 @@
+"""``patchport.torch.export``: never less general than plain ``torch.export.export``.
+
+Patches and ``backed_size_oblivious`` make many exports succeed or stay general, but on
+some models they make the program narrower than plain torch's (it rejects the decode
+step, or batch 1). So :func:`export` tries plain ``torch.export.export`` first, then the
+patched configurations, checks each program (narrowings in words, new shapes against
+eager), and returns the most general right one with a report of what it tried and why
+it chose. A requested dynamic dimension that no configuration keeps general is an error
+unless ``allow_narrowing=True``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..errors import PatchportError
+from .apply import apply_patches_for_model
+from .export_check import (
+    Attempt,
+    ExportReport,
+    ExportResult,
+    _check_arguments,
+    _name_dims,
+    check_program,
+    eager_outputs,
+)
+
+
+class ExportFailedError(PatchportError, RuntimeError):
+    """No configuration exported the model; ``attempts`` says why each one failed."""
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class NarrowedExportError(PatchportError, ValueError):
+    """Every configuration's program rejects inputs that were asked for, or computes a
+    wrong value on one; ``result`` holds the best program and its report."""
+
+    def __init__(self, message: str, result: ExportResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One way to run ``torch.export.export``: with or without patches and
+    ``backed_size_oblivious``."""
+
+    name: str
+    patched: bool
+    backed_size_oblivious: bool
+
+
+def configurations(
+    patch_torch: bool, patch_transformers: Any, backed_size_oblivious: bool | None
+) -> list[Configuration]:
+    """The configurations to try, plain first: plain, patches, patches + backed_size_oblivious
+    (``backed_size_oblivious=True``/``False`` keeps only the patched one that has it so)."""
+    patched = bool(patch_torch or patch_transformers)
+    label = "patches" if patched else "plain"
+    found = [Configuration("plain", False, False)]
+    if backed_size_oblivious is not True:
+        found.append(Configuration(label, patched, False))
+    if backed_size_oblivious is not False:
+        found.append(Configuration(f"{label}+backed_size_oblivious", patched, True))
+    unique: dict[tuple[bool, bool], Configuration] = {}
+    for item in found:
+        unique.setdefault((item.patched, item.backed_size_oblivious), item)
+    return list(unique.values())
+
+
+def _rank(attempt: Attempt, index: int) -> tuple[int, int, int, int]:
+    """Lower is better: wrong values first, then what the program rejects, then sizes
+    torch assumed without tracing them, then the order tried (plain first)."""
+    report = attempt.report
+    assert report is not None
+    rejected = len(report.narrowings) + report.refused
+    return report.wrong_values, rejected, len(report.assumptions), index
+
+
+def export(
+    model: torch.nn.Module,
+    args: tuple = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    patch_torch: bool = True,
+    patch_transformers: Any = True,
+    backed_size_oblivious: bool | None = None,
+    check_shapes: Sequence[Any] | None = None,
+    allow_narrowing: bool = False,
+    strict: bool = False,
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+    verbose: int = 0,
+) -> ExportResult:
+    """The most general right program among plain ``torch.export.export`` and the patched
+    configurations, with a report of each configuration tried and why one was chosen.
+
+    Dimension names given as strings in ``dynamic_shapes`` are used in the report
+    ("seq must be != 1"). ``check_shapes`` lists new inputs (dicts of keyword inputs or
+    tuples of positional ones) each program must run like the eager model. The first
+    configuration that is general and right is taken without trying the next ones.
+    When the best program still narrows a requested dimension, refuses a check or
+    computes a wrong value, :class:`NarrowedExportError` says so in words (its
+    ``result`` holds the program), unless ``allow_narrowing=True``.
+    Returns ``ExportResult(program, report)``; the model is left exactly as it was.
+    """
+    kwargs = {} if kwargs is None else kwargs
+    _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    if not isinstance(backed_size_oblivious, (bool, type(None))):
+        from .export_check import ExportArgumentError
+
+        raise ExportArgumentError(
+            f"patchport.torch.export(backed_size_oblivious=...): expected True, False or None "
+            f"(try both), got {backed_size_oblivious!r}."
+        )
+    plain_shapes = _name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
+    if "transformers" in sys.modules:  # a cache input or output needs its pytree node
+        from .transformers_inputs import register_cache_pytrees
+
+        register_cache_pytrees()
+    expected = eager_outputs(model, check_shapes) if check_shapes else None
+    attempts: list[Attempt] = []
+    programs: list[Any] = []
+    failures: list[BaseException] = []
+    for configuration in configurations(patch_torch, patch_transformers, backed_size_oblivious):
+        if not configuration.backed_size_oblivious and any(
+            a.report is not None and a.report.is_general for a in attempts
+        ):
+            continue  # without backed_size_oblivious, patches can only match that program
+        start = time.perf_counter()
+        try:
+            with (
+                torch.fx.experimental._config.patch(
+                    backed_size_oblivious=configuration.backed_size_oblivious
+                ),
+                apply_patches_for_model(
+                    patch_torch=patch_torch and configuration.patched,
+                    patch_transformers=patch_transformers if configuration.patched else False,
+                    model=model,
+                    verbose=verbose,
+                ) as details,
+            ):
+                program = torch.export.export(
+                    model, args, kwargs=kwargs, dynamic_shapes=plain_shapes, strict=strict
+                )
+        except Exception as exc:  # a configuration that cannot export: try the next one
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            attempts.append(
+                Attempt(
+                    configuration.name,
+                    time.perf_counter() - start,
+                    error=f"{type(exc).__name__}: {message[:300]}",
+                )
+            )
+            failures.append(exc)
+            _say(verbose, attempts[-1])
+            continue
+        report = check_program(
+            program,
+            model,
+            args,
+            kwargs,
+            dynamic_shapes=dynamic_shapes,
+            check_shapes=check_shapes,
+            patches=details,
+            rtol=rtol,
+            atol=atol,
+            expected_outputs=expected,
+        )
+        report.backed_size_oblivious = configuration.backed_size_oblivious
+        report.configuration = configuration.name
+        attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
+        programs.append((len(attempts) - 1, program))
+        _say(verbose, attempts[-1])
+        if report.is_general and not report.assumptions:
+            break  # nothing can be more general
+    if not programs:
+        lines = "\n".join(f"  {attempt.to_text()}" for attempt in attempts)
+        raise ExportFailedError(
+            f"patchport.torch.export: no configuration exported {type(model).__name__}:\n"
+            f"{lines}\nThe first error is torch's; fix the model code it names, or add a "
+            f"patch for it (extra_patches of apply_patches_for_model).",
+            attempts,
+        ) from failures[0]
+    index, program = min(programs, key=lambda item: _rank(attempts[item[0]], item[0]))
+    report = attempts[index].report
+    assert report is not None
+    report.attempts = attempts
+    report.choice = _why(attempts, index)
+    result = ExportResult(program, report)
+    if not report.is_general and not allow_narrowing:
+        raise NarrowedExportError(_narrowed_message(model, report), result)
+    return result
+
+
+def _why(attempts: list[Attempt], index: int) -> str:
+    """Why ``attempts[index]`` was chosen, in words."""
+    chosen = attempts[index]
+    report = chosen.report
+    assert report is not None
+    if not report.is_general:
+        return "no configuration is general; this one rejects the fewest inputs"
+    first = "plain torch.export" if index == 0 else "the first patched configuration"
+    if not report.assumptions:
+        return f"{first} that is general and right"
+    return (
+        f"{first} that is general and right; it assumes sizes >= 2 where noted, and no "
+        f"configuration that traces sizes 0 and 1 as well was as general"
+    )
+
+
+def _narrowed_message(model: torch.nn.Module, report: ExportReport) -> str:
+    lines = "\n".join(f"  {attempt.to_text()}" for attempt in report.attempts)
+    return (
+        f"patchport.torch.export: no configuration keeps {type(model).__name__} as general as "
+        f"asked:\n{lines}\nbest: {report.configuration}: {report.verdict()}.\n"
+        f"Pass allow_narrowing=True to accept it (the program is in this error's .result), "
+        f"or make the dimension static in dynamic_shapes."
+    )
+
+
+def _say(verbose: int, attempt: Attempt) -> None:
+    if verbose:
+        print(f"[patchport] export {attempt.to_text()}")

@@ -1,0 +1,240 @@
+"""One tiny model per architecture family through ``patchport.torch.export``: the program is
+checked on batch 1 and (for decoders) the decode step, and is never narrower than plain
+torch's. The whole corpus, with ONNX, is ``bench/export_corpus.py``."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from patchport.torch import ExportFailedError, export, make_dynamic_cache  # noqa: E402
+
+VOCAB = 64
+ONE_LAYER = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    vocab_size=VOCAB,
+    max_position_embeddings=32,
+)
+
+
+def _tokens(batch: int, seq: int, seed: int) -> torch.Tensor:
+    return torch.randint(1, VOCAB, (batch, seq), generator=torch.Generator().manual_seed(seed))
+
+
+def _decoder_inputs(model, batch: int, seq: int, past: int, seed: int) -> dict:
+    config = model.config
+    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    shape = (batch, config.num_key_value_heads, past, dim)
+    generator = torch.Generator().manual_seed(seed)
+    keys = [torch.randn(shape, generator=generator) for _ in range(config.num_hidden_layers)]
+    values = [torch.randn(shape, generator=generator) for _ in range(config.num_hidden_layers)]
+    return {
+        "input_ids": _tokens(batch, seq, seed),
+        "attention_mask": torch.ones(batch, past + seq, dtype=torch.int64),
+        "cache": make_dynamic_cache(config, keys, values),
+    }
+
+
+def _decoder_case(config):
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    traced = _decoder_inputs(model, 2, 5, 7, seed=1)
+    checks = [_decoder_inputs(model, 2, 1, 12, seed=2), _decoder_inputs(model, 1, 4, 3, seed=3)]
+    return model, traced, shapes, checks
+
+
+def dense_decoder_with_cache():
+    return _decoder_case(transformers.LlamaConfig(**ONE_LAYER))
+
+
+def moe_decoder_with_cache():
+    config = transformers.MixtralConfig(**ONE_LAYER, num_local_experts=4, num_experts_per_tok=2)
+    return _decoder_case(config)
+
+
+def encoder():
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+    )
+    model = transformers.BertModel(config).eval()
+
+    def inputs(batch, seq, seed):
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask}
+
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    return model, inputs(2, 5, 1), shapes, [inputs(1, 5, 2), inputs(2, 1, 3)]
+
+
+def _cross_cache(batch, heads, past, encoded, dim, seed):
+    generator = torch.Generator().manual_seed(seed)
+
+    def filled(length):
+        cache = transformers.DynamicCache()
+        shape = (batch, heads, length, dim)
+        key, value = (
+            torch.randn(shape, generator=generator),
+            torch.randn(shape, generator=generator),
+        )
+        cache.update(key, value, 0)
+        return cache
+
+    return transformers.EncoderDecoderCache(filled(past), filled(encoded))
+
+
+def _seq2seq_shapes(encoder_input: str) -> dict:
+    own, cross = [{0: "batch", 2: "past"}], [{0: "batch"}]
+    return {
+        encoder_input: {0: "batch"},
+        "decoder_input_ids": {0: "batch", 1: "seq"},
+        "cache": [[own, [dict(own[0])]], [cross, [dict(cross[0])]]],
+    }
+
+
+def text_encoder_decoder_with_cache():
+    torch.manual_seed(0)
+    config = transformers.T5Config(
+        d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4, vocab_size=VOCAB
+    )
+    model = transformers.T5ForConditionalGeneration(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        return {
+            "input_ids": _tokens(batch, 6, seed),
+            "decoder_input_ids": _tokens(batch, seq, seed + 1),
+            "cache": _cross_cache(batch, 4, past, 6, 8, seed),
+        }
+
+    checks = [inputs(2, 1, 9, 2), inputs(1, 3, 2, 3)]
+    return model, inputs(2, 4, 5, 1), _seq2seq_shapes("input_ids"), checks
+
+
+def speech_encoder_decoder_with_cache():
+    torch.manual_seed(0)
+    config = transformers.WhisperConfig(
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_mel_bins=8,
+        max_source_positions=16,
+        vocab_size=VOCAB,
+        pad_token_id=0,
+    )
+    model = transformers.WhisperForConditionalGeneration(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        return {
+            "input_features": torch.randn(batch, 8, 32, generator=generator),
+            "decoder_input_ids": _tokens(batch, seq, seed),
+            "cache": _cross_cache(batch, 4, past, 16, 8, seed),
+        }
+
+    checks = [inputs(2, 1, 9, 2), inputs(1, 3, 2, 3)]
+    return model, inputs(2, 4, 5, 1), _seq2seq_shapes("input_features"), checks
+
+
+def _vision_case(model):
+    size = model.config.image_size
+
+    def inputs(batch, seed):
+        generator = torch.Generator().manual_seed(seed)
+        return {"pixel_values": torch.randn(batch, 3, size, size, generator=generator)}
+
+    return model, inputs(2, 1), {"pixel_values": {0: "batch"}}, [inputs(1, 2), inputs(3, 3)]
+
+
+def vision_transformer():
+    torch.manual_seed(0)
+    config = transformers.ViTConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+    )
+    return _vision_case(transformers.ViTModel(config).eval())
+
+
+def convolutional_vision():
+    torch.manual_seed(0)
+    config = transformers.ConvNextConfig(
+        hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
+    )
+    return _vision_case(transformers.ConvNextForImageClassification(config).eval())
+
+
+def windowed_vision():
+    torch.manual_seed(0)
+    config = transformers.SwinConfig(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4
+    )
+    return _vision_case(transformers.SwinForImageClassification(config).eval())
+
+
+FAMILIES = {
+    "dense decoder + cache": dense_decoder_with_cache,
+    "MoE decoder + cache": moe_decoder_with_cache,
+    "encoder": encoder,
+    "text encoder-decoder + cache": text_encoder_decoder_with_cache,
+    "speech encoder-decoder + cache": speech_encoder_decoder_with_cache,
+    "vision transformer": vision_transformer,
+    "convolutional vision": convolutional_vision,
+    "windowed vision": windowed_vision,
+}
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family_exports_right_on_batch_1_and_decode_step(family):
+    model, traced, shapes, checks = FAMILIES[family]()
+    program, report = export(
+        model, (), traced, dynamic_shapes=shapes, check_shapes=checks, allow_narrowing=True
+    )
+    plain = report.attempts[0]
+    assert plain.configuration == "plain"
+    if plain.report is not None and plain.report.is_general:
+        assert report.is_general, report.to_text()  # never narrower than plain torch
+    assert report.wrong_values == 0, report.to_text()
+    assert report.is_general, report.to_text()
+
+
+def test_state_space_scan_is_refused_not_narrowed():
+    # Mamba's CPU scan loops over the sequence in Python: plain torch refuses a dynamic
+    # length, and so must every patched configuration (no program fixed to the traced length)
+    torch.manual_seed(0)
+    config = transformers.MambaConfig(
+        hidden_size=32, state_size=4, num_hidden_layers=1, vocab_size=VOCAB, time_step_rank=4
+    )
+    model = transformers.MambaForCausalLM(config).eval()
+    traced = {
+        "input_ids": _tokens(2, 5, 1),
+        "attention_mask": torch.ones(2, 5, dtype=torch.int64),
+        "use_cache": False,
+    }
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    shapes["use_cache"] = None
+    with pytest.raises(ExportFailedError) as caught:
+        export(model, (), traced, dynamic_shapes=shapes)
+    assert all(attempt.report is None for attempt in caught.value.attempts)
+    assert "Constraints violated" in str(caught.value)

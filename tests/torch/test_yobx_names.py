@@ -1,0 +1,76 @@
+"""yobx's names for tiny models, cache flattening and patch groups (its gallery's imports)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from torch.utils import _pytree as pytree  # noqa: E402
+
+from patchport.torch import (  # noqa: E402
+    TransformersPatch,
+    TransformersPatchEnum,
+    apply_patches_for_model,
+    get_tiny_model,
+    register_cache_pytrees,
+    register_flattening_functions,
+    use_dyn_not_str,
+)
+
+
+def test_broadcast_add_has_inputs_and_named_dynamic_shapes():
+    data = get_tiny_model("local/BroadcastAdd")
+    assert set(data.export_inputs) == {"x", "y"}
+    assert data.dynamic_shapes == {"x": {0: "batch", 1: "d1"}, "y": {0: "batch", 1: "d2"}}
+    dynamic = data.dynamic_shapes_for_torch_export_export
+    assert dynamic["x"][1] is torch.export.Dim.DYNAMIC
+    with pytest.raises(ValueError, match="unknown model id.*arnir0/Tiny-LLM"):
+        get_tiny_model("someone/Unknown")
+
+
+def test_transformers_patch_enum_is_our_group_name():
+    assert TransformersPatchEnum is TransformersPatch
+    with apply_patches_for_model(patch_transformers=[TransformersPatchEnum.ATTENTION]) as details:
+        assert details.n_patches >= 1
+
+
+def test_register_flattening_functions_registers_for_the_block_only():
+    cache_class = transformers.DynamicCache
+    was_registered = cache_class in pytree.SUPPORTED_NODES
+    if was_registered:
+        pytree._deregister_pytree_node(cache_class)
+    try:
+        with register_flattening_functions(patch_transformers=True) as added:
+            assert added == [cache_class] and cache_class in pytree.SUPPORTED_NODES
+        assert cache_class not in pytree.SUPPORTED_NODES
+        with register_flattening_functions(patch_transformers=False) as added:
+            assert added == [] and cache_class not in pytree.SUPPORTED_NODES
+        register_cache_pytrees()
+        with register_flattening_functions(patch_transformers=True) as added:
+            assert added == []  # registered before: left registered after
+        assert cache_class in pytree.SUPPORTED_NODES
+    finally:
+        if not was_registered and cache_class in pytree.SUPPORTED_NODES:
+            pytree._deregister_pytree_node(cache_class)
+        if was_registered:
+            register_cache_pytrees()
+
+
+def test_tiny_llm_exports_as_in_yobx_gallery():
+    data = get_tiny_model("arnir0/Tiny-LLM")
+    config = data.model.config
+    assert (config.hidden_size, config.head_dim, config.num_key_value_heads) == (192, 96, 1)
+    assert data.inputs_batch1["input_ids"].shape == (1, 3)
+    with (
+        register_flattening_functions(patch_transformers=True),
+        apply_patches_for_model(patch_torch=True, patch_transformers=True, model=data.model) as d,
+    ):
+        ep = torch.export.export(
+            data.model,
+            (),
+            kwargs=data.export_inputs,
+            dynamic_shapes=use_dyn_not_str(data.dynamic_shapes),
+        )
+    assert d.patches_involved_in_graph(ep.graph)
