@@ -135,6 +135,30 @@ def test_normalize_matches_opencv(seed, size, cn, dtype, norm_type, alpha, beta,
     seed=seeds,
     size=sizes,
     cn=cns,
+    dtype=dtypes,
+    norm_type=st.sampled_from([cv2.NORM_MINMAX, cv2.NORM_L2, cv2.NORM_L1, cv2.NORM_INF]),
+    alpha=st.sampled_from([0.0, 1.0, 255.0, 100.0]),
+    beta=st.sampled_from([0.0, 1.0, 255.0, 20.0]),
+    integer=st.booleans(),
+)
+def test_normalize_then_astype_uint8_is_bit_exact(
+    seed, size, cn, dtype, norm_type, alpha, beta, integer
+):
+    """float output, then astype(np.uint8): one float32 ulp flips a truncated 8-bit level."""
+    src = image(seed, *size, cn, dtype)
+    if integer:  # pixel values held as float32, the common depth-image / camera case
+        src = np.floor(np.abs(src) * 255 if dtype == "float32" else src).astype(np.float32)
+    expected = cv2.normalize(src, None, alpha, beta, norm_type, cv2.CV_32F)
+    got = arithmetic.normalize(src, None, alpha, beta, norm_type, cv2.CV_32F)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got.astype(np.uint8), expected.astype(np.uint8))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
     dtype=st.sampled_from(["uint8", "int16", "float32"]),
 )
 def test_split_and_merge_match_opencv(seed, size, cn, dtype):

@@ -149,10 +149,17 @@ _RESIZE_COEF_BITS = 11
 
 
 def _linear_taps(
-    dst_len: int, src_len: int, scale: float, area_like: bool, single: bool
+    dst_len: int,
+    src_len: int,
+    scale: float,
+    area_like: bool,
+    single: bool,
+    keep_edge_fraction: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(index0, index1, weight of index1) per output position, as OpenCV 5's resize computes
-    them (positions in double, or in float32 when ``single``; weights in float32)."""
+    them (positions in double, or in float32 when ``single``; weights in float32).
+    ``keep_edge_fraction``: a position beyond the edge reads the edge pixel twice with its
+    own fraction (OpenCV 5's uint8 rows) instead of once with weight 1."""
     dx = np.arange(dst_len, dtype=np.float64)
     inv = 1.0 / scale
     if area_like:  # INTER_AREA when enlarging: linear with area-style weights
@@ -167,6 +174,11 @@ def _linear_taps(
         fx = pos - sx
     fx = fx.astype(np.float32).astype(np.float64)
     low = sx < 0
+    high = sx >= src_len - 1
+    if keep_edge_fraction and not area_like:
+        edge = low | high
+        sx = np.clip(sx, 0, src_len - 1).astype(np.int64)
+        return sx, np.where(edge, sx, np.minimum(sx + 1, src_len - 1)), fx
     fx = np.where(low, 0.0, fx)
     sx = np.where(low, 0, sx)
     high = sx >= src_len - 1
@@ -212,7 +224,7 @@ def _resize_linear(
     (width, height), (sx_scale, sy_scale) = dsize, scales
     uint8 = t.dtype == torch.uint8
     x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0], uint8)
-    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8)
+    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8, uint8)
     if uint8:  # 11-bit fixed-point weights; the rows are blended like OpenCV's SIMD code
         scale = float(1 << _RESIZE_COEF_BITS)
         wx0, wx1 = np.rint((1 - ax) * scale), np.rint(ax * scale)
@@ -245,8 +257,28 @@ def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float
     return _along(_along(t, 1, xs), 0, ys)
 
 
+def _resize_area_fast(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
+    """OpenCV's integer-factor INTER_AREA: window sums, then (sum + 2) >> 2 for uint8 2x2
+    windows, else sum * (1/area) in float32, rounded half to even."""
+    (width, height), (kx, ky) = dsize, factors
+    f = t.to(torch.float32)[: height * ky, : width * kx]
+    sums = f.reshape(height, ky, width, kx, t.shape[2]).sum(dim=(1, 3))
+    if t.dtype == torch.uint8 and (kx, ky) == (2, 2):
+        return torch.floor((sums + 2.0) / 4.0).to(torch.uint8)
+    return saturate(sums * float(np.float32(1.0 / (kx * ky))), t.dtype)
+
+
 def _resize_area(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
     (width, height), (sx_scale, sy_scale) = dsize, scales
+    factors = (int(round(sx_scale)), int(round(sy_scale)))
+    eps = float(np.finfo(np.float64).eps)
+    if (
+        abs(sx_scale - factors[0]) < eps
+        and abs(sy_scale - factors[1]) < eps
+        and width * factors[0] <= t.shape[1]
+        and height * factors[1] <= t.shape[0]
+    ):
+        return _resize_area_fast(t, dsize, factors)
     wx = torch.from_numpy(_area_matrix(width, t.shape[1], sx_scale)).to(torch.float32)
     wy = torch.from_numpy(_area_matrix(height, t.shape[0], sy_scale)).to(torch.float32)
     f = t.to(torch.float32).permute(2, 0, 1)  # (C, H, W)
@@ -268,8 +300,8 @@ def _interpolations() -> dict[int, str]:
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="INTER_NEAREST exact; INTER_LINEAR and INTER_AREA: uint8 within 1, float32 within "
-    "1e-5",
+    accuracy="uint8: INTER_NEAREST and INTER_LINEAR (enlarging included) exact; INTER_AREA "
+    "within 1 (exact for whole 2x2 windows); float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
@@ -283,8 +315,8 @@ def resize(
     fy: float = 0,
     interpolation: int = 1,
 ) -> Any:
-    """Traceable ``cv2.resize`` (up and down). uint8 INTER_LINEAR/INTER_AREA results are within
-    1 of OpenCV (11-bit fixed-point weights reproduced); NEAREST is exact."""
+    """Traceable ``cv2.resize`` (up and down), bit-exact for uint8 INTER_NEAREST/INTER_LINEAR
+    (OpenCV 5's 11-bit weights and row blending, edge rows included); INTER_AREA within 1."""
     no_dst("resize", dst)
     modes = _interpolations()
     if interpolation not in modes:
@@ -386,8 +418,16 @@ def _bilinear(
         ax = tx.unsqueeze(-1).expand(*tx.shape, channels).contiguous()
         ay = ty.unsqueeze(-1).expand(*ty.shape, channels).contiguous()
         p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
-        top = p00 + ax * (p01 - p00)
-        out = top + ay * ((p10 + ax * (p11 - p10)) - top)
+        if channels == 4:  # OpenCV 5's 4-channel loop uses fused multiply-adds: the
+            # float32 product is exact in float64, so one rounding reproduces each fma
+            wide, f32 = torch.float64, torch.float32
+            ax, ay = ax.to(wide), ay.to(wide)
+            top = (ax * (p01 - p00).to(wide) + p00.to(wide)).to(f32)
+            bottom = (ax * (p11 - p10).to(wide) + p10.to(wide)).to(f32)
+            out = (ay * (bottom - top).to(wide) + top.to(wide)).to(f32)
+        else:
+            top = p00 + ax * (p01 - p00)
+            out = top + ay * ((p10 + ax * (p11 - p10)) - top)
         out = saturate(out, t.dtype)
     return out
 
