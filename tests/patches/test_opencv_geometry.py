@@ -12,8 +12,8 @@ from patchport.patches.opencv import geometry
 from .helpers import PROPERTY, assert_matches, image, seeds
 
 channels = st.sampled_from([0, 1, 2, 3, 4])  # 0: a 2-D image
-image_dtypes = st.sampled_from(["uint8", "float32"])
-any_dtypes = st.sampled_from(["uint8", "int8", "int16", "int32", "float32", "float64"])
+image_dtypes = st.sampled_from(["uint8", "uint16", "float32"])
+any_dtypes = st.sampled_from(["uint8", "int8", "uint16", "int16", "int32", "float32", "float64"])
 
 
 def _image(seed, height, width, cn, dtype):

@@ -134,14 +134,25 @@ def as_tensor(
     if any(s < 0 for s in src.strides):
         src = np.ascontiguousarray(src)
     tensor = torch.from_numpy(src)
+    if src.dtype == np.uint16:  # few torch ops take uint16: compute in int32 (exact)
+        tensor = tensor.to(torch.int32)
     return tensor if src.ndim == 3 else tensor.unsqueeze(-1)
 
 
-def to_numpy(result: torch.Tensor) -> np.ndarray:
-    """An (H, W, C) result as a fresh array shaped like OpenCV's: (H, W) when C is 1."""
+def to_numpy(result: torch.Tensor, dtype: Any = None) -> np.ndarray:
+    """An (H, W, C) result as a fresh array shaped like OpenCV's: (H, W) when C is 1;
+    ``dtype`` casts it first (e.g. uint16 images computed in int32)."""
     if result.ndim == 3 and result.shape[2] == 1:
         result = result.squeeze(-1)
+    if dtype is not None and np.dtype(dtype) == np.uint16 and result.dtype != torch.uint16:
+        result = result.to(torch.uint16)  # values already in range: the cast is exact
     return result.clone(memory_format=torch.contiguous_format).numpy()
+
+
+def integer_limits(dtype: Any) -> tuple[int, int] | None:
+    """(min, max) of an integer NumPy dtype, None for floating point."""
+    kind = np.dtype(dtype)
+    return None if kind.kind == "f" else (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
 
 
 def saturate(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -27,9 +27,9 @@ from ._base import (
     tuple_of_ints,
 )
 
-_ANY_DTYPES = ("uint8", "int8", "int16", "int32", "float32", "float64")
+_ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
-_IMAGE_DTYPES = ("uint8", "float32")
+_IMAGE_DTYPES = ("uint8", "uint16", "float32")
 
 
 @replaces(
@@ -46,7 +46,7 @@ def flip(src: np.ndarray, flipCode: int, dst: Any = None) -> Any:
     no_dst("flip", dst)
     t = as_tensor("flip", src, _ANY_DTYPES, _CHANNELS)
     dims = (0,) if flipCode == 0 else (1,) if flipCode > 0 else (0, 1)
-    return to_numpy(torch.flip(t, dims))
+    return to_numpy(torch.flip(t, dims), src.dtype)
 
 
 def _rotate_codes() -> dict[int, int]:
@@ -73,7 +73,7 @@ def rotate(src: np.ndarray, rotateCode: int, dst: Any = None) -> Any:
             "ROTATE_90_CLOCKWISE, ROTATE_180, ROTATE_90_COUNTERCLOCKWISE",
         )
     t = as_tensor("rotate", src, _ANY_DTYPES, _CHANNELS)
-    return to_numpy(torch.rot90(t, turns[rotateCode], dims=(0, 1)))
+    return to_numpy(torch.rot90(t, turns[rotateCode], dims=(0, 1)), src.dtype)
 
 
 @replaces(
@@ -87,7 +87,7 @@ def transpose(src: np.ndarray, dst: Any = None) -> Any:
     """Traceable ``cv2.transpose``: swaps rows and columns (exact)."""
     no_dst("transpose", dst)
     t = as_tensor("transpose", src, _ANY_DTYPES, _CHANNELS)
-    return to_numpy(t.transpose(0, 1))
+    return to_numpy(t.transpose(0, 1), src.dtype)
 
 
 _BORDER_NAMES = {
@@ -140,8 +140,7 @@ def copyMakeBorder(
     if min(sizes) < 0:
         raise refuse("copyMakeBorder", "top/bottom/left/right", sizes, "sizes >= 0")
     t = as_tensor("copyMakeBorder", src, _ANY_DTYPES, _CHANNELS)
-    fill = scalar4(0 if value is None else value)
-    return to_numpy(pad(t, *sizes, border, fill))
+    return to_numpy(pad(t, *sizes, border, _fill_value(value, src)), src.dtype)
 
 
 # -- resize ------------------------------------------------------------------------------
@@ -231,7 +230,7 @@ def _resize_linear(
         wy0, wy1 = np.rint((1 - ay) * scale), np.rint(ay * scale)
     else:
         wx0, wx1, wy0, wy1 = 1 - ax, ax, 1 - ay, ay
-    work = torch.float64 if uint8 else t.dtype
+    work = torch.float64 if uint8 else t.dtype if t.dtype.is_floating_point else torch.float32
 
     def horizontal(rows: torch.Tensor) -> torch.Tensor:
         left = _along(rows, 1, x0).to(work) * _shape_weights(wx0, 1, work)
@@ -301,7 +300,8 @@ def _interpolations() -> dict[int, str]:
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
     accuracy="uint8: INTER_NEAREST and INTER_LINEAR (enlarging included) exact; INTER_AREA "
-    "within 1 (exact for whole 2x2 windows); float32 within 1e-5",
+    "within 1 (exact for whole 2x2 windows); uint16 within 1 (NEAREST exact); float32 within "
+    "1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
@@ -344,7 +344,7 @@ def resize(
             "(width, height) > 0, or None/(0, 0) with fx > 0 and fy > 0",
         )
     if size == (src_w, src_h):  # OpenCV copies the image when the size does not change
-        return to_numpy(t.clone())
+        return to_numpy(t.clone(), src.dtype)
     scales = (1.0 / inv_x, 1.0 / inv_y)
     name = modes[interpolation]
     if name == "INTER_NEAREST":
@@ -354,7 +354,23 @@ def resize(
     else:
         area = name == "INTER_AREA"
         out = _resize_linear(t, size, scales, (area, area))
-    return to_numpy(out)
+    return to_numpy(_integer_result(out, src), src.dtype)
+
+
+def _integer_result(out: torch.Tensor, src: np.ndarray) -> torch.Tensor:
+    """A float result of a uint16 image (computed in its int32 carrier) rounded and clamped
+    like OpenCV's saturate_cast; anything else unchanged."""
+    if src.dtype == np.uint16 and out.is_floating_point():
+        return torch.clamp(torch.round(out), 0, 65535).to(torch.int32)
+    return out
+
+
+def _fill_value(value: Any, src: np.ndarray) -> tuple[float, ...]:
+    """borderValue as four floats, saturated to uint16 for uint16 images."""
+    fill = scalar4(0 if value is None else value)
+    if src.dtype == np.uint16:  # the int32 carrier must not hold values uint16 cannot
+        fill = tuple(float(np.clip(np.rint(v), 0, 65535)) for v in fill)
+    return fill
 
 
 # -- remap and warpAffine ------------------------------------------------------------------
@@ -503,7 +519,9 @@ def _sample(
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (OpenCV 5 mixes fused and unfused float32 lerps "
+    "across its SIMD and scalar loops: a value within an ulp of .5 may round the other way); "
+    "float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
@@ -537,8 +555,8 @@ def remap(
     border = _border("remap", "borderMode", borderMode, _REMAP_BORDERS)
     t = as_tensor("remap", src, _IMAGE_DTYPES, _CHANNELS)
     positions = _remap_positions("remap", map1, map2)
-    value = scalar4(0 if borderValue is None else borderValue)
-    return to_numpy(_sample(t, positions, border, value))
+    value = _fill_value(borderValue, src)
+    return to_numpy(_integer_result(_sample(t, positions, border, value), src), src.dtype)
 
 
 def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
@@ -561,7 +579,7 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (as remap); float32 within 1e-5",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -607,5 +625,6 @@ def warpAffine(
     matrix = M.astype(np.float64)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
-    value = scalar4(0 if borderValue is None else borderValue)
-    return to_numpy(_sample(t, _warp_positions(matrix, size), border, value))
+    value = _fill_value(borderValue, src)
+    out = _sample(t, _warp_positions(matrix, size), border, value)
+    return to_numpy(_integer_result(out, src), src.dtype)
