@@ -62,6 +62,16 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "inRange": (FRAME, (10, 20, 30), (200, 220, 240)),
     "split": (FRAME,),
     "merge": ([FRAME[..., 0], FRAME[..., 2]],),
+    "add": (FRAME, FRAME[::-1].copy()),
+    "subtract": (FRAME, (10, 20, 30)),
+    "absdiff": (FRAME, FRAME[::-1].copy()),
+    "multiply": (FRAME, FRAME[::-1].copy()),
+    "divide": (FRAME, FRAME[::-1].copy()),
+    "bitwise_and": (FRAME, FRAME[::-1].copy()),
+    "bitwise_or": (FRAME, FRAME[::-1].copy()),
+    "bitwise_xor": (FRAME, FRAME[::-1].copy()),
+    "bitwise_not": (FRAME,),
+    "LUT": (FRAME, (255 - np.arange(256)).astype(np.uint8)),
 }
 
 
@@ -117,6 +127,13 @@ REFUSED = [
     (F.arithmetic.inRange, (FRAME, (1, 2), (3, 4)), {}, "lowerb=(1, 2)"),
     (F.channels.split, (np.zeros((3, 3, 5), np.uint8),), {}, "m channels=5"),
     (F.channels.merge, ([],), {}, "mv=list"),
+    (F.elementwise.add, (FRAME, GRAY), {}, "src2=uint8[20, 30]"),
+    (F.elementwise.add, (FRAME, FRAME), {"dtype": cv2.CV_16S}, "dtype=3"),
+    (F.elementwise.add, (FRAME, FRAME), {"mask": FRAME}, "mask=uint8[20, 30, 3]"),
+    (F.elementwise.multiply, (FRAME.astype(np.int16), 2), {}, "src1.dtype=int16"),
+    (F.elementwise.divide, (FRAME.astype(np.float32), 2), {}, "src1.dtype=float32"),
+    (F.elementwise.bitwise_and, (FRAME, 7), {}, "src2=7"),
+    (F.elementwise.LUT, (FRAME, np.arange(100)), {}, "lut=int64[100]"),
     (F.channels.merge, ([GRAY, GRAY[:5]],), {}, "mv[1]=uint8[5, 30]"),
 ]
 
@@ -134,7 +151,8 @@ def test_unsupported_cases_are_refused_with_the_argument_named(replacement, args
 def test_every_function_of_the_issue_is_replaced():
     wanted = (
         "cvtColor resize remap warpAffine GaussianBlur blur boxFilter copyMakeBorder flip rotate "
-        "transpose normalize convertScaleAbs addWeighted threshold inRange split merge"
+        "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
+        "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT"
     ).split()
     assert sorted(p.function_name for p in opencv.all()) == sorted(wanted)
     assert all(p.module is cv2 for p in opencv.all())
@@ -167,6 +185,16 @@ def all_functions(bgr, gray):
         "inRange_traced_bounds": cv2.inRange(hsv, np.minimum(hsv[0, 0], 100), hsv[1, 1]),
         "split": h,
         "merge": cv2.merge([v, s, h]),
+        "add": cv2.add(small, cv2.flip(small, 0), mask=(s > 100).astype(np.uint8)),
+        "subtract": cv2.subtract(gray, 40.5),
+        "absdiff": cv2.absdiff(small, cv2.flip(small, 1)),
+        "multiply": cv2.multiply(small, (1, 2, 3), scale=0.5),
+        "divide": cv2.divide(h, s, scale=40),
+        "bitwise_and": cv2.bitwise_and(small, cv2.flip(small, 0)),
+        "bitwise_or": cv2.bitwise_or(h, s, mask=v),
+        "bitwise_xor": cv2.bitwise_xor(h, v),
+        "bitwise_not": cv2.bitwise_not(small),
+        "LUT": cv2.LUT(gray, (np.arange(256) ** 0.5 * 16).astype(np.uint8)),
     }
     return out
 
@@ -194,7 +222,8 @@ def test_all_replacements_trace_export_to_onnx_and_replay(tmp_path):
         outputs = manager.run_policy({"ops/bgr": frame, "ops/gray": gray})
         for name, expected in all_functions(frame, gray).items():
             got = outputs[f"ops/{name}"]
-            assert_matches(name.split("_")[0], expected, got, scale=255.0)
+            function = name if name in opencv.REGISTRY else name.split("_")[0]
+            assert_matches(function, expected, got, scale=255.0)
 
 
 def test_ordinary_arrays_still_reach_opencv_during_a_session(tmp_path):
