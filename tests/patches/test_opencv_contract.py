@@ -72,6 +72,12 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "bitwise_xor": (FRAME, FRAME[::-1].copy()),
     "bitwise_not": (FRAME,),
     "LUT": (FRAME, (255 - np.arange(256)).astype(np.uint8)),
+    "applyColorMap": (FRAME, cv2.COLORMAP_JET),
+    "erode": (FRAME, None),
+    "dilate": (FRAME, np.ones((2, 3), np.uint8)),
+    "morphologyEx": (FRAME, cv2.MORPH_GRADIENT, None),
+    "medianBlur": (FRAME, 5),
+    "Sobel": (FRAME, cv2.CV_16S, 1, 0),
 }
 
 
@@ -93,7 +99,7 @@ def test_defaults_are_opencv_s(spec):
 F = opencv
 GRAY = FRAME[..., 0].copy()
 REFUSED = [
-    (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2YUV), {}, "code=COLOR_BGR2YUV"),
+    (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2Lab), {}, "code=COLOR_BGR2LAB"),
     (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dstCn": 4}, "dstCn=4"),
     (F.color.cvtColor, (GRAY, cv2.COLOR_BGR2RGB), {}, "src channels=1"),
     (F.color.cvtColor, (FRAME.astype(np.uint16), cv2.COLOR_BGR2RGB), {}, "src.dtype=uint16"),
@@ -134,6 +140,14 @@ REFUSED = [
     (F.elementwise.divide, (FRAME.astype(np.float32), 2), {}, "src1.dtype=float32"),
     (F.elementwise.bitwise_and, (FRAME, 7), {}, "src2=7"),
     (F.elementwise.LUT, (FRAME, np.arange(100)), {}, "lut=int64[100]"),
+    (F.color.applyColorMap, (FRAME, 99), {}, "colormap=99"),
+    (F.color.applyColorMap, (FRAME[..., :2], 2), {}, "src channels=2"),
+    (F.morphology.erode, (FRAME, [[1, 1]]), {}, "kernel=list[1, 2]"),
+    (F.morphology.dilate, (FRAME, None), {"borderType": cv2.BORDER_WRAP}, "borderType="),
+    (F.morphology.morphologyEx, (FRAME, cv2.MORPH_HITMISS, None), {}, "op="),
+    (F.filters.medianBlur, (FRAME, 7), {}, "ksize=7"),
+    (F.filters.Sobel, (FRAME, cv2.CV_8U, 1, 0), {}, "ddepth=0"),
+    (F.filters.Sobel, (FRAME, cv2.CV_16S, 0, 0), {}, "dx/dy=(0, 0)"),
     (F.channels.merge, ([GRAY, GRAY[:5]],), {}, "mv[1]=uint8[5, 30]"),
 ]
 
@@ -152,7 +166,8 @@ def test_every_function_of_the_issue_is_replaced():
     wanted = (
         "cvtColor resize remap warpAffine GaussianBlur blur boxFilter copyMakeBorder flip rotate "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
-        "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT"
+        "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
+        "applyColorMap erode dilate morphologyEx medianBlur Sobel"
     ).split()
     assert sorted(p.function_name for p in opencv.all()) == sorted(wanted)
     assert all(p.module is cv2 for p in opencv.all())
@@ -195,6 +210,16 @@ def all_functions(bgr, gray):
         "bitwise_xor": cv2.bitwise_xor(h, v),
         "bitwise_not": cv2.bitwise_not(small),
         "LUT": cv2.LUT(gray, (np.arange(256) ** 0.5 * 16).astype(np.uint8)),
+        "applyColorMap": cv2.applyColorMap(small, cv2.COLORMAP_TURBO),
+        "erode": cv2.erode(gray, cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 5))),
+        "dilate": cv2.dilate(small, None, iterations=2, borderType=cv2.BORDER_REFLECT),
+        "morphologyEx": cv2.morphologyEx(
+            gray, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+        ),
+        "medianBlur": cv2.medianBlur(small, 5),
+        "Sobel": cv2.Sobel(gray, cv2.CV_16S, 1, 1, ksize=5),
+        "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
+        "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),
     }
     return out
 

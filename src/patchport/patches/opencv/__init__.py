@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Iterable
 
 from ...sessions.function_patch import FunctionPatch
-from . import arithmetic, channels, color, elementwise, filters, geometry
+from . import arithmetic, channels, color, elementwise, filters, geometry, morphology
 from ._base import REGISTRY, Support, UnsupportedCaseError, cv2
 
 __all__ = [
@@ -27,6 +27,7 @@ _MODULES = (
     color,
     geometry,
     filters,
+    morphology,
     arithmetic,
     elementwise,
     channels,

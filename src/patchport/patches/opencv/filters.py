@@ -255,3 +255,85 @@ def blur(
     """Traceable ``cv2.blur``: the normalised box filter; uint8 results within 1 of OpenCV."""
     no_dst("blur", dst)
     return _box("blur", src, -1, ksize, anchor, True, borderType)
+
+
+@replaces(
+    "medianBlur",
+    family="filters",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="exact (a median selects an input value)",
+    arguments={"ksize": ("3", "5")},
+    notes="borders replicate the edge pixels, like OpenCV; larger apertures are refused.",
+)
+def medianBlur(src: np.ndarray, ksize: int, dst: Any = None) -> Any:
+    """Traceable ``cv2.medianBlur`` for 3x3 and 5x5 apertures: the median of each window
+    (edges replicated), as a sort of the window's shifted slices (exact)."""
+    no_dst("medianBlur", dst)
+    if ksize not in (3, 5):
+        raise refuse("medianBlur", "ksize", ksize, "3 or 5")
+    t = as_tensor("medianBlur", src, ("uint8", "uint16", "float32"), (1, 2, 3, 4))
+    half = ksize // 2
+    padded = pad(t, half, half, half, half, cv2.BORDER_REPLICATE)
+    height, width = t.shape[0], t.shape[1]
+    windows = [
+        padded.narrow(0, i, height).narrow(1, j, width) for i in range(ksize) for j in range(ksize)
+    ]
+    values = torch.stack(windows, dim=-1).to(torch.float32)  # exact for uint8 and uint16
+    median = torch.sort(values, dim=-1).values[..., len(windows) // 2]
+    return to_numpy(median.to(t.dtype), src.dtype)
+
+
+def _sobel_depths() -> dict[int, torch.dtype]:
+    return {cv2.CV_16S: torch.int16, cv2.CV_32F: torch.float32, cv2.CV_64F: torch.float64}
+
+
+@replaces(
+    "Sobel",
+    family="filters",
+    dtypes=("uint8", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="uint8 source to CV_16S: exact (integer sums, scale and delta in double); float "
+    "outputs within 1e-5 of the data's magnitude (sums in double, OpenCV's in float32)",
+    arguments={
+        "ddepth": ("-1 (float32 src)", "CV_16S", "CV_32F", "CV_64F"),
+        "ksize": ("1", "3", "5", "7", "-1 (Scharr)"),
+        "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
+    },
+)
+def Sobel(
+    src: np.ndarray,
+    ddepth: int,
+    dx: int,
+    dy: int,
+    dst: Any = None,
+    ksize: int = 3,
+    scale: float = 1,
+    delta: float = 0,
+    borderType: int = 4,
+) -> Any:
+    """Traceable ``cv2.Sobel``: OpenCV's separable derivative kernels (cv2.getDerivKernels),
+    OpenCV borders, then ``scale`` and ``delta``; exact for uint8 sources."""
+    no_dst("Sobel", dst)
+    border = _border("Sobel", borderType)
+    t = as_tensor("Sobel", src, ("uint8", "float32"), (1, 2, 3, 4))
+    depths = _sobel_depths()
+    out_dtype = torch.float32 if ddepth == -1 and t.dtype == torch.float32 else depths.get(ddepth)
+    if out_dtype is None:
+        raise refuse("Sobel", "ddepth", ddepth, "CV_16S, CV_32F, CV_64F (or -1 for float32)")
+    if ksize not in (-1, 1, 3, 5, 7):
+        raise refuse("Sobel", "ksize", ksize, "-1 (Scharr), 1, 3, 5 or 7")
+    if dx < 0 or dy < 0 or dx + dy == 0 or (ksize == -1 and (dx + dy != 1)):
+        raise refuse("Sobel", "dx/dy", (dx, dy), "orders >= 0, not both 0 (Scharr: one 1)")
+    if ksize > 1 and (dx >= ksize or dy >= ksize) or ksize == 1 and max(dx, dy) > 2:
+        raise refuse("Sobel", "dx/dy", (dx, dy), "orders below ksize")
+    kx, ky = cv2.getDerivKernels(dx, dy, ksize, normalize=False, ktype=cv2.CV_64F)
+    kx, ky = kx.reshape(-1), ky.reshape(-1)
+    anchor = (len(kx) // 2, len(ky) // 2)
+    # integer kernels: sums of uint8 are exact in float64; float32 sources lose less
+    sums = _separable(t.to(torch.float64), kx, ky, anchor, border)
+    if float(scale) != 1.0 or float(delta) != 0.0:
+        sums = sums.to(torch.float64) * float(scale) + float(delta)
+    if out_dtype == torch.int16:
+        sums = torch.clamp(torch.round(sums), -32768, 32767)
+    return to_numpy(sums.to(out_dtype))
