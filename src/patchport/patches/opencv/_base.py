@@ -40,12 +40,21 @@ class Support:
     accuracy: str
     family: str
     notes: str = ""
-    uint8_units: int = 0  # largest difference from OpenCV promised for uint8 results
+    uint8_units: int = 0  # largest difference from OpenCV promised for integer results
+    float_atol: float = 1e-6  # absolute slack for float results (beside rtol 1e-5)
 
     @property
     def atol(self) -> float:
-        """Absolute tolerance for ``FunctionPatch(verify=True)`` checks."""
-        return float(self.uint8_units) if self.uint8_units else 1e-6
+        """One absolute tolerance for ``FunctionPatch(atol=...)``: the integer units when a
+        difference is declared, else the float slack (exact integer results stay exact)."""
+        return float(self.uint8_units) if self.uint8_units else self.float_atol
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        """Declared (rtol, atol) for a result of ``dtype``, as ``np.isclose`` reads them:
+        integer results within ``uint8_units``, float results within 1e-5 / ``float_atol``."""
+        if np.dtype(dtype).kind in "iub":
+            return 0.0, float(self.uint8_units)
+        return 1e-5, self.float_atol
 
     @property
     def target(self) -> str:
@@ -73,6 +82,7 @@ def replaces(
     arguments: dict[str, Sequence[str]] | None = None,
     notes: str = "",
     uint8_units: int = 0,
+    float_atol: float = 1e-6,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the traceable replacement of ``cv2.<function>``."""
 
@@ -87,6 +97,7 @@ def replaces(
             family,
             notes,
             uint8_units,
+            float_atol,
         )
         return replacement
 

@@ -148,13 +148,10 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
 
 @replaces(
     "addWeighted",
-    uint8_units=1,
     family="arithmetic",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (OpenCV 5's fused multiply-adds reproduced: bit-exact in the "
-    "tests); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV 5's float32 fused multiply-adds reproduced); float32 within 1e-5",
     arguments={"dtype": ("-1 (same as inputs)",)},
 )
 def addWeighted(
@@ -166,8 +163,8 @@ def addWeighted(
     dst: Any = None,
     dtype: int = -1,
 ) -> Any:
-    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 within
-    1 of OpenCV (its float32 fused multiply-adds are reproduced: bit-exact in the tests)."""
+    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 exact
+    (OpenCV 5's float32 fused multiply-adds are reproduced)."""
     no_dst("addWeighted", dst)
     if dtype != -1:
         raise refuse("addWeighted", "dtype", dtype, "-1 (the inputs' type)")

@@ -146,9 +146,7 @@ def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
     family="elementwise",
     dtypes=_MUL_DTYPES,
     channels=_CHANNELS,
-    uint8_units=1,
-    accuracy="uint8 within 1 (float32 products as OpenCV 5; exact in the tests so far); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (float32 products, as OpenCV 5); float32 within 1e-5",
     arguments={**_ARITHMETIC, "scale": ("any number",)},
 )
 def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int = -1) -> Any:
@@ -169,8 +167,7 @@ def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int
     family="elementwise",
     dtypes=("uint8",),
     channels=_CHANNELS,
-    uint8_units=1,
-    accuracy="uint8 within 1 (float32 quotients as OpenCV 5); division by 0 gives 0",
+    accuracy="exact (float32 quotients, as OpenCV 5); division by 0 gives 0",
     arguments={
         "src2": ("same-shape array", "number", "tuple"),
         "scale": ("any number",),

@@ -109,11 +109,10 @@ def _ksize_for(sigma: float, uint8: bool) -> int:
 
 @replaces(
     "GaussianBlur",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point kernels and integer sums); float32 within 1e-5",
     arguments={
         "ksize": ("odd (w, h)", "(0, 0) with sigmaX > 0"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
@@ -130,7 +129,7 @@ def GaussianBlur(
     hint: int = 0,
 ) -> Any:
     """Traceable ``cv2.GaussianBlur``. uint8: OpenCV's bit-exact fixed-point kernels (8
-    fractional bits, error diffusion) and integer sums, so within 1 (exact in tests)."""
+    fractional bits, error diffusion) and integer sums, so exact."""
     no_dst("GaussianBlur", dst)
     border = _border("GaussianBlur", borderType)
     t = as_tensor("GaussianBlur", src, _DTYPES, _CHANNELS)
@@ -290,6 +289,7 @@ def _sobel_depths() -> dict[int, torch.dtype]:
 
 @replaces(
     "Sobel",
+    float_atol=1e-4,  # float32 sources: OpenCV's float32 sums cancel to noise near 0
     family="filters",
     dtypes=("uint8", "float32"),
     channels=(1, 2, 3, 4),

@@ -544,7 +544,7 @@ def remap(
 ) -> Any:
     """Traceable ``cv2.remap`` with INTER_LINEAR (e.g. undistortion with precomputed maps).
 
-    uint8 results within 1 of OpenCV (bit-exact in the tests): float maps are sampled with
+    uint8 results within 1 of OpenCV (nearly always exact): float maps are sampled with
     float32 lerps like OpenCV 5, cv2.convertMaps maps with its 1/32-pixel weight table.
     """
     no_dst("remap", dst)
@@ -599,7 +599,7 @@ def warpAffine(
 ) -> Any:
     """Traceable ``cv2.warpAffine`` with INTER_LINEAR and a constant matrix ``M``.
 
-    uint8 results within 1 of OpenCV (bit-exact in the tests): positions are OpenCV 5's
+    uint8 results within 1 of OpenCV (nearly always exact): positions are OpenCV 5's
     float32 fused multiply-adds, then float32 lerps.
     """
     no_dst("warpAffine", dst)
