@@ -146,7 +146,9 @@ def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
     family="elementwise",
     dtypes=_MUL_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact (float32 products, as OpenCV 5); float32 within 1e-5",
+    uint8_units=1,
+    accuracy="uint8: exact for array operands; a Scalar operand within 1 (OpenCV's Scalar "
+    "path rounds exact halves its own way); float32 within 1e-5",
     arguments={**_ARITHMETIC, "scale": ("any number",)},
 )
 def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int = -1) -> Any:
@@ -155,11 +157,9 @@ def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int
     no_dst("multiply", dst)
     a, b = _pair("multiply", src1, src2, dtype, _MUL_DTYPES)
     t = as_tensor("multiply", src1, _MUL_DTYPES, _CHANNELS, "src1")
-    if float(scale) == 1.0:
-        return _finish(a * b, src1, t, None)
-    f32 = torch.float32
-    product = a.to(f32) * b.to(f32) * float(np.float32(scale))
-    return _finish(product.to(torch.float64), src1, t, None)
+    if t.dtype.is_floating_point:  # float32 products, as OpenCV
+        return _finish(a * b * float(np.float32(scale)), src1, t, None)
+    return _finish(a * b * float(scale), src1, t, None)  # exact products, one rounding
 
 
 @replaces(
@@ -167,7 +167,9 @@ def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int
     family="elementwise",
     dtypes=("uint8",),
     channels=_CHANNELS,
-    accuracy="exact (float32 quotients, as OpenCV 5); division by 0 gives 0",
+    uint8_units=1,
+    accuracy="exact for array operands (float32 quotients, as OpenCV 5); a Scalar operand "
+    "within 1; division by 0 gives 0",
     arguments={
         "src2": ("same-shape array", "number", "tuple"),
         "scale": ("any number",),
