@@ -181,18 +181,29 @@ def _box(
     if ddepth not in allowed:
         raise refuse(function, "ddepth", ddepth, "-1 (same as src) or cv2.CV_32F")
     out_dtype = allowed[ddepth]
-    if normalize and out_dtype == torch.uint8 and width * height == 2:
+    ones_x, ones_y = np.ones(width), np.ones(height)
+    sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
+    area = width * height
+    if normalize and out_dtype == torch.uint8 and area == 2:
         raise refuse(
             function,
             "ksize",
             (width, height),
             "windows of 1 or at least 3 pixels for uint8 means (OpenCV 5.0 returns mean + 1 "
-            "for 2-pixel windows, wrapping 255 to 0; not reproduced)",
+            "for 2-pixel windows and, depending on its SIMD lane, 255 or 0 for 255 + 255; "
+            "not reproducible)",
         )
-    ones_x, ones_y = np.ones(width), np.ones(height)
-    sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
+    if normalize and out_dtype == torch.uint8 and area >= 4 and area & (area - 1) == 0:
+        # OpenCV 5 shifts uint8 sums over power-of-two windows: (sum + area/2 + 1) >> log2
+        # (exact in float32)
+        mean = torch.floor((sums + float(area // 2 + 1)) / float(area))
+        return to_numpy(torch.clamp(mean, 0, 255).to(torch.uint8))
+    if normalize and out_dtype == torch.uint8:  # the mean rounded half up, exactly
+        wide = sums.to(torch.float64)
+        mean = torch.floor((wide * 2.0 + float(area)) / float(2 * area))
+        return to_numpy(torch.clamp(mean, 0, 255).to(torch.uint8))
     if normalize:
-        sums = sums * np.float32(1.0 / (width * height))
+        sums = sums * np.float32(1.0 / area)
     if out_dtype == torch.uint8:
         sums = torch.clamp(torch.floor(sums + 0.5), 0, 255).to(torch.uint8)
     return to_numpy(sums)
@@ -200,12 +211,11 @@ def _box(
 
 @replaces(
     "boxFilter",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (mean rounded half up; OpenCV 5 differs on some even sizes); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (means rounded half up; power-of-two windows shifted like OpenCV 5: "
+    "(sum + area/2 + 1) >> log2 area); float32 within 1e-5",
     arguments={
         "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
         "ddepth": ("-1", "CV_32F"),
@@ -223,23 +233,22 @@ def boxFilter(
     normalize: bool = True,
     borderType: int = 4,
 ) -> Any:
-    """Traceable ``cv2.boxFilter`` (window sums, optionally divided by the window area).
-    uint8 results are within 1 of OpenCV."""
+    """Traceable ``cv2.boxFilter`` (window sums, optionally divided by the window area);
+    uint8 means reproduce OpenCV 5's rounding exactly."""
     no_dst("boxFilter", dst)
     return _box("boxFilter", src, ddepth, ksize, anchor, bool(normalize), borderType)
 
 
 @replaces(
     "blur",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (mean rounded half up); float32 within 1e-5",
+    accuracy="uint8 exact (as boxFilter); float32 within 1e-5",
     notes="uint8 windows of exactly 2 pixels are refused: OpenCV 5.0 returns mean + 1 there "
-    "(255 wraps to 0).",
+    "and 255 or 0 for two 255s depending on its SIMD lane.",
     arguments={
-        "ksize": ("positive (w, h); not 2 pixels for uint8",),
+        "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
         "anchor": ("(-1, -1)", "any point in the kernel"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
     },
@@ -251,7 +260,7 @@ def blur(
     anchor: Any = (-1, -1),
     borderType: int = 4,
 ) -> Any:
-    """Traceable ``cv2.blur``: the normalised box filter; uint8 results within 1 of OpenCV."""
+    """Traceable ``cv2.blur``: the normalised box filter, uint8 rounding as OpenCV 5 (exact)."""
     no_dst("blur", dst)
     return _box("blur", src, -1, ksize, anchor, True, borderType)
 
