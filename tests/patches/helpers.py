@@ -38,7 +38,7 @@ def assert_matches(function: str, expected: np.ndarray, got: np.ndarray, scale: 
     if expected.size == 0:
         return
     if expected.dtype.kind in "iu":
-        units = opencv.REGISTRY[function].uint8_units
+        units = opencv.REGISTRY[function].tolerance(expected.dtype)[1]
         diff = np.abs(got.astype(np.int64) - expected.astype(np.int64))
         assert diff.max() <= units, f"max |diff| {diff.max()} > {units} at {diff.argmax()}"
     else:

@@ -40,20 +40,27 @@ class Support:
     accuracy: str
     family: str
     notes: str = ""
-    uint8_units: int = 0  # largest difference from OpenCV promised for integer results
+    uint8_units: int = 0  # largest difference from OpenCV promised for uint8 results
     float_atol: float = 1e-6  # absolute slack for float results (beside rtol 1e-5)
+    uint16_units: int | None = None  # other integer results; None: as uint8_units
 
     @property
     def atol(self) -> float:
         """One absolute tolerance for ``FunctionPatch(atol=...)``: the integer units when a
         difference is declared, else the float slack (exact integer results stay exact)."""
-        return float(self.uint8_units) if self.uint8_units else self.float_atol
+        units = max(self.uint8_units, self.uint16_units or 0)
+        return float(units) if units else self.float_atol
 
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         """Declared (rtol, atol) for a result of ``dtype``, as ``np.isclose`` reads them:
-        integer results within ``uint8_units``, float results within 1e-5 / ``float_atol``."""
-        if np.dtype(dtype).kind in "iub":
+        uint8 within ``uint8_units``, other integers within ``uint16_units``, float results
+        within 1e-5 relative plus ``float_atol``."""
+        kind = np.dtype(dtype)
+        if kind == np.uint8 or kind == np.bool_:
             return 0.0, float(self.uint8_units)
+        if kind.kind in "iu":
+            units = self.uint8_units if self.uint16_units is None else self.uint16_units
+            return 0.0, float(units)
         return 1e-5, self.float_atol
 
     @property
@@ -83,6 +90,7 @@ def replaces(
     notes: str = "",
     uint8_units: int = 0,
     float_atol: float = 1e-6,
+    uint16_units: int | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the traceable replacement of ``cv2.<function>``."""
 
@@ -98,6 +106,7 @@ def replaces(
             notes,
             uint8_units,
             float_atol,
+            uint16_units,
         )
         return replacement
 

@@ -174,7 +174,7 @@ def _linear_taps(
     fx = fx.astype(np.float32).astype(np.float64)
     low = sx < 0
     high = sx >= src_len - 1
-    if keep_edge_fraction and not area_like:
+    if keep_edge_fraction:
         edge = low | high
         sx = np.clip(sx, 0, src_len - 1).astype(np.int64)
         return sx, np.where(edge, sx, np.minimum(sx + 1, src_len - 1)), fx
@@ -256,33 +256,78 @@ def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float
     return _along(_along(t, 1, xs), 0, ys)
 
 
-def _resize_area_fast(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
-    """OpenCV's integer-factor INTER_AREA: window sums, then (sum + 2) >> 2 for uint8 2x2
-    windows, else sum * (1/area) in float32, rounded half to even."""
+def _window_sums(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
+    """Sums of the kx x ky windows (zero-padded at the far edges) and the pixel count of each."""
     (width, height), (kx, ky) = dsize, factors
-    f = t.to(torch.float32)[: height * ky, : width * kx]
+    f = t.to(torch.float32)
+    rows, cols = min(height * ky, f.shape[0]), min(width * kx, f.shape[1])
+    f = f[:rows, :cols]
+    if rows < height * ky or cols < width * kx:  # partial windows at the bottom/right
+        f = torch.nn.functional.pad(f, (0, 0, 0, width * kx - cols, 0, height * ky - rows))
     sums = f.reshape(height, ky, width, kx, t.shape[2]).sum(dim=(1, 3))
-    if t.dtype == torch.uint8 and (kx, ky) == (2, 2):
-        return torch.floor((sums + 2.0) / 4.0).to(torch.uint8)
-    return saturate(sums * float(np.float32(1.0 / (kx * ky))), t.dtype)
+    count_y = np.minimum(ky, rows - np.arange(height) * ky)
+    count_x = np.minimum(kx, cols - np.arange(width) * kx)
+    return sums, np.outer(count_y, count_x)
+
+
+def _resize_area_fast(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
+    """OpenCV's integer-factor INTER_AREA: whole windows as (sum + 2) >> 2 for integer 2x2,
+    else sum * (1/area) in float32; partial windows at the far edges as sum / count."""
+    kx, ky = factors
+    sums, counts = _window_sums(t, dsize, factors)
+    partial_windows = bool((counts < kx * ky).any())
+    # OpenCV's 2x2 SIMD path ((sum + 2) >> 2) serves 1-, 3- and 4-channel integer images
+    if not t.dtype.is_floating_point and (kx, ky) == (2, 2) and t.shape[2] != 2:
+        whole = torch.floor((sums + 2.0) / 4.0)
+    else:
+        whole = sums * float(np.float32(1.0 / (kx * ky)))
+    if partial_windows:
+        partial = sums / torch.from_numpy(counts.astype(np.float32)).unsqueeze(-1)
+        full = torch.from_numpy(counts == kx * ky).unsqueeze(-1)
+        whole = torch.where(full, whole, partial)
+    return saturate(whole, t.dtype) if t.dtype.is_floating_point else _round_to(whole, t)
+
+
+def _round_to(values: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """saturate_cast of float results to t's integer type (uint8; int32 holds uint16)."""
+    high = 255 if t.dtype == torch.uint8 else 65535
+    return torch.clamp(torch.round(values), 0, high).to(t.dtype)
+
+
+def _area_taps(dst_len: int, src_len: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(source index, weight) per output and tap, in OpenCV's accumulation order; unused
+    taps read index 0 with weight 0 (adding 0 leaves a float32 sum unchanged)."""
+    weights = _area_matrix(dst_len, src_len, scale)
+    taps = max(1, int((weights != 0).sum(axis=1).max()))
+    index = np.zeros((dst_len, taps), dtype=np.int64)
+    alpha = np.zeros((dst_len, taps), dtype=np.float32)
+    for d in range(dst_len):
+        (used,) = np.nonzero(weights[d])
+        index[d, : len(used)] = used
+        alpha[d, : len(used)] = weights[d, used]
+    return index, alpha
 
 
 def _resize_area(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
     (width, height), (sx_scale, sy_scale) = dsize, scales
     factors = (int(round(sx_scale)), int(round(sy_scale)))
     eps = float(np.finfo(np.float64).eps)
-    if (
-        abs(sx_scale - factors[0]) < eps
-        and abs(sy_scale - factors[1]) < eps
-        and width * factors[0] <= t.shape[1]
-        and height * factors[1] <= t.shape[0]
-    ):
+    if abs(sx_scale - factors[0]) < eps and abs(sy_scale - factors[1]) < eps:
         return _resize_area_fast(t, dsize, factors)
-    wx = torch.from_numpy(_area_matrix(width, t.shape[1], sx_scale)).to(torch.float32)
-    wy = torch.from_numpy(_area_matrix(height, t.shape[0], sy_scale)).to(torch.float32)
-    f = t.to(torch.float32).permute(2, 0, 1)  # (C, H, W)
-    out = torch.matmul(torch.matmul(wy, f), wx.transpose(0, 1)).permute(1, 2, 0)
-    return saturate(out, t.dtype)
+    # OpenCV's ResizeArea: per source row, float32 sums of pixel * alpha along x in tap
+    # order; then per output row, sum = beta0 * row0, sum += beta_j * row_j (float32)
+    f = t.to(torch.float32)
+    x_index, x_alpha = _area_taps(width, t.shape[1], sx_scale)
+    rows = None
+    for k in range(x_index.shape[1]):
+        term = _along(f, 1, x_index[:, k]) * torch.from_numpy(x_alpha[:, k]).reshape(1, -1, 1)
+        rows = term if rows is None else rows + term
+    y_index, y_alpha = _area_taps(height, t.shape[0], sy_scale)
+    out = None
+    for k in range(y_index.shape[1]):
+        term = _along(rows, 0, y_index[:, k]) * torch.from_numpy(y_alpha[:, k]).reshape(-1, 1, 1)
+        out = term if out is None else out + term
+    return saturate(out, t.dtype) if t.dtype.is_floating_point else _round_to(out, t)
 
 
 def _interpolations() -> dict[int, str]:
@@ -295,13 +340,13 @@ def _interpolations() -> dict[int, str]:
 
 @replaces(
     "resize",
-    uint8_units=1,
+    uint16_units=1,
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8: INTER_NEAREST and INTER_LINEAR (enlarging included) exact; INTER_AREA "
-    "within 1 (exact for whole 2x2 windows); uint16 within 1 (NEAREST exact); float32 within "
-    "1e-5",
+    accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
+    "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
+    "and INTER_AREA exact, INTER_LINEAR within 1; float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
@@ -315,8 +360,8 @@ def resize(
     fy: float = 0,
     interpolation: int = 1,
 ) -> Any:
-    """Traceable ``cv2.resize`` (up and down), bit-exact for uint8 INTER_NEAREST/INTER_LINEAR
-    (OpenCV 5's 11-bit weights and row blending, edge rows included); INTER_AREA within 1."""
+    """Traceable ``cv2.resize`` (up and down), bit-exact for uint8: OpenCV 5's 11-bit
+    weights and row blending (edge rows included), its area tables summed in its order."""
     no_dst("resize", dst)
     modes = _interpolations()
     if interpolation not in modes:
