@@ -132,8 +132,8 @@ def _descale(x: torch.Tensor, shift: int) -> torch.Tensor:
 
 def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> torch.Tensor:
     """(Y, Cr, Cb) or (Y, U, V) like OpenCV: 14-bit fixed point for uint8."""
-    if b.dtype == torch.uint8:
-        b, g, r = b.to(torch.float64), g.to(torch.float64), r.to(torch.float64)
+    if b.dtype == torch.uint8:  # every sum stays below 2**24: exact in float32
+        b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
         y = _descale(b * 1868 + g * 9617 + r * 4899, _YCC_SHIFT)
         cr_k, cb_k = _CHROMA_FIXED[yuv]
         delta = float(128 << _YCC_SHIFT)
@@ -152,7 +152,7 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     y, first, second = t[..., 0], t[..., 1], t[..., 2]
     cr, cb = (second, first) if yuv else (first, second)
     if t.dtype == torch.uint8:
-        y, cr, cb = y.to(torch.float64), cr.to(torch.float64) - 128, cb.to(torch.float64) - 128
+        y, cr, cb = y.to(torch.float32), cr.to(torch.float32) - 128, cb.to(torch.float32) - 128
         k_r, k_gb, k_gr, k_b = _INVERSE_FIXED[yuv]
         b = y + _descale(cb * k_b, _YCC_SHIFT)
         g = y + _descale(cb * k_gb + cr * k_gr, _YCC_SHIFT)

@@ -43,9 +43,12 @@ def _operand(
         raise refuse(function, "src2", shown if isinstance(shown, str) else repr(shown), _OPERAND)
     if t.dtype.is_floating_point:
         return torch.tensor(numbers, dtype=torch.float32).reshape(1, 1, channels)
-    # integer images: add/subtract/absdiff round the Scalar first (not clamped)
-    rounded = numbers if exact else np.rint(numbers)
-    return torch.tensor(rounded, dtype=torch.float64).reshape(1, 1, channels)
+    if exact:  # multiply/divide use the Scalar as given
+        return torch.tensor(numbers, dtype=torch.float64).reshape(1, 1, channels)
+    # add/subtract/absdiff round the Scalar first; beyond +-2**20 every 16-bit result
+    # saturates the same way, so int32 arithmetic stays exact
+    rounded = np.clip(np.rint(numbers), -(1 << 20), 1 << 20).astype(np.int32)
+    return torch.from_numpy(rounded).reshape(1, 1, channels)
 
 
 def _mask(function: str, mask: Any, src: np.ndarray) -> torch.Tensor | None:
@@ -67,8 +70,10 @@ def _finish(values: torch.Tensor, src: np.ndarray, t: torch.Tensor, mask: Any) -
     limits = integer_limits(src.dtype)
     if limits is None:
         out = values.to(torch.float32)
-    else:
+    elif values.is_floating_point():
         out = torch.clamp(torch.round(values), *limits).to(t.dtype)
+    else:  # exact integer arithmetic: saturate only
+        out = torch.clamp(values, *limits).to(t.dtype)
     if mask is not None:
         out = torch.where(mask, out, torch.zeros_like(out))
     return to_numpy(out, src.dtype)
@@ -80,10 +85,13 @@ def _pair(
     if dtype != -1:
         raise refuse(function, "dtype", dtype, "-1 (the type of src1)")
     a = as_tensor(function, src1, dtypes, _CHANNELS, "src1")
-    b = _operand(function, src2, src1, a, function in ("multiply", "divide"))
+    exact = function in ("multiply", "divide")
+    b = _operand(function, src2, src1, a, exact)
     if a.dtype.is_floating_point:
         return a, b.to(torch.float32)
-    return a.to(torch.float64), b.to(torch.float64)
+    if exact:  # products and quotients: float64 (exact products, one rounding)
+        return a.to(torch.float64), b.to(torch.float64)
+    return a.to(torch.int32), b.to(torch.int32)  # sums and differences: exact in int32
 
 
 _ARITHMETIC = {
@@ -306,9 +314,10 @@ def LUT(src: Any, lut: Any, dst: Any = None) -> Any:
     if lut.dtype == np.uint16:
         table = table.to(torch.int32)
     table = table.reshape(256, -1)
-    index = t.to(torch.int64)
+    index = t.to(torch.int32)  # int32 indices: a quarter of int64's memory traffic
     if table.shape[1] == 1:
-        out = table.reshape(256)[index.reshape(-1)].reshape(t.shape)
+        out = table.reshape(256).index_select(0, index.reshape(-1)).reshape(t.shape)
     else:
-        out = torch.gather(table, 0, index.reshape(-1, channels)).reshape(t.shape)
+        index = index.to(torch.int64).reshape(-1, channels)
+        out = torch.gather(table, 0, index).reshape(t.shape)
     return to_numpy(out, lut.dtype)

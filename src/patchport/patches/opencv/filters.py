@@ -287,9 +287,67 @@ def medianBlur(src: np.ndarray, ksize: int, dst: Any = None) -> Any:
     windows = [
         padded.narrow(0, i, height).narrow(1, j, width) for i in range(ksize) for j in range(ksize)
     ]
-    values = torch.stack(windows, dim=-1).to(torch.float32)  # exact for uint8 and uint16
-    median = torch.sort(values, dim=-1).values[..., len(windows) // 2]
-    return to_numpy(median.to(t.dtype), src.dtype)
+    median = _median(windows)
+    return to_numpy(median, src.dtype)
+
+
+def _odd_even_merge_pairs(n: int) -> list[tuple[int, int]]:
+    """Comparators (low, high) of Batcher's odd-even merge sort for n wires (a power of 2)."""
+    pairs = []
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return pairs
+
+
+def _median_plan(count: int) -> tuple[list[tuple[int, int, int, bool, bool]], int]:
+    """The min/max steps that compute the median of ``count`` values: a sorting network
+    with padding wires (+inf) folded away and every step the median does not need pruned.
+    Each step: (input a, input b, first new value id, min needed, max needed); then the id
+    of the median."""
+    size = 1 << (count - 1).bit_length()
+    wires: list[int | None] = list(range(count)) + [None] * (size - count)  # None: +inf
+    steps, next_id = [], count
+    for low, high in _odd_even_merge_pairs(size):
+        a, b = wires[low], wires[high]
+        if b is None:
+            continue  # max(x, inf) = inf stays high: nothing moves
+        if a is None:
+            wires[low], wires[high] = b, None
+            continue
+        wires[low], wires[high] = next_id, next_id + 1
+        steps.append((a, b, next_id))
+        next_id += 2
+    median = wires[count // 2]
+    assert median is not None
+    needed = {median}
+    plan = []
+    for a, b, first in reversed(steps):
+        want_min, want_max = first in needed, first + 1 in needed
+        if want_min or want_max:
+            needed.update((a, b))
+            plan.append((a, b, first, want_min, want_max))
+    return plan[::-1], median
+
+
+def _median(values: list[torch.Tensor]) -> torch.Tensor:
+    """Elementwise median of an odd number of same-shaped tensors by min/max only (exact,
+    and cheap in ONNX: no sort, no full-resolution index)."""
+    plan, median = _median_plan(len(values))
+    held = dict(enumerate(values))
+    for a, b, first, want_min, want_max in plan:
+        if want_min:
+            held[first] = torch.minimum(held[a], held[b])
+        if want_max:
+            held[first + 1] = torch.maximum(held[a], held[b])
+    return held[median]
 
 
 def _sobel_depths() -> dict[int, torch.dtype]:
@@ -339,8 +397,11 @@ def Sobel(
     kx, ky = cv2.getDerivKernels(dx, dy, ksize, normalize=False, ktype=cv2.CV_64F)
     kx, ky = kx.reshape(-1), ky.reshape(-1)
     anchor = (len(kx) // 2, len(ky) // 2)
-    # integer kernels: sums of uint8 are exact in float64; float32 sources lose less
-    sums = _separable(t.to(torch.float64), kx, ky, anchor, border)
+    # integer kernels: uint8 sums stay below 2**24, exact in float32 (OpenCV's own type
+    # for float32 sources)
+    sums = _separable(
+        t.to(torch.float32), kx.astype(np.float32), ky.astype(np.float32), anchor, border
+    )
     if float(scale) != 1.0 or float(delta) != 0.0:
         sums = sums.to(torch.float64) * float(scale) + float(delta)
     if out_dtype == torch.int16:

@@ -81,11 +81,26 @@ def _extremum(
         for i in range(1, rows):
             result = pick(result, out.narrow(0, i, height))
         return result
+    # any other shape: each kernel row as runs of true cells; a run's extremum along the
+    # row is computed once and shared by every kernel row holding the same run
+    runs: dict[tuple[int, int], torch.Tensor] = {}
     result = None
-    for i, j in zip(*np.nonzero(kernel)):
-        window = padded.narrow(0, int(i), height).narrow(1, int(j), width)
-        result = window if result is None else pick(result, window)
+    for i in range(rows):
+        for start, stop in _runs(kernel[i]):
+            if (start, stop) not in runs:
+                run = padded.narrow(1, start, width)
+                for j in range(start + 1, stop):
+                    run = pick(run, padded.narrow(1, j, width))
+                runs[(start, stop)] = run
+            window = runs[(start, stop)].narrow(0, i, height)
+            result = window if result is None else pick(result, window)
     return t.clone() if result is None else result
+
+
+def _runs(row: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) of each run of True cells in a kernel row."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], row.astype(np.int8), [0]])))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
 def _morph(
