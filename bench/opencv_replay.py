@@ -2,7 +2,9 @@
 model exported with patchport's OpenCV replacements, run by ONNX Runtime.
 
 Undistort (cv2.remap with initUndistortRectifyMap maps), resize to 320x240, BGR->RGB,
-GaussianBlur 5x5, normalisation to CHW float, a small CNN. Prints median times and ratios.
+GaussianBlur 5x5, normalisation to CHW float, a small CNN. Prints median times and ratios;
+then each replacement of the elementwise, morphology, filter and colour families alone
+(one exported node each) against the cv2 call.
 Not part of the tests. Run: python bench/opencv_replay.py [repeats]
 """
 
@@ -93,5 +95,48 @@ def main(repeats: int = 30) -> None:
     print(f"trace {traced:.2f} s, export + replay validation {exported:.2f} s")
 
 
+KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
+    "add": lambda x: cv2.add(x, (10, 20, 30)),
+    "subtract": lambda x: cv2.subtract(x, cv2.flip(x, 0)),
+    "multiply": lambda x: cv2.multiply(x, x, scale=1 / 255),
+    "absdiff": lambda x: cv2.absdiff(x, cv2.flip(x, 1)),
+    "bitwise_and": lambda x: cv2.bitwise_and(x, cv2.flip(x, 0)),
+    "LUT": lambda x: cv2.LUT(x, (255 - np.arange(256)).astype(np.uint8)),
+    "erode": lambda x: cv2.erode(x, None),
+    "dilate_ellipse": lambda x: cv2.dilate(x, KERNEL),
+    "morphologyEx_open": lambda x: cv2.morphologyEx(x, cv2.MORPH_OPEN, KERNEL),
+    "medianBlur_5": lambda x: cv2.medianBlur(x, 5),
+    "Sobel": lambda x: cv2.Sobel(x, cv2.CV_16S, 1, 0),
+    "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),
+    "applyColorMap": lambda x: cv2.applyColorMap(x, cv2.COLORMAP_JET),
+    "resize_area": lambda x: cv2.resize(x, (213, 160), interpolation=cv2.INTER_AREA),
+}
+
+
+def single_calls(repeats: int = 30) -> None:
+    """Each replacement exported alone, run by ONNX Runtime, against the cv2 call."""
+    rng = np.random.default_rng(1)
+    folder = tempfile.mkdtemp(prefix="patchport-opencv-bench-ops-")
+    with patchport.session("ops", folder, patching=opencv.all()):
+        for name, call in SINGLE_CALLS.items():
+            x = annotate.input_tensors(name, {"bgr": frame(rng)})
+            annotate.output_tensors(name, {"out": call(x)}, export_with="onnx")
+    result = patchport.compile_graph(visualize=False)
+    fresh = frame(rng)
+    print(f"single calls at {HEIGHT}x{WIDTH}, median of {repeats} runs, default threads")
+    print(f"{'call':22}  {'cv2 ms':>8}  {'onnx ms':>8}  {'ratio':>6}  {'max |diff|':>10}")
+    for name, call in SINGLE_CALLS.items():
+        session = onnxruntime.InferenceSession(
+            str(result.models[name]), providers=["CPUExecutionProvider"]
+        )
+        feed = {session.get_inputs()[0].name: fresh}
+        plain = median_ms(lambda call=call: call(fresh), repeats)
+        raw = median_ms(functools.partial(session.run, None, feed), repeats)
+        diff = np.abs(session.run(None, feed)[0].astype(np.int64) - call(fresh)).max()
+        print(f"{name:22}  {plain:8.3f}  {raw:8.3f}  {raw / plain:6.1f}  {diff:10d}")
+
+
 if __name__ == "__main__":
     main(*(int(a) for a in sys.argv[1:2]))
+    single_calls(*(int(a) for a in sys.argv[1:2]))

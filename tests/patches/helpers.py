@@ -20,6 +20,9 @@ def image(seed: int, height: int, width: int, channels: int, dtype: str) -> np.n
     shape = (height, width) if channels == 0 else (height, width, channels)
     if dtype == "uint8":
         return rng.integers(0, 256, size=shape, dtype=np.uint8)
+    if dtype == "uint16":  # depth images: full range, or millimetres of a few metres
+        high = 65536 if seed % 2 else 8000
+        return rng.integers(0, high, size=shape).astype(np.uint16)
     if dtype == "int16":
         return rng.integers(-2000, 2000, size=shape).astype(np.int16)
     return (rng.random(shape) * 2.0 - 0.5).astype(dtype)
@@ -35,7 +38,7 @@ def assert_matches(function: str, expected: np.ndarray, got: np.ndarray, scale: 
     if expected.size == 0:
         return
     if expected.dtype.kind in "iu":
-        units = opencv.REGISTRY[function].uint8_units
+        units = opencv.REGISTRY[function].tolerance(expected.dtype)[1]
         diff = np.abs(got.astype(np.int64) - expected.astype(np.int64))
         assert diff.max() <= units, f"max |diff| {diff.max()} > {units} at {diff.argmax()}"
     else:

@@ -12,7 +12,7 @@ from patchport.patches.opencv import arithmetic, channels
 from .helpers import PROPERTY, assert_matches, image, seeds
 
 cns = st.sampled_from([0, 1, 2, 3, 4])
-dtypes = st.sampled_from(["uint8", "float32"])
+dtypes = st.sampled_from(["uint8", "uint16", "float32"])
 sizes = st.tuples(st.integers(1, 30), st.integers(1, 30))
 
 
@@ -31,8 +31,14 @@ sizes = st.tuples(st.integers(1, 30), st.integers(1, 30))
             cv2.THRESH_TOZERO_INV,
         ]
     ),
-    thresh=st.one_of(st.floats(-10, 300), st.integers(-2, 257).map(float), st.floats(-1, 2)),
-    maxval=st.one_of(st.floats(-10, 300), st.just(255.0), st.floats(0, 2)),
+    thresh=st.one_of(
+        st.floats(-10, 300),
+        st.integers(-2, 257).map(float),
+        st.floats(-1, 2),
+        st.floats(-10, 70000),
+        st.sampled_from([65534.5, 65535.0, 65536.0]),
+    ),
+    maxval=st.one_of(st.floats(-10, 300), st.just(255.0), st.floats(0, 2), st.floats(0, 70000)),
 )
 def test_threshold_matches_opencv(seed, size, cn, dtype, kind, thresh, maxval):
     src = image(seed, *size, cn, dtype)
@@ -56,6 +62,8 @@ def test_in_range_matches_opencv(seed, size, cn, dtype, bounds, low, width):
     src = image(seed, *size, cn, dtype)
     if dtype == "float32":
         low, width = low / 200, width / 200
+    elif dtype == "uint16":
+        low, width = low * 40, width * 300
     channels_ = max(cn, 1)
     if bounds == "number":
         lower, upper = low, low + width
@@ -86,6 +94,7 @@ def test_in_range_matches_opencv(seed, size, cn, dtype, bounds, low, width):
     gamma=st.one_of(st.floats(-50, 50), st.sampled_from([0.0, 0.5, 10.0])),
 )
 def test_add_weighted_matches_opencv(seed, size, cn, dtype, alpha, beta, gamma):
+    dtype = "float32" if dtype == "uint16" else dtype  # addWeighted: uint8 and float32
     a, b = image(seed, *size, cn, dtype), image(seed + 1, *size, cn, dtype)
     expected = cv2.addWeighted(a, alpha, b, beta, gamma)
     got = arithmetic.addWeighted(a, alpha, b, beta, gamma)
@@ -99,8 +108,8 @@ def test_add_weighted_matches_opencv(seed, size, cn, dtype, alpha, beta, gamma):
     seed=seeds,
     size=sizes,
     cn=cns,
-    dtype=st.sampled_from(["uint8", "int16", "float32"]),
-    alpha=st.one_of(st.floats(-4, 4), st.sampled_from([1.0, 0.5, -1.0, 255.0])),
+    dtype=st.sampled_from(["uint8", "uint16", "int16", "float32"]),
+    alpha=st.one_of(st.floats(-4, 4), st.sampled_from([1.0, 0.5, -1.0, 255.0, 1 / 256])),
     beta=st.one_of(st.floats(-100, 100), st.sampled_from([0.0, 0.5, -0.5])),
 )
 def test_convert_scale_abs_matches_opencv(seed, size, cn, dtype, alpha, beta):
@@ -118,7 +127,7 @@ def test_convert_scale_abs_matches_opencv(seed, size, cn, dtype, alpha, beta):
     norm_type=st.sampled_from([cv2.NORM_MINMAX, cv2.NORM_L2, cv2.NORM_L1, cv2.NORM_INF]),
     alpha=st.one_of(st.floats(-300, 300), st.sampled_from([0.0, 1.0, 255.0])),
     beta=st.one_of(st.floats(-300, 300), st.sampled_from([0.0, 1.0, 255.0])),
-    out=st.sampled_from([-1, cv2.CV_8U, cv2.CV_32F]),
+    out=st.sampled_from([-1, cv2.CV_8U, cv2.CV_16U, cv2.CV_32F]),
     constant=st.booleans(),
 )
 def test_normalize_matches_opencv(seed, size, cn, dtype, norm_type, alpha, beta, out, constant):
@@ -135,7 +144,31 @@ def test_normalize_matches_opencv(seed, size, cn, dtype, norm_type, alpha, beta,
     seed=seeds,
     size=sizes,
     cn=cns,
-    dtype=st.sampled_from(["uint8", "int16", "float32"]),
+    dtype=dtypes,
+    norm_type=st.sampled_from([cv2.NORM_MINMAX, cv2.NORM_L2, cv2.NORM_L1, cv2.NORM_INF]),
+    alpha=st.sampled_from([0.0, 1.0, 255.0, 100.0]),
+    beta=st.sampled_from([0.0, 1.0, 255.0, 20.0]),
+    integer=st.booleans(),
+)
+def test_normalize_then_astype_uint8_is_bit_exact(
+    seed, size, cn, dtype, norm_type, alpha, beta, integer
+):
+    """float output, then astype(np.uint8): one float32 ulp flips a truncated 8-bit level."""
+    src = image(seed, *size, cn, dtype)
+    if integer:  # pixel values held as float32, the common depth-image / camera case
+        src = np.floor(np.abs(src) * 255 if dtype == "float32" else src).astype(np.float32)
+    expected = cv2.normalize(src, None, alpha, beta, norm_type, cv2.CV_32F)
+    got = arithmetic.normalize(src, None, alpha, beta, norm_type, cv2.CV_32F)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got.astype(np.uint8), expected.astype(np.uint8))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "uint16", "int16", "float32"]),
 )
 def test_split_and_merge_match_opencv(seed, size, cn, dtype):
     src = image(seed, *size, cn, dtype)

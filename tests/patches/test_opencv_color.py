@@ -39,5 +39,21 @@ def test_uint8_gray_and_hsv_are_bit_exact_on_every_colour():
     rng = np.random.default_rng(1)
     src = rng.integers(0, 256, size=(4096, 64, 3), dtype=np.uint8)
     src[:256, 0] = np.arange(256)[:, None]  # every grey level
-    for code in (cv2.COLOR_BGR2GRAY, cv2.COLOR_RGB2HSV, cv2.COLOR_BGR2HSV_FULL):
+    codes = (cv2.COLOR_BGR2GRAY, cv2.COLOR_RGB2HSV, cv2.COLOR_BGR2HSV_FULL)
+    codes += (cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2RGB, cv2.COLOR_RGB2YUV, cv2.COLOR_YUV2BGR)
+    for code in codes:
         np.testing.assert_array_equal(color.cvtColor(src, code), cv2.cvtColor(src, code))
+
+
+@PROPERTY
+@given(
+    colormap=st.sampled_from(sorted(color._colormaps())),
+    cn=st.sampled_from([0, 1, 3]),
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    seed=seeds,
+)
+def test_apply_color_map_matches_opencv(colormap, cn, height, width, seed):
+    src = image(seed, height, width, cn, "uint8")
+    expected = cv2.applyColorMap(src, colormap)
+    assert_matches("applyColorMap", expected, color.applyColorMap(src, colormap))

@@ -83,3 +83,48 @@ def test_blur_and_box_filter_match_opencv(
     expected = cv2.boxFilter(src, ddepth, ksize, **kwargs)
     got = filters.boxFilter(src, ddepth, ksize, **kwargs)
     assert_matches("boxFilter", expected, got, scale=scale)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    dtype=st.sampled_from(["uint8", "uint16", "float32"]),
+    ksize=st.sampled_from([3, 5]),
+)
+def test_median_blur_matches_opencv(seed, height, width, cn, dtype, ksize):
+    src = image(seed, height, width, cn, dtype)
+    assert_matches("medianBlur", cv2.medianBlur(src, ksize), filters.medianBlur(src, ksize))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    dtype=dtypes,
+    ksize=st.sampled_from([-1, 1, 3, 5, 7]),
+    order=st.sampled_from([(1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1)]),
+    ddepth=st.sampled_from([-1, cv2.CV_16S, cv2.CV_32F, cv2.CV_64F]),
+    scaled=st.booleans(),
+    border=borders,
+)
+def test_sobel_matches_opencv(seed, height, width, cn, dtype, ksize, order, ddepth, scaled, border):
+    src = image(seed, height, width, cn, dtype)
+    dx, dy = order
+    if ksize == -1:
+        dx, dy = (1, 0) if dx else (0, 1)
+    if ksize == 1 or ksize == 3:
+        dx, dy = min(dx, ksize - 1 or 2), min(dy, ksize - 1 or 2)
+    ddepth = {"uint8": ddepth if ddepth != -1 else cv2.CV_16S}.get(
+        dtype, -1 if ddepth == cv2.CV_16S else ddepth
+    )
+    scale, delta = (0.5, 3.25) if scaled else (1.0, 0.0)
+    kwargs = {"ksize": ksize, "scale": scale, "delta": delta, "borderType": border}
+    expected = cv2.Sobel(src, ddepth, dx, dy, **kwargs)
+    got = filters.Sobel(src, ddepth, dx, dy, **kwargs)
+    weight = float(np.abs(cv2.getDerivKernels(dx, dy, ksize)[0]).sum()) ** 2
+    assert_matches("Sobel", expected, got, scale=float(np.abs(src).max()) * weight + 4)

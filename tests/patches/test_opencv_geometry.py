@@ -12,8 +12,8 @@ from patchport.patches.opencv import geometry
 from .helpers import PROPERTY, assert_matches, image, seeds
 
 channels = st.sampled_from([0, 1, 2, 3, 4])  # 0: a 2-D image
-image_dtypes = st.sampled_from(["uint8", "float32"])
-any_dtypes = st.sampled_from(["uint8", "int8", "int16", "int32", "float32", "float64"])
+image_dtypes = st.sampled_from(["uint8", "uint16", "float32"])
+any_dtypes = st.sampled_from(["uint8", "int8", "uint16", "int16", "int32", "float32", "float64"])
 
 
 def _image(seed, height, width, cn, dtype):
@@ -80,8 +80,15 @@ def test_copy_make_border_matches_opencv(seed, height, width, cn, dtype, sizes, 
     target=st.one_of(
         st.tuples(st.integers(1, 70), st.integers(1, 70)).map(lambda s: ("dsize", s)),
         st.tuples(st.floats(0.1, 4.0), st.floats(0.1, 4.0)).map(lambda f: ("factors", f)),
+        st.tuples(st.floats(1.0, 6.0), st.floats(1.0, 6.0)).map(lambda f: ("factors", f)),
         st.sampled_from(
-            [("factors", (0.5, 0.5)), ("factors", (2.0, 2.0)), ("factors", (0.25, 1 / 3))]
+            [
+                ("factors", (0.5, 0.5)),
+                ("factors", (2.0, 2.0)),
+                ("factors", (0.25, 1 / 3)),
+                ("factors", (1.5, 1.25)),
+                ("factors", (3.0, 1.7)),
+            ]
         ),
     ),
 )
@@ -96,11 +103,15 @@ def test_resize_matches_opencv(seed, height, width, cn, dtype, interpolation, ta
     expected = cv2.resize(src, *args, interpolation=interpolation, **kwargs)
     got = geometry.resize(src, *args, interpolation=interpolation, **kwargs)
     assert_matches("resize", expected, got, scale=float(np.abs(src).max()))
+    if dtype == "uint8":  # declared exact
+        np.testing.assert_array_equal(got, expected)
 
 
-def _maps(rng, height, width, kind):
-    mx = (rng.random((height, width)) * 1.4 - 0.2) * 40
-    my = (rng.random((height, width)) * 1.4 - 0.2) * 30
+def _maps(rng, height, width, kind, spread=1.4):
+    """Sub-pixel maps reaching ``spread`` times the source size, beyond every edge."""
+    offset = (spread - 1.0) / 2
+    mx = (rng.random((height, width)) * spread - offset) * 40
+    my = (rng.random((height, width)) * spread - offset) * 30
     mx[: height // 2] = np.round(mx[: height // 2] * 8) / 8  # exact halves and eighths too
     mx, my = mx.astype(np.float32), my.astype(np.float32)
     if kind == "xy":
@@ -120,11 +131,12 @@ def _maps(rng, height, width, kind):
     kind=st.sampled_from(["x_y", "xy", "fixed"]),
     border=st.sampled_from([cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE]),
     value=st.one_of(st.none(), st.tuples(*[st.integers(0, 255)] * 4)),
+    spread=st.sampled_from([1.0, 1.4, 3.0]),
 )
-def test_remap_matches_opencv(seed, src_size, dst_size, cn, dtype, kind, border, value):
+def test_remap_matches_opencv(seed, src_size, dst_size, cn, dtype, kind, border, value, spread):
     rng = np.random.default_rng(seed)
     src = image(seed, *src_size, cn, dtype)
-    map1, map2 = _maps(rng, *dst_size, kind)
+    map1, map2 = _maps(rng, *dst_size, kind, spread)
     kwargs = {"borderMode": border, "borderValue": value}
     expected = cv2.remap(src, map1, map2, cv2.INTER_LINEAR, **kwargs)
     got = geometry.remap(src, map1, map2, cv2.INTER_LINEAR, **kwargs)

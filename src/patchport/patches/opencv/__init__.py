@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Iterable
 
 from ...sessions.function_patch import FunctionPatch
-from . import arithmetic, channels, color, filters, geometry
+from . import arithmetic, channels, color, elementwise, filters, geometry, morphology
 from ._base import REGISTRY, Support, UnsupportedCaseError, cv2
 
 __all__ = [
@@ -23,7 +23,15 @@ __all__ = [
     "supported",
 ]
 
-_MODULES = (color, geometry, filters, arithmetic, channels)  # the families, in docs order
+_MODULES = (
+    color,
+    geometry,
+    filters,
+    morphology,
+    arithmetic,
+    elementwise,
+    channels,
+)  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
 
 

@@ -41,11 +41,27 @@ class Support:
     family: str
     notes: str = ""
     uint8_units: int = 0  # largest difference from OpenCV promised for uint8 results
+    float_atol: float = 1e-6  # absolute slack for float results (beside rtol 1e-5)
+    uint16_units: int | None = None  # other integer results; None: as uint8_units
 
     @property
     def atol(self) -> float:
-        """Absolute tolerance for ``FunctionPatch(verify=True)`` checks."""
-        return float(self.uint8_units) if self.uint8_units else 1e-6
+        """One absolute tolerance for ``FunctionPatch(atol=...)``: the integer units when a
+        difference is declared, else the float slack (exact integer results stay exact)."""
+        units = max(self.uint8_units, self.uint16_units or 0)
+        return float(units) if units else self.float_atol
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        """Declared (rtol, atol) for a result of ``dtype``, as ``np.isclose`` reads them:
+        uint8 within ``uint8_units``, other integers within ``uint16_units``, float results
+        within 1e-5 relative plus ``float_atol``."""
+        kind = np.dtype(dtype)
+        if kind == np.uint8 or kind == np.bool_:
+            return 0.0, float(self.uint8_units)
+        if kind.kind in "iu":
+            units = self.uint8_units if self.uint16_units is None else self.uint16_units
+            return 0.0, float(units)
+        return 1e-5, self.float_atol
 
     @property
     def target(self) -> str:
@@ -73,6 +89,8 @@ def replaces(
     arguments: dict[str, Sequence[str]] | None = None,
     notes: str = "",
     uint8_units: int = 0,
+    float_atol: float = 1e-6,
+    uint16_units: int | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the traceable replacement of ``cv2.<function>``."""
 
@@ -87,6 +105,8 @@ def replaces(
             family,
             notes,
             uint8_units,
+            float_atol,
+            uint16_units,
         )
         return replacement
 
@@ -134,14 +154,25 @@ def as_tensor(
     if any(s < 0 for s in src.strides):
         src = np.ascontiguousarray(src)
     tensor = torch.from_numpy(src)
+    if src.dtype == np.uint16:  # few torch ops take uint16: compute in int32 (exact)
+        tensor = tensor.to(torch.int32)
     return tensor if src.ndim == 3 else tensor.unsqueeze(-1)
 
 
-def to_numpy(result: torch.Tensor) -> np.ndarray:
-    """An (H, W, C) result as a fresh array shaped like OpenCV's: (H, W) when C is 1."""
+def to_numpy(result: torch.Tensor, dtype: Any = None) -> np.ndarray:
+    """An (H, W, C) result as a fresh array shaped like OpenCV's: (H, W) when C is 1;
+    ``dtype`` casts it first (e.g. uint16 images computed in int32)."""
     if result.ndim == 3 and result.shape[2] == 1:
         result = result.squeeze(-1)
+    if dtype is not None and np.dtype(dtype) == np.uint16 and result.dtype != torch.uint16:
+        result = result.to(torch.uint16)  # values already in range: the cast is exact
     return result.clone(memory_format=torch.contiguous_format).numpy()
+
+
+def integer_limits(dtype: Any) -> tuple[int, int] | None:
+    """(min, max) of an integer NumPy dtype, None for floating point."""
+    kind = np.dtype(dtype)
+    return None if kind.kind == "f" else (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
 
 
 def saturate(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

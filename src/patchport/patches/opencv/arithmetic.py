@@ -23,7 +23,8 @@ from ._base import (
     to_numpy,
 )
 
-_DTYPES = ("uint8", "float32")
+_DTYPES = ("uint8", "uint16", "float32")
+_IMAGE_DTYPES = ("uint8", "float32")
 _CHANNELS = (1, 2, 3, 4)
 
 
@@ -55,25 +56,26 @@ def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any
         raise refuse("threshold", "type", constant_name(type, "THRESH_"), ", ".join(kinds.values()))
     kind = kinds[type]
     t = as_tensor("threshold", src, _DTYPES, _CHANNELS)
-    if t.dtype == torch.uint8:
+    if src.dtype != np.float32:  # integer images: OpenCV floors thresh, rounds maxval
+        peak = int(np.iinfo(src.dtype).max)
         level = int(np.floor(thresh))
         top = level if kind == "THRESH_TRUNC" else int(np.rint(maxval))
-        top = min(max(top, 0), 255)
+        top = min(max(top, 0), peak)
         retval = float(level)
-        if level < 0 or level >= 255:
+        if level < 0 or level >= peak:
             if (
                 kind in ("THRESH_BINARY", "THRESH_BINARY_INV")
                 or (kind in ("THRESH_TRUNC", "THRESH_TOZERO_INV") and level < 0)
-                or (kind == "THRESH_TOZERO" and level >= 255)
+                or (kind == "THRESH_TOZERO" and level >= peak)
             ):
                 if kind == "THRESH_BINARY":
-                    fill = 0 if level >= 255 else top
+                    fill = 0 if level >= peak else top
                 elif kind == "THRESH_BINARY_INV":
-                    fill = top if level >= 255 else 0
+                    fill = top if level >= peak else 0
                 else:
                     fill = 0
-                return retval, to_numpy(torch.full_like(t, fill))
-            return retval, to_numpy(t.clone())
+                return retval, to_numpy(torch.full_like(t, fill), src.dtype)
+            return retval, to_numpy(t.clone(), src.dtype)
         above = t > level
         high = torch.full_like(t, top)
     else:
@@ -91,7 +93,7 @@ def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any
         out = torch.where(above, t, zero)
     else:
         out = torch.where(above, zero, t)
-    return retval, to_numpy(out)
+    return retval, to_numpy(out, src.dtype)
 
 
 def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Tensor:
@@ -101,6 +103,8 @@ def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Ten
         if value.dtype != src.dtype:
             raise refuse("inRange", f"{name}.dtype", value.dtype, f"{src.dtype} like src")
         bound = torch.from_numpy(value)
+        if value.dtype == np.uint16:
+            bound = bound.to(torch.int32)
         return bound if src.ndim == 3 else bound.unsqueeze(-1)
     expected = "a number, a tuple of 1, C or 4 numbers (C channels), or an array shaped like src"
     if isinstance(value, np.ndarray):  # a per-channel vector, possibly traced: torch ops only
@@ -119,7 +123,7 @@ def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Ten
         if count not in (1, channels, 4):
             raise refuse("inRange", name, repr(value), expected)
         bound = torch.tensor(values[:channels], dtype=torch.float64)
-    if t.dtype == torch.uint8:  # rounded to integers but not clamped: 256 matches nothing
+    if not t.dtype.is_floating_point:  # rounded to integers, not clamped: 256 matches no uint8
         return torch.round(bound).to(torch.float32).reshape(1, 1, channels)
     return bound.to(t.dtype).reshape(1, 1, channels)
 
@@ -137,20 +141,17 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     no_dst("inRange", dst)
     t = as_tensor("inRange", src, _DTYPES, _CHANNELS)
     low, high = _bound("lowerb", lowerb, t, src), _bound("upperb", upperb, t, src)
-    values = t.to(torch.float32) if t.dtype == torch.uint8 else t  # exact for integers
+    values = t if t.dtype.is_floating_point else t.to(torch.float32)  # exact for integers
     inside = torch.all((values >= low) & (values <= high), dim=-1)
     return to_numpy(torch.where(inside, 255, 0).to(torch.uint8))
 
 
 @replaces(
     "addWeighted",
-    uint8_units=1,
     family="arithmetic",
-    dtypes=_DTYPES,
+    dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (OpenCV 5's fused multiply-adds reproduced: bit-exact in the "
-    "tests); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV 5's float32 fused multiply-adds reproduced); float32 within 1e-5",
     arguments={"dtype": ("-1 (same as inputs)",)},
 )
 def addWeighted(
@@ -162,13 +163,13 @@ def addWeighted(
     dst: Any = None,
     dtype: int = -1,
 ) -> Any:
-    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 within
-    1 of OpenCV (its float32 fused multiply-adds are reproduced: bit-exact in the tests)."""
+    """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 exact
+    (OpenCV 5's float32 fused multiply-adds are reproduced)."""
     no_dst("addWeighted", dst)
     if dtype != -1:
         raise refuse("addWeighted", "dtype", dtype, "-1 (the inputs' type)")
-    a = as_tensor("addWeighted", src1, _DTYPES, _CHANNELS, "src1")
-    b = as_tensor("addWeighted", src2, _DTYPES, _CHANNELS, "src2")
+    a = as_tensor("addWeighted", src1, _IMAGE_DTYPES, _CHANNELS, "src1")
+    b = as_tensor("addWeighted", src2, _IMAGE_DTYPES, _CHANNELS, "src2")
     if src1.shape != src2.shape or src1.dtype != src2.dtype:
         raise refuse(
             "addWeighted",
@@ -188,14 +189,14 @@ def addWeighted(
 @replaces(
     "convertScaleAbs",
     family="arithmetic",
-    dtypes=("uint8", "int16", "float32"),
+    dtypes=("uint8", "uint16", "int16", "float32"),
     channels=_CHANNELS,
     accuracy="exact (OpenCV 5's float32 fused multiply-add, rounded half to even)",
 )
 def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
     """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|), exact."""
     no_dst("convertScaleAbs", dst)
-    t = as_tensor("convertScaleAbs", src, ("uint8", "int16", "float32"), _CHANNELS)
+    t = as_tensor("convertScaleAbs", src, ("uint8", "uint16", "int16", "float32"), _CHANNELS)
     # OpenCV 5 computes fma(src, alpha, beta) in float32: exact product, one rounding
     value = t.to(torch.float64) * float(np.float32(alpha)) + float(np.float32(beta))
     return to_numpy(saturate(torch.abs(value.to(torch.float32)), torch.uint8))
@@ -212,15 +213,14 @@ def _norm_types() -> dict[int, str]:
 
 @replaces(
     "normalize",
-    uint8_units=1,
     family="arithmetic",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 output within 1 (scale computed in double, applied in float32); float32 "
-    "output within 1e-5",
+    accuracy="exact, float32 output included (OpenCV's double scale and shift, rounded to "
+    "float32, applied by one fused multiply-add), so normalize then astype(uint8) matches",
     arguments={
         "norm_type": ("NORM_MINMAX", "NORM_L2", "NORM_L1", "NORM_INF"),
-        "dtype": ("-1", "CV_8U", "CV_32F"),
+        "dtype": ("-1", "CV_8U", "CV_16U", "CV_32F"),
         "mask": ("None",),
     },
 )
@@ -234,7 +234,7 @@ def normalize(
     mask: Any = None,
 ) -> Any:
     """Traceable ``cv2.normalize`` (whole-array min/max or norm, computed from traced data);
-    uint8 output within 1 of OpenCV, float32 output within 1e-5."""
+    bit-exact for uint8 and float32 output, so ``normalize(...).astype(np.uint8)`` matches."""
     no_dst("normalize", dst)
     kinds = _norm_types()
     if norm_type not in kinds:
@@ -244,20 +244,31 @@ def normalize(
     if mask is not None:
         raise refuse("normalize", "mask", type(mask).__name__, "None")
     t = as_tensor("normalize", src, _DTYPES, _CHANNELS)
-    out_types = {-1: t.dtype, cv2.CV_8U: torch.uint8, cv2.CV_32F: torch.float32}
+    out_types = {
+        -1: torch.uint16 if src.dtype == np.uint16 else t.dtype,
+        cv2.CV_8U: torch.uint8,
+        cv2.CV_16U: torch.uint16,
+        cv2.CV_32F: torch.float32,
+    }
     if dtype not in out_types:
-        raise refuse("normalize", "dtype", dtype, "-1, CV_8U, CV_32F")
+        raise refuse("normalize", "dtype", dtype, "-1, CV_8U, CV_16U, CV_32F")
     out_dtype = out_types[dtype]
     values = t.to(torch.float64)
     flat = values.reshape(-1)  # reductions over one explicit dim export everywhere
     eps = float(np.finfo(np.float64).eps)
     kind = kinds[norm_type]
-    if kind == "NORM_MINMAX":
+    if kind == "NORM_MINMAX":  # OpenCV: scale = (dmax - dmin) * (1 / (smax - smin))
         low, high = min(float(alpha), float(beta)), max(float(alpha), float(beta))
         smin, smax = torch.amin(flat, dim=0), torch.amax(flat, dim=0)
         span = smax - smin
-        scale = torch.where(span > eps, (high - low) / torch.where(span > eps, span, 1.0), 0.0)
-        shift = low - smin * scale
+        inverse = 1.0 / torch.where(span > eps, span, 1.0)
+        scale = torch.where(span > eps, (high - low) * inverse, 0.0)
+        if out_dtype == torch.float32:  # float32 output: scale and shift rounded to float32
+            scale = scale.to(torch.float32).to(torch.float64)
+            shift = float(np.float32(low)) - (smin * scale).to(torch.float32).to(torch.float64)
+            shift = shift.to(torch.float32).to(torch.float64)
+        else:
+            shift = low - smin * scale
     else:
         if kind == "NORM_L2":
             norm = torch.sqrt(torch.sum(flat * flat, dim=0))
@@ -267,7 +278,9 @@ def normalize(
             norm = torch.amax(torch.abs(flat), dim=0)
         scale = torch.where(norm > eps, float(alpha) / torch.where(norm > eps, norm, 1.0), 0.0)
         shift = torch.zeros_like(scale)
-    if out_dtype == torch.uint8:
-        scaled = t.to(torch.float32) * scale.to(torch.float32) + shift.to(torch.float32)
-        return to_numpy(saturate(scaled, torch.uint8))
-    return to_numpy((values * scale + shift).to(torch.float32))
+    # convertTo: fma(src, (float)scale, (float)shift) in float32; the product of two float32
+    # values is exact in float64, so one rounding to float32 reproduces it
+    scale32 = scale.to(torch.float32).to(torch.float64)
+    shift32 = shift.to(torch.float32).to(torch.float64)
+    scaled = (values * scale32 + shift32).to(torch.float32)
+    return to_numpy(saturate(scaled, out_dtype))

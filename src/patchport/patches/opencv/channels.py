@@ -9,7 +9,7 @@ import torch
 
 from ._base import as_tensor, no_dst, refuse, replaces, to_numpy
 
-_DTYPES = ("uint8", "int8", "int16", "int32", "float32", "float64")
+_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
 
 
@@ -18,7 +18,7 @@ def split(m: np.ndarray, mv: Any = None) -> Any:
     """Traceable ``cv2.split``: a tuple of (H, W) copies, one per channel (exact)."""
     no_dst("split", mv, "mv")
     t = as_tensor("split", m, _DTYPES, _CHANNELS, "m")
-    return tuple(to_numpy(t[..., c : c + 1]) for c in range(t.shape[2]))
+    return tuple(to_numpy(t[..., c : c + 1], m.dtype) for c in range(t.shape[2]))
 
 
 @replaces("merge", family="channels", dtypes=_DTYPES, channels=_CHANNELS, accuracy="exact")
@@ -40,4 +40,4 @@ def merge(mv: Any, dst: Any = None) -> Any:
     total = sum(p.shape[2] for p in parts)
     if total > 4:
         raise refuse("merge", "mv", f"{total} channels in all", "at most 4 channels")
-    return to_numpy(torch.cat(parts, dim=-1))
+    return to_numpy(torch.cat(parts, dim=-1), first.dtype)

@@ -15,6 +15,7 @@ from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_n
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
+_TO_YCC, _FROM_YCC = "to_ycc", "from_ycc"  # YCrCb, or YUV when the last field is True
 
 
 def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
@@ -38,6 +39,14 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
         c.COLOR_RGB2HSV: (_HSV, 3, rgb, 3, False),
         c.COLOR_BGR2HSV_FULL: (_HSV, 3, bgr, 3, True),
         c.COLOR_RGB2HSV_FULL: (_HSV, 3, rgb, 3, True),
+        c.COLOR_BGR2YCrCb: (_TO_YCC, 3, bgr, 3, False),
+        c.COLOR_RGB2YCrCb: (_TO_YCC, 3, rgb, 3, False),
+        c.COLOR_YCrCb2BGR: (_FROM_YCC, 3, bgr, 3, False),
+        c.COLOR_YCrCb2RGB: (_FROM_YCC, 3, rgb, 3, False),
+        c.COLOR_BGR2YUV: (_TO_YCC, 3, bgr, 3, True),
+        c.COLOR_RGB2YUV: (_TO_YCC, 3, rgb, 3, True),
+        c.COLOR_YUV2BGR: (_FROM_YCC, 3, bgr, 3, True),
+        c.COLOR_YUV2RGB: (_FROM_YCC, 3, rgb, 3, True),
     }
     return table
 
@@ -108,12 +117,59 @@ def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     return (b * 0.114 + g * 0.587 + r * 0.299).unsqueeze(-1)
 
 
+_YCC_SHIFT = 14  # OpenCV's fixed-point YCrCb/YUV: 14 fractional bits
+# (R-Y, B-Y) factors of the chroma pair, and the inverse (Cr/V->R, Cb/U->G, Cr/V->G, Cb/U->B)
+_CHROMA = {False: (0.713, 0.564), True: (0.877, 0.492)}
+_CHROMA_FIXED = {False: (11682, 9241), True: (14369, 8061)}
+_INVERSE = {False: (1.403, -0.344, -0.714, 1.773), True: (1.140, -0.395, -0.581, 2.032)}
+_INVERSE_FIXED = {False: (22987, -5636, -11698, 29049), True: (18678, -6472, -9519, 33292)}
+
+
+def _descale(x: torch.Tensor, shift: int) -> torch.Tensor:
+    """OpenCV's CV_DESCALE: (x + 2**(shift-1)) >> shift, as floor division (exact)."""
+    return torch.floor((x + float(1 << (shift - 1))) / float(1 << shift))
+
+
+def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> torch.Tensor:
+    """(Y, Cr, Cb) or (Y, U, V) like OpenCV: 14-bit fixed point for uint8."""
+    if b.dtype == torch.uint8:  # every sum stays below 2**24: exact in float32
+        b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
+        y = _descale(b * 1868 + g * 9617 + r * 4899, _YCC_SHIFT)
+        cr_k, cb_k = _CHROMA_FIXED[yuv]
+        delta = float(128 << _YCC_SHIFT)
+        cr = _descale((r - y) * cr_k + delta, _YCC_SHIFT)
+        cb = _descale((b - y) * cb_k + delta, _YCC_SHIFT)
+        pair = [cb, cr] if yuv else [cr, cb]
+        return torch.clamp(torch.stack([y, *pair], dim=-1), 0, 255).to(torch.uint8)
+    y = b * 0.114 + g * 0.587 + r * 0.299
+    cr_k, cb_k = _CHROMA[yuv]
+    cr, cb = (r - y) * cr_k + 0.5, (b - y) * cb_k + 0.5
+    return torch.stack([y, cb, cr] if yuv else [y, cr, cb], dim=-1)
+
+
+def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(b, g, r) from (Y, Cr, Cb) or (Y, U, V) like OpenCV."""
+    y, first, second = t[..., 0], t[..., 1], t[..., 2]
+    cr, cb = (second, first) if yuv else (first, second)
+    if t.dtype == torch.uint8:
+        y, cr, cb = y.to(torch.float32), cr.to(torch.float32) - 128, cb.to(torch.float32) - 128
+        k_r, k_gb, k_gr, k_b = _INVERSE_FIXED[yuv]
+        b = y + _descale(cb * k_b, _YCC_SHIFT)
+        g = y + _descale(cb * k_gb + cr * k_gr, _YCC_SHIFT)
+        r = y + _descale(cr * k_r, _YCC_SHIFT)
+        return tuple(torch.clamp(v, 0, 255).to(torch.uint8) for v in (b, g, r))  # type: ignore[return-value]
+    k_r, k_gb, k_gr, k_b = _INVERSE[yuv]
+    cr, cb = cr - 0.5, cb - 0.5
+    return y + cb * k_b, y + cb * k_gb + cr * k_gr, y + cr * k_r
+
+
 @replaces(
     "cvtColor",
     family="color",
     dtypes=("uint8", "float32"),
     channels=(1, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray weights and HSV tables); float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables); "
+    "float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
@@ -138,6 +194,12 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     t = as_tensor("cvtColor", src, ("uint8", "float32"), (cn_in,))
     if kind == _FROM_GRAY:
         out = t.expand(*t.shape[:2], 3)
+    elif kind == _FROM_YCC:
+        b, g, r = _from_ycc(t, full)
+        out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
+    elif kind == _TO_YCC:
+        b, g, r = (t[..., i] for i in order)
+        out = _to_ycc(b, g, r, full)
     else:
         b, g, r = (t[..., i] for i in order)
         if kind == _SWAP:
@@ -157,3 +219,39 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
 def supported_codes() -> list[str]:
     """Names of the conversion codes :func:`cvtColor` supports."""
     return _code_names()
+
+
+def _colormaps() -> dict[int, str]:
+    return {getattr(cv2, n): n for n in sorted(dir(cv2)) if n.startswith("COLORMAP_")}
+
+
+def _colormap_table(colormap: int) -> torch.Tensor:
+    """The (256, 3) BGR table of a built-in colormap, read from OpenCV itself (constant)."""
+    ramp = np.arange(256, dtype=np.uint8).reshape(1, 256)
+    return torch.from_numpy(cv2.applyColorMap(ramp, colormap).reshape(256, 3).copy())
+
+
+@replaces(
+    "applyColorMap",
+    family="color",
+    dtypes=("uint8",),
+    channels=(1, 3),
+    accuracy="exact (OpenCV's own 256-entry table; BGR input goes through the exact gray)",
+    arguments={"colormap": ("every built-in COLORMAP_*",)},
+    notes="a user colormap (a 256-entry array as the second argument) is refused.",
+)
+def applyColorMap(src: np.ndarray, colormap: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.applyColorMap`` for the built-in colormaps: gray (BGR input is
+    converted like COLOR_BGR2GRAY) looked up in the colormap's BGR table (exact)."""
+    no_dst("applyColorMap", dst)
+    maps = _colormaps()
+    if isinstance(colormap, np.ndarray) or colormap not in maps:
+        shown = (
+            "an array" if isinstance(colormap, np.ndarray) else constant_name(colormap, "COLORMAP_")
+        )
+        raise refuse("applyColorMap", "colormap", shown, "a built-in cv2.COLORMAP_* constant")
+    t = as_tensor("applyColorMap", src, ("uint8",), (1, 3))
+    gray = t if t.shape[2] == 1 else _gray(t[..., 0], t[..., 1], t[..., 2])
+    index = gray.reshape(-1).to(torch.int64)
+    table = _colormap_table(int(colormap))
+    return to_numpy(table.index_select(0, index).reshape(*gray.shape[:2], 3))

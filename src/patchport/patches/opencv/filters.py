@@ -109,11 +109,10 @@ def _ksize_for(sigma: float, uint8: bool) -> int:
 
 @replaces(
     "GaussianBlur",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point kernels and integer sums); float32 within 1e-5",
     arguments={
         "ksize": ("odd (w, h)", "(0, 0) with sigmaX > 0"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
@@ -130,7 +129,7 @@ def GaussianBlur(
     hint: int = 0,
 ) -> Any:
     """Traceable ``cv2.GaussianBlur``. uint8: OpenCV's bit-exact fixed-point kernels (8
-    fractional bits, error diffusion) and integer sums, so within 1 (exact in tests)."""
+    fractional bits, error diffusion) and integer sums, so exact."""
     no_dst("GaussianBlur", dst)
     border = _border("GaussianBlur", borderType)
     t = as_tensor("GaussianBlur", src, _DTYPES, _CHANNELS)
@@ -182,18 +181,29 @@ def _box(
     if ddepth not in allowed:
         raise refuse(function, "ddepth", ddepth, "-1 (same as src) or cv2.CV_32F")
     out_dtype = allowed[ddepth]
-    if normalize and out_dtype == torch.uint8 and width * height == 2:
+    ones_x, ones_y = np.ones(width), np.ones(height)
+    sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
+    area = width * height
+    if normalize and out_dtype == torch.uint8 and area == 2:
         raise refuse(
             function,
             "ksize",
             (width, height),
             "windows of 1 or at least 3 pixels for uint8 means (OpenCV 5.0 returns mean + 1 "
-            "for 2-pixel windows, wrapping 255 to 0; not reproduced)",
+            "for 2-pixel windows and, depending on its SIMD lane, 255 or 0 for 255 + 255; "
+            "not reproducible)",
         )
-    ones_x, ones_y = np.ones(width), np.ones(height)
-    sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
+    if normalize and out_dtype == torch.uint8 and area >= 4 and area & (area - 1) == 0:
+        # OpenCV 5 shifts uint8 sums over power-of-two windows: (sum + area/2 + 1) >> log2
+        # (exact in float32)
+        mean = torch.floor((sums + float(area // 2 + 1)) / float(area))
+        return to_numpy(torch.clamp(mean, 0, 255).to(torch.uint8))
+    if normalize and out_dtype == torch.uint8:  # the mean rounded half up, exactly
+        wide = sums.to(torch.float64)
+        mean = torch.floor((wide * 2.0 + float(area)) / float(2 * area))
+        return to_numpy(torch.clamp(mean, 0, 255).to(torch.uint8))
     if normalize:
-        sums = sums * np.float32(1.0 / (width * height))
+        sums = sums * np.float32(1.0 / area)
     if out_dtype == torch.uint8:
         sums = torch.clamp(torch.floor(sums + 0.5), 0, 255).to(torch.uint8)
     return to_numpy(sums)
@@ -201,12 +211,11 @@ def _box(
 
 @replaces(
     "boxFilter",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (mean rounded half up; OpenCV 5 differs on some even sizes); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (means rounded half up; power-of-two windows shifted like OpenCV 5: "
+    "(sum + area/2 + 1) >> log2 area); float32 within 1e-5",
     arguments={
         "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
         "ddepth": ("-1", "CV_32F"),
@@ -224,23 +233,22 @@ def boxFilter(
     normalize: bool = True,
     borderType: int = 4,
 ) -> Any:
-    """Traceable ``cv2.boxFilter`` (window sums, optionally divided by the window area).
-    uint8 results are within 1 of OpenCV."""
+    """Traceable ``cv2.boxFilter`` (window sums, optionally divided by the window area);
+    uint8 means reproduce OpenCV 5's rounding exactly."""
     no_dst("boxFilter", dst)
     return _box("boxFilter", src, ddepth, ksize, anchor, bool(normalize), borderType)
 
 
 @replaces(
     "blur",
-    uint8_units=1,
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (mean rounded half up); float32 within 1e-5",
+    accuracy="uint8 exact (as boxFilter); float32 within 1e-5",
     notes="uint8 windows of exactly 2 pixels are refused: OpenCV 5.0 returns mean + 1 there "
-    "(255 wraps to 0).",
+    "and 255 or 0 for two 255s depending on its SIMD lane.",
     arguments={
-        "ksize": ("positive (w, h); not 2 pixels for uint8",),
+        "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
         "anchor": ("(-1, -1)", "any point in the kernel"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
     },
@@ -252,6 +260,150 @@ def blur(
     anchor: Any = (-1, -1),
     borderType: int = 4,
 ) -> Any:
-    """Traceable ``cv2.blur``: the normalised box filter; uint8 results within 1 of OpenCV."""
+    """Traceable ``cv2.blur``: the normalised box filter, uint8 rounding as OpenCV 5 (exact)."""
     no_dst("blur", dst)
     return _box("blur", src, -1, ksize, anchor, True, borderType)
+
+
+@replaces(
+    "medianBlur",
+    family="filters",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="exact (a median selects an input value)",
+    arguments={"ksize": ("3", "5")},
+    notes="borders replicate the edge pixels, like OpenCV; larger apertures are refused.",
+)
+def medianBlur(src: np.ndarray, ksize: int, dst: Any = None) -> Any:
+    """Traceable ``cv2.medianBlur`` for 3x3 and 5x5 apertures: the median of each window
+    (edges replicated), as a sort of the window's shifted slices (exact)."""
+    no_dst("medianBlur", dst)
+    if ksize not in (3, 5):
+        raise refuse("medianBlur", "ksize", ksize, "3 or 5")
+    t = as_tensor("medianBlur", src, ("uint8", "uint16", "float32"), (1, 2, 3, 4))
+    half = ksize // 2
+    padded = pad(t, half, half, half, half, cv2.BORDER_REPLICATE)
+    height, width = t.shape[0], t.shape[1]
+    windows = [
+        padded.narrow(0, i, height).narrow(1, j, width) for i in range(ksize) for j in range(ksize)
+    ]
+    median = _median(windows)
+    return to_numpy(median, src.dtype)
+
+
+def _odd_even_merge_pairs(n: int) -> list[tuple[int, int]]:
+    """Comparators (low, high) of Batcher's odd-even merge sort for n wires (a power of 2)."""
+    pairs = []
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return pairs
+
+
+def _median_plan(count: int) -> tuple[list[tuple[int, int, int, bool, bool]], int]:
+    """The min/max steps that compute the median of ``count`` values: a sorting network
+    with padding wires (+inf) folded away and every step the median does not need pruned.
+    Each step: (input a, input b, first new value id, min needed, max needed); then the id
+    of the median."""
+    size = 1 << (count - 1).bit_length()
+    wires: list[int | None] = list(range(count)) + [None] * (size - count)  # None: +inf
+    steps, next_id = [], count
+    for low, high in _odd_even_merge_pairs(size):
+        a, b = wires[low], wires[high]
+        if b is None:
+            continue  # max(x, inf) = inf stays high: nothing moves
+        if a is None:
+            wires[low], wires[high] = b, None
+            continue
+        wires[low], wires[high] = next_id, next_id + 1
+        steps.append((a, b, next_id))
+        next_id += 2
+    median = wires[count // 2]
+    assert median is not None
+    needed = {median}
+    plan = []
+    for a, b, first in reversed(steps):
+        want_min, want_max = first in needed, first + 1 in needed
+        if want_min or want_max:
+            needed.update((a, b))
+            plan.append((a, b, first, want_min, want_max))
+    return plan[::-1], median
+
+
+def _median(values: list[torch.Tensor]) -> torch.Tensor:
+    """Elementwise median of an odd number of same-shaped tensors by min/max only (exact,
+    and cheap in ONNX: no sort, no full-resolution index)."""
+    plan, median = _median_plan(len(values))
+    held = dict(enumerate(values))
+    for a, b, first, want_min, want_max in plan:
+        if want_min:
+            held[first] = torch.minimum(held[a], held[b])
+        if want_max:
+            held[first + 1] = torch.maximum(held[a], held[b])
+    return held[median]
+
+
+def _sobel_depths() -> dict[int, torch.dtype]:
+    return {cv2.CV_16S: torch.int16, cv2.CV_32F: torch.float32, cv2.CV_64F: torch.float64}
+
+
+@replaces(
+    "Sobel",
+    float_atol=1e-4,  # float32 sources: OpenCV's float32 sums cancel to noise near 0
+    family="filters",
+    dtypes=("uint8", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="uint8 source to CV_16S: exact (integer sums, scale and delta in double); float "
+    "outputs within 1e-5 of the data's magnitude (sums in double, OpenCV's in float32)",
+    arguments={
+        "ddepth": ("-1 (float32 src)", "CV_16S", "CV_32F", "CV_64F"),
+        "ksize": ("1", "3", "5", "7", "-1 (Scharr)"),
+        "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
+    },
+)
+def Sobel(
+    src: np.ndarray,
+    ddepth: int,
+    dx: int,
+    dy: int,
+    dst: Any = None,
+    ksize: int = 3,
+    scale: float = 1,
+    delta: float = 0,
+    borderType: int = 4,
+) -> Any:
+    """Traceable ``cv2.Sobel``: OpenCV's separable derivative kernels (cv2.getDerivKernels),
+    OpenCV borders, then ``scale`` and ``delta``; exact for uint8 sources."""
+    no_dst("Sobel", dst)
+    border = _border("Sobel", borderType)
+    t = as_tensor("Sobel", src, ("uint8", "float32"), (1, 2, 3, 4))
+    depths = _sobel_depths()
+    out_dtype = torch.float32 if ddepth == -1 and t.dtype == torch.float32 else depths.get(ddepth)
+    if out_dtype is None:
+        raise refuse("Sobel", "ddepth", ddepth, "CV_16S, CV_32F, CV_64F (or -1 for float32)")
+    if ksize not in (-1, 1, 3, 5, 7):
+        raise refuse("Sobel", "ksize", ksize, "-1 (Scharr), 1, 3, 5 or 7")
+    if dx < 0 or dy < 0 or dx + dy == 0 or (ksize == -1 and (dx + dy != 1)):
+        raise refuse("Sobel", "dx/dy", (dx, dy), "orders >= 0, not both 0 (Scharr: one 1)")
+    if ksize > 1 and (dx >= ksize or dy >= ksize) or ksize == 1 and max(dx, dy) > 2:
+        raise refuse("Sobel", "dx/dy", (dx, dy), "orders below ksize")
+    kx, ky = cv2.getDerivKernels(dx, dy, ksize, normalize=False, ktype=cv2.CV_64F)
+    kx, ky = kx.reshape(-1), ky.reshape(-1)
+    anchor = (len(kx) // 2, len(ky) // 2)
+    # integer kernels: uint8 sums stay below 2**24, exact in float32 (OpenCV's own type
+    # for float32 sources)
+    sums = _separable(
+        t.to(torch.float32), kx.astype(np.float32), ky.astype(np.float32), anchor, border
+    )
+    if float(scale) != 1.0 or float(delta) != 0.0:
+        sums = sums.to(torch.float64) * float(scale) + float(delta)
+    if out_dtype == torch.int16:
+        sums = torch.clamp(torch.round(sums), -32768, 32767)
+    return to_numpy(sums.to(out_dtype))

@@ -27,9 +27,9 @@ from ._base import (
     tuple_of_ints,
 )
 
-_ANY_DTYPES = ("uint8", "int8", "int16", "int32", "float32", "float64")
+_ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
-_IMAGE_DTYPES = ("uint8", "float32")
+_IMAGE_DTYPES = ("uint8", "uint16", "float32")
 
 
 @replaces(
@@ -46,7 +46,7 @@ def flip(src: np.ndarray, flipCode: int, dst: Any = None) -> Any:
     no_dst("flip", dst)
     t = as_tensor("flip", src, _ANY_DTYPES, _CHANNELS)
     dims = (0,) if flipCode == 0 else (1,) if flipCode > 0 else (0, 1)
-    return to_numpy(torch.flip(t, dims))
+    return to_numpy(torch.flip(t, dims), src.dtype)
 
 
 def _rotate_codes() -> dict[int, int]:
@@ -73,7 +73,7 @@ def rotate(src: np.ndarray, rotateCode: int, dst: Any = None) -> Any:
             "ROTATE_90_CLOCKWISE, ROTATE_180, ROTATE_90_COUNTERCLOCKWISE",
         )
     t = as_tensor("rotate", src, _ANY_DTYPES, _CHANNELS)
-    return to_numpy(torch.rot90(t, turns[rotateCode], dims=(0, 1)))
+    return to_numpy(torch.rot90(t, turns[rotateCode], dims=(0, 1)), src.dtype)
 
 
 @replaces(
@@ -87,7 +87,7 @@ def transpose(src: np.ndarray, dst: Any = None) -> Any:
     """Traceable ``cv2.transpose``: swaps rows and columns (exact)."""
     no_dst("transpose", dst)
     t = as_tensor("transpose", src, _ANY_DTYPES, _CHANNELS)
-    return to_numpy(t.transpose(0, 1))
+    return to_numpy(t.transpose(0, 1), src.dtype)
 
 
 _BORDER_NAMES = {
@@ -140,8 +140,7 @@ def copyMakeBorder(
     if min(sizes) < 0:
         raise refuse("copyMakeBorder", "top/bottom/left/right", sizes, "sizes >= 0")
     t = as_tensor("copyMakeBorder", src, _ANY_DTYPES, _CHANNELS)
-    fill = scalar4(0 if value is None else value)
-    return to_numpy(pad(t, *sizes, border, fill))
+    return to_numpy(pad(t, *sizes, border, _fill_value(value, src)), src.dtype)
 
 
 # -- resize ------------------------------------------------------------------------------
@@ -149,10 +148,17 @@ _RESIZE_COEF_BITS = 11
 
 
 def _linear_taps(
-    dst_len: int, src_len: int, scale: float, area_like: bool, single: bool
+    dst_len: int,
+    src_len: int,
+    scale: float,
+    area_like: bool,
+    single: bool,
+    keep_edge_fraction: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(index0, index1, weight of index1) per output position, as OpenCV 5's resize computes
-    them (positions in double, or in float32 when ``single``; weights in float32)."""
+    them (positions in double, or in float32 when ``single``; weights in float32).
+    ``keep_edge_fraction``: a position beyond the edge reads the edge pixel twice with its
+    own fraction (OpenCV 5's uint8 rows) instead of once with weight 1."""
     dx = np.arange(dst_len, dtype=np.float64)
     inv = 1.0 / scale
     if area_like:  # INTER_AREA when enlarging: linear with area-style weights
@@ -167,6 +173,11 @@ def _linear_taps(
         fx = pos - sx
     fx = fx.astype(np.float32).astype(np.float64)
     low = sx < 0
+    high = sx >= src_len - 1
+    if keep_edge_fraction:
+        edge = low | high
+        sx = np.clip(sx, 0, src_len - 1).astype(np.int64)
+        return sx, np.where(edge, sx, np.minimum(sx + 1, src_len - 1)), fx
     fx = np.where(low, 0.0, fx)
     sx = np.where(low, 0, sx)
     high = sx >= src_len - 1
@@ -212,14 +223,14 @@ def _resize_linear(
     (width, height), (sx_scale, sy_scale) = dsize, scales
     uint8 = t.dtype == torch.uint8
     x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0], uint8)
-    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8)
+    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8, uint8)
     if uint8:  # 11-bit fixed-point weights; the rows are blended like OpenCV's SIMD code
         scale = float(1 << _RESIZE_COEF_BITS)
         wx0, wx1 = np.rint((1 - ax) * scale), np.rint(ax * scale)
         wy0, wy1 = np.rint((1 - ay) * scale), np.rint(ay * scale)
     else:
         wx0, wx1, wy0, wy1 = 1 - ax, ax, 1 - ay, ay
-    work = torch.float64 if uint8 else t.dtype
+    work = torch.float64 if uint8 else t.dtype if t.dtype.is_floating_point else torch.float32
 
     def horizontal(rows: torch.Tensor) -> torch.Tensor:
         left = _along(rows, 1, x0).to(work) * _shape_weights(wx0, 1, work)
@@ -245,13 +256,78 @@ def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float
     return _along(_along(t, 1, xs), 0, ys)
 
 
+def _window_sums(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
+    """Sums of the kx x ky windows (zero-padded at the far edges) and the pixel count of each."""
+    (width, height), (kx, ky) = dsize, factors
+    f = t.to(torch.float32)
+    rows, cols = min(height * ky, f.shape[0]), min(width * kx, f.shape[1])
+    f = f[:rows, :cols]
+    if rows < height * ky or cols < width * kx:  # partial windows at the bottom/right
+        f = torch.nn.functional.pad(f, (0, 0, 0, width * kx - cols, 0, height * ky - rows))
+    sums = f.reshape(height, ky, width, kx, t.shape[2]).sum(dim=(1, 3))
+    count_y = np.minimum(ky, rows - np.arange(height) * ky)
+    count_x = np.minimum(kx, cols - np.arange(width) * kx)
+    return sums, np.outer(count_y, count_x)
+
+
+def _resize_area_fast(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
+    """OpenCV's integer-factor INTER_AREA: whole windows as (sum + 2) >> 2 for integer 2x2,
+    else sum * (1/area) in float32; partial windows at the far edges as sum / count."""
+    kx, ky = factors
+    sums, counts = _window_sums(t, dsize, factors)
+    partial_windows = bool((counts < kx * ky).any())
+    # OpenCV's 2x2 SIMD path ((sum + 2) >> 2) serves 1-, 3- and 4-channel integer images
+    if not t.dtype.is_floating_point and (kx, ky) == (2, 2) and t.shape[2] != 2:
+        whole = torch.floor((sums + 2.0) / 4.0)
+    else:
+        whole = sums * float(np.float32(1.0 / (kx * ky)))
+    if partial_windows:
+        partial = sums / torch.from_numpy(counts.astype(np.float32)).unsqueeze(-1)
+        full = torch.from_numpy(counts == kx * ky).unsqueeze(-1)
+        whole = torch.where(full, whole, partial)
+    return saturate(whole, t.dtype) if t.dtype.is_floating_point else _round_to(whole, t)
+
+
+def _round_to(values: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """saturate_cast of float results to t's integer type (uint8; int32 holds uint16)."""
+    high = 255 if t.dtype == torch.uint8 else 65535
+    return torch.clamp(torch.round(values), 0, high).to(t.dtype)
+
+
+def _area_taps(dst_len: int, src_len: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(source index, weight) per output and tap, in OpenCV's accumulation order; unused
+    taps read index 0 with weight 0 (adding 0 leaves a float32 sum unchanged)."""
+    weights = _area_matrix(dst_len, src_len, scale)
+    taps = max(1, int((weights != 0).sum(axis=1).max()))
+    index = np.zeros((dst_len, taps), dtype=np.int64)
+    alpha = np.zeros((dst_len, taps), dtype=np.float32)
+    for d in range(dst_len):
+        (used,) = np.nonzero(weights[d])
+        index[d, : len(used)] = used
+        alpha[d, : len(used)] = weights[d, used]
+    return index, alpha
+
+
 def _resize_area(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
     (width, height), (sx_scale, sy_scale) = dsize, scales
-    wx = torch.from_numpy(_area_matrix(width, t.shape[1], sx_scale)).to(torch.float32)
-    wy = torch.from_numpy(_area_matrix(height, t.shape[0], sy_scale)).to(torch.float32)
-    f = t.to(torch.float32).permute(2, 0, 1)  # (C, H, W)
-    out = torch.matmul(torch.matmul(wy, f), wx.transpose(0, 1)).permute(1, 2, 0)
-    return saturate(out, t.dtype)
+    factors = (int(round(sx_scale)), int(round(sy_scale)))
+    eps = float(np.finfo(np.float64).eps)
+    if abs(sx_scale - factors[0]) < eps and abs(sy_scale - factors[1]) < eps:
+        return _resize_area_fast(t, dsize, factors)
+    # OpenCV's ResizeArea: per source row, float32 sums of pixel * alpha along x in tap
+    # order; then per output row, sum = beta0 * row0, sum += beta_j * row_j (float32)
+    f = t.to(torch.float32)
+    x_index, x_alpha = _area_taps(width, t.shape[1], sx_scale)
+    rows = None
+    for k in range(x_index.shape[1]):
+        term = _along(f, 1, x_index[:, k]) * torch.from_numpy(x_alpha[:, k]).reshape(1, -1, 1)
+        rows = term if rows is None else rows + term
+    y_index, y_alpha = _area_taps(height, t.shape[0], sy_scale)
+    out = None
+    for k in range(y_index.shape[1]):
+        term = _along(rows, 0, y_index[:, k]) * torch.from_numpy(y_alpha[:, k]).reshape(-1, 1, 1)
+        out = term if out is None else out + term
+    return saturate(out, t.dtype) if t.dtype.is_floating_point else _round_to(out, t)
 
 
 def _interpolations() -> dict[int, str]:
@@ -264,12 +340,13 @@ def _interpolations() -> dict[int, str]:
 
 @replaces(
     "resize",
-    uint8_units=1,
+    uint16_units=1,
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="INTER_NEAREST exact; INTER_LINEAR and INTER_AREA: uint8 within 1, float32 within "
-    "1e-5",
+    accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
+    "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
+    "and INTER_AREA exact, INTER_LINEAR within 1; float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
@@ -283,8 +360,8 @@ def resize(
     fy: float = 0,
     interpolation: int = 1,
 ) -> Any:
-    """Traceable ``cv2.resize`` (up and down). uint8 INTER_LINEAR/INTER_AREA results are within
-    1 of OpenCV (11-bit fixed-point weights reproduced); NEAREST is exact."""
+    """Traceable ``cv2.resize`` (up and down), bit-exact for uint8: OpenCV 5's 11-bit
+    weights and row blending (edge rows included), its area tables summed in its order."""
     no_dst("resize", dst)
     modes = _interpolations()
     if interpolation not in modes:
@@ -312,7 +389,7 @@ def resize(
             "(width, height) > 0, or None/(0, 0) with fx > 0 and fy > 0",
         )
     if size == (src_w, src_h):  # OpenCV copies the image when the size does not change
-        return to_numpy(t.clone())
+        return to_numpy(t.clone(), src.dtype)
     scales = (1.0 / inv_x, 1.0 / inv_y)
     name = modes[interpolation]
     if name == "INTER_NEAREST":
@@ -322,7 +399,23 @@ def resize(
     else:
         area = name == "INTER_AREA"
         out = _resize_linear(t, size, scales, (area, area))
-    return to_numpy(out)
+    return to_numpy(_integer_result(out, src), src.dtype)
+
+
+def _integer_result(out: torch.Tensor, src: np.ndarray) -> torch.Tensor:
+    """A float result of a uint16 image (computed in its int32 carrier) rounded and clamped
+    like OpenCV's saturate_cast; anything else unchanged."""
+    if src.dtype == np.uint16 and out.is_floating_point():
+        return torch.clamp(torch.round(out), 0, 65535).to(torch.int32)
+    return out
+
+
+def _fill_value(value: Any, src: np.ndarray) -> tuple[float, ...]:
+    """borderValue as four floats, saturated to uint16 for uint16 images."""
+    fill = scalar4(0 if value is None else value)
+    if src.dtype == np.uint16:  # the int32 carrier must not hold values uint16 cannot
+        fill = tuple(float(np.clip(np.rint(v), 0, 65535)) for v in fill)
+    return fill
 
 
 # -- remap and warpAffine ------------------------------------------------------------------
@@ -386,8 +479,16 @@ def _bilinear(
         ax = tx.unsqueeze(-1).expand(*tx.shape, channels).contiguous()
         ay = ty.unsqueeze(-1).expand(*ty.shape, channels).contiguous()
         p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
-        top = p00 + ax * (p01 - p00)
-        out = top + ay * ((p10 + ax * (p11 - p10)) - top)
+        if channels == 4:  # OpenCV 5's 4-channel loop uses fused multiply-adds: the
+            # float32 product is exact in float64, so one rounding reproduces each fma
+            wide, f32 = torch.float64, torch.float32
+            ax, ay = ax.to(wide), ay.to(wide)
+            top = (ax * (p01 - p00).to(wide) + p00.to(wide)).to(f32)
+            bottom = (ax * (p11 - p10).to(wide) + p10.to(wide)).to(f32)
+            out = (ay * (bottom - top).to(wide) + top.to(wide)).to(f32)
+        else:
+            top = p00 + ax * (p01 - p00)
+            out = top + ay * ((p10 + ax * (p11 - p10)) - top)
         out = saturate(out, t.dtype)
     return out
 
@@ -463,7 +564,9 @@ def _sample(
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (OpenCV 5 mixes fused and unfused float32 lerps "
+    "across its SIMD and scalar loops: a value within an ulp of .5 may round the other way); "
+    "float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
@@ -486,7 +589,7 @@ def remap(
 ) -> Any:
     """Traceable ``cv2.remap`` with INTER_LINEAR (e.g. undistortion with precomputed maps).
 
-    uint8 results within 1 of OpenCV (bit-exact in the tests): float maps are sampled with
+    uint8 results within 1 of OpenCV (nearly always exact): float maps are sampled with
     float32 lerps like OpenCV 5, cv2.convertMaps maps with its 1/32-pixel weight table.
     """
     no_dst("remap", dst)
@@ -497,8 +600,8 @@ def remap(
     border = _border("remap", "borderMode", borderMode, _REMAP_BORDERS)
     t = as_tensor("remap", src, _IMAGE_DTYPES, _CHANNELS)
     positions = _remap_positions("remap", map1, map2)
-    value = scalar4(0 if borderValue is None else borderValue)
-    return to_numpy(_sample(t, positions, border, value))
+    value = _fill_value(borderValue, src)
+    return to_numpy(_integer_result(_sample(t, positions, border, value), src), src.dtype)
 
 
 def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
@@ -521,7 +624,7 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 within 1 (bit-exact in the tests); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (as remap); float32 within 1e-5",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -541,7 +644,7 @@ def warpAffine(
 ) -> Any:
     """Traceable ``cv2.warpAffine`` with INTER_LINEAR and a constant matrix ``M``.
 
-    uint8 results within 1 of OpenCV (bit-exact in the tests): positions are OpenCV 5's
+    uint8 results within 1 of OpenCV (nearly always exact): positions are OpenCV 5's
     float32 fused multiply-adds, then float32 lerps.
     """
     no_dst("warpAffine", dst)
@@ -567,5 +670,6 @@ def warpAffine(
     matrix = M.astype(np.float64)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
-    value = scalar4(0 if borderValue is None else borderValue)
-    return to_numpy(_sample(t, _warp_positions(matrix, size), border, value))
+    value = _fill_value(borderValue, src)
+    out = _sample(t, _warp_positions(matrix, size), border, value)
+    return to_numpy(_integer_result(out, src), src.dtype)

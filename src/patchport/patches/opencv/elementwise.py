@@ -1,0 +1,323 @@
+"""add, subtract, multiply, divide, absdiff, bitwise_and/or/xor/not and LUT with torch ops.
+
+Integer results are computed exactly in float64 and saturated like OpenCV (rounded half
+to even, clamped); float32 results are float32 operations, as OpenCV does them. A second
+operand is an array like the first, or a Scalar (a number applies to every channel).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._base import as_tensor, integer_limits, no_dst, refuse, replaces, to_numpy
+
+_DTYPES = ("uint8", "uint16", "int16", "float32")
+_BIT_DTYPES = ("uint8", "uint16", "int16")
+_MUL_DTYPES = ("uint8", "float32")  # OpenCV 5's 16-bit products are not reproduced
+_CHANNELS = (1, 2, 3, 4)
+_OPERAND = "an array of src1's shape and dtype, a number, or a tuple of up to 4 numbers"
+
+
+def _operand(
+    function: str, value: Any, src: np.ndarray, t: torch.Tensor, exact: bool = False
+) -> torch.Tensor:
+    """The second operand as a tensor broadcastable to t's (H, W, C)."""
+    if isinstance(value, np.ndarray) and value.shape == src.shape:
+        if value.dtype != src.dtype:
+            raise refuse(function, "src2.dtype", value.dtype, f"{src.dtype} like src1")
+        return as_tensor(function, value, (src.dtype.name,), _CHANNELS, "src2")
+    channels = t.shape[2]
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        numbers = [float(value)] * channels
+    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 4:
+        try:
+            numbers = [float(v) for v in value] + [0.0] * 4
+        except (TypeError, ValueError):
+            raise refuse(function, "src2", repr(value), _OPERAND) from None
+        numbers = numbers[:channels]
+    else:
+        shown = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else value
+        raise refuse(function, "src2", shown if isinstance(shown, str) else repr(shown), _OPERAND)
+    if t.dtype.is_floating_point:
+        return torch.tensor(numbers, dtype=torch.float32).reshape(1, 1, channels)
+    if exact:  # multiply/divide use the Scalar as given
+        return torch.tensor(numbers, dtype=torch.float64).reshape(1, 1, channels)
+    # add/subtract/absdiff round the Scalar first; beyond +-2**20 every 16-bit result
+    # saturates the same way, so int32 arithmetic stays exact
+    rounded = np.clip(np.rint(numbers), -(1 << 20), 1 << 20).astype(np.int32)
+    return torch.from_numpy(rounded).reshape(1, 1, channels)
+
+
+def _mask(function: str, mask: Any, src: np.ndarray) -> torch.Tensor | None:
+    """A uint8 (H, W) mask as a boolean (H, W, 1) tensor, or None."""
+    if mask is None:
+        return None
+    if (
+        not isinstance(mask, np.ndarray)
+        or mask.dtype != np.uint8
+        or mask.shape not in (src.shape[:2], (*src.shape[:2], 1))
+    ):
+        shown = f"{mask.dtype}{list(mask.shape)}" if isinstance(mask, np.ndarray) else mask
+        raise refuse(function, "mask", shown, "None or a uint8 (H, W) array like src1")
+    return torch.from_numpy(mask).reshape(*src.shape[:2], 1) != 0
+
+
+def _finish(values: torch.Tensor, src: np.ndarray, t: torch.Tensor, mask: Any) -> np.ndarray:
+    """Saturate to src's type, zero what the mask leaves out, return OpenCV's layout."""
+    limits = integer_limits(src.dtype)
+    if limits is None:
+        out = values.to(torch.float32)
+    elif values.is_floating_point():
+        out = torch.clamp(torch.round(values), *limits).to(t.dtype)
+    else:  # exact integer arithmetic: saturate only
+        out = torch.clamp(values, *limits).to(t.dtype)
+    if mask is not None:
+        out = torch.where(mask, out, torch.zeros_like(out))
+    return to_numpy(out, src.dtype)
+
+
+def _pair(
+    function: str, src1: Any, src2: Any, dtype: int, dtypes: tuple[str, ...] = _DTYPES
+) -> tuple[torch.Tensor, torch.Tensor]:
+    if dtype != -1:
+        raise refuse(function, "dtype", dtype, "-1 (the type of src1)")
+    a = as_tensor(function, src1, dtypes, _CHANNELS, "src1")
+    exact = function in ("multiply", "divide")
+    b = _operand(function, src2, src1, a, exact)
+    if a.dtype.is_floating_point:
+        return a, b.to(torch.float32)
+    if exact:  # products and quotients: float64 (exact products, one rounding)
+        return a.to(torch.float64), b.to(torch.float64)
+    return a.to(torch.int32), b.to(torch.int32)  # sums and differences: exact in int32
+
+
+_ARITHMETIC = {
+    "src2": ("same-shape array", "number (every channel)", "tuple (per channel)"),
+    "dtype": ("-1",),
+}
+
+
+@replaces(
+    "add",
+    family="elementwise",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact (saturated, rounded half to even)",
+    arguments={**_ARITHMETIC, "mask": ("None", "uint8 (H, W)")},
+)
+def add(src1: Any, src2: Any, dst: Any = None, mask: Any = None, dtype: int = -1) -> Any:
+    """Traceable ``cv2.add``: saturate(src1 + src2), zero outside ``mask`` (exact)."""
+    no_dst("add", dst)
+    a, b = _pair("add", src1, src2, dtype)
+    return _finish(
+        a + b, src1, as_tensor("add", src1, _DTYPES, _CHANNELS, "src1"), _mask("add", mask, src1)
+    )
+
+
+@replaces(
+    "subtract",
+    family="elementwise",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact (saturated, rounded half to even)",
+    arguments={**_ARITHMETIC, "mask": ("None", "uint8 (H, W)")},
+)
+def subtract(src1: Any, src2: Any, dst: Any = None, mask: Any = None, dtype: int = -1) -> Any:
+    """Traceable ``cv2.subtract``: saturate(src1 - src2), zero outside ``mask`` (exact)."""
+    no_dst("subtract", dst)
+    a, b = _pair("subtract", src1, src2, dtype)
+    t = as_tensor("subtract", src1, _DTYPES, _CHANNELS, "src1")
+    return _finish(a - b, src1, t, _mask("subtract", mask, src1))
+
+
+@replaces(
+    "absdiff",
+    family="elementwise",
+    dtypes=_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"src2": _ARITHMETIC["src2"]},
+)
+def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.absdiff``: saturate(|src1 - src2|) (exact)."""
+    no_dst("absdiff", dst)
+    a, b = _pair("absdiff", src1, src2, -1)
+    t = as_tensor("absdiff", src1, _DTYPES, _CHANNELS, "src1")
+    return _finish(torch.abs(a - b), src1, t, None)
+
+
+@replaces(
+    "multiply",
+    family="elementwise",
+    dtypes=_MUL_DTYPES,
+    channels=_CHANNELS,
+    uint8_units=1,
+    accuracy="uint8: exact for array operands; a Scalar operand within 1 (OpenCV's Scalar "
+    "path rounds exact halves its own way); float32 within 1e-5",
+    arguments={**_ARITHMETIC, "scale": ("any number",)},
+)
+def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int = -1) -> Any:
+    """Traceable ``cv2.multiply``: saturate(src1 * src2 * scale), computed as OpenCV 5 does
+    (float32 products for integer images)."""
+    no_dst("multiply", dst)
+    a, b = _pair("multiply", src1, src2, dtype, _MUL_DTYPES)
+    t = as_tensor("multiply", src1, _MUL_DTYPES, _CHANNELS, "src1")
+    if t.dtype.is_floating_point:  # float32 products, as OpenCV
+        return _finish(a * b * float(np.float32(scale)), src1, t, None)
+    return _finish(a * b * float(scale), src1, t, None)  # exact products, one rounding
+
+
+@replaces(
+    "divide",
+    family="elementwise",
+    dtypes=("uint8",),
+    channels=_CHANNELS,
+    uint8_units=1,
+    accuracy="exact for array operands (float32 quotients, as OpenCV 5); a Scalar operand "
+    "within 1; division by 0 gives 0",
+    arguments={
+        "src2": ("same-shape array", "number", "tuple"),
+        "scale": ("any number",),
+        "dtype": ("-1",),
+    },
+)
+def divide(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int = -1) -> Any:
+    """Traceable ``cv2.divide``: saturate(src1 * scale / src2), 0 where an integer src2 is 0
+    (float32 arithmetic, as OpenCV 5)."""
+    no_dst("divide", dst)
+    a, b = _pair("divide", src1, src2, dtype, ("uint8",))
+    t = as_tensor("divide", src1, ("uint8",), _CHANNELS, "src1")
+    f32 = torch.float32
+    numerator = a.to(f32) * float(np.float32(scale))
+    divisor = b.to(f32)
+    zero = divisor == 0
+    quotient = numerator / torch.where(zero, torch.ones_like(divisor), divisor)
+    quotient = torch.where(zero, torch.zeros_like(quotient), quotient)
+    return _finish(quotient.to(torch.float64), src1, t, None)
+
+
+def _bitwise(function: str, op: Any, src1: Any, src2: Any, mask: Any) -> np.ndarray:
+    t = as_tensor(function, src1, _BIT_DTYPES, _CHANNELS, "src1")
+    if src2 is None:
+        other = None
+    elif isinstance(src2, np.ndarray) and src2.shape == src1.shape:
+        if src2.dtype != src1.dtype:
+            raise refuse(function, "src2.dtype", src2.dtype, f"{src1.dtype} like src1")
+        other = as_tensor(function, src2, _BIT_DTYPES, _CHANNELS, "src2")
+    else:  # OpenCV 5's Scalar operands of bitwise ops are not reproduced
+        shown = f"{src2.dtype}{list(src2.shape)}" if isinstance(src2, np.ndarray) else src2
+        raise refuse(
+            function,
+            "src2",
+            shown if isinstance(shown, str) else repr(shown),
+            "an array of src1's shape and dtype (Scalars are not supported)",
+        )
+    out = op(t) if other is None else op(t, other.expand_as(t))
+    if src1.dtype == np.int16 or src1.dtype == np.uint8:
+        out = out.to(t.dtype)
+    elif src1.dtype == np.uint16:
+        out = out & 0xFFFF  # int32 carrier: keep the 16 bits a uint16 holds
+    mask_ = _mask(function, mask, src1)
+    if mask_ is not None:
+        out = torch.where(mask_, out, torch.zeros_like(out))
+    return to_numpy(out, src1.dtype)
+
+
+_BITWISE_ARGS = {
+    "src2": ("same-shape array",),
+    "mask": ("None", "uint8 (H, W)"),
+}
+
+
+@replaces(
+    "bitwise_and",
+    family="elementwise",
+    dtypes=_BIT_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments=_BITWISE_ARGS,
+)
+def bitwise_and(src1: Any, src2: Any, dst: Any = None, mask: Any = None) -> Any:
+    """Traceable ``cv2.bitwise_and``, zero outside ``mask`` (exact)."""
+    no_dst("bitwise_and", dst)
+    return _bitwise("bitwise_and", torch.bitwise_and, src1, src2, mask)
+
+
+@replaces(
+    "bitwise_or",
+    family="elementwise",
+    dtypes=_BIT_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments=_BITWISE_ARGS,
+)
+def bitwise_or(src1: Any, src2: Any, dst: Any = None, mask: Any = None) -> Any:
+    """Traceable ``cv2.bitwise_or``, zero outside ``mask`` (exact)."""
+    no_dst("bitwise_or", dst)
+    return _bitwise("bitwise_or", torch.bitwise_or, src1, src2, mask)
+
+
+@replaces(
+    "bitwise_xor",
+    family="elementwise",
+    dtypes=_BIT_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments=_BITWISE_ARGS,
+)
+def bitwise_xor(src1: Any, src2: Any, dst: Any = None, mask: Any = None) -> Any:
+    """Traceable ``cv2.bitwise_xor``, zero outside ``mask`` (exact)."""
+    no_dst("bitwise_xor", dst)
+    return _bitwise("bitwise_xor", torch.bitwise_xor, src1, src2, mask)
+
+
+@replaces(
+    "bitwise_not",
+    family="elementwise",
+    dtypes=_BIT_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"mask": _BITWISE_ARGS["mask"]},
+)
+def bitwise_not(src: Any, dst: Any = None, mask: Any = None) -> Any:
+    """Traceable ``cv2.bitwise_not``, zero outside ``mask`` (exact)."""
+    no_dst("bitwise_not", dst)
+    return _bitwise("bitwise_not", torch.bitwise_not, src, None, mask)
+
+
+@replaces(
+    "LUT",
+    family="elementwise",
+    dtypes=("uint8",),
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments={"lut": ("256 entries, one table or one per channel; any dtype but float16",)},
+)
+def LUT(src: Any, lut: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.LUT``: each uint8 value replaced by its table entry (exact); the
+    table may be traced (it becomes a graph input)."""
+    no_dst("LUT", dst)
+    t = as_tensor("LUT", src, ("uint8",), _CHANNELS)
+    channels = t.shape[2]
+    if (
+        not isinstance(lut, np.ndarray)
+        or lut.size not in (256, 256 * channels)
+        or lut.shape[0] * (lut.shape[1] if lut.ndim > 1 else 1) != 256
+        or lut.dtype.name not in ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
+    ):
+        shown = f"{lut.dtype}{list(lut.shape)}" if isinstance(lut, np.ndarray) else type(lut)
+        raise refuse("LUT", "lut", shown, "a 256-entry array with 1 or src's channels")
+    table = torch.from_numpy(np.ascontiguousarray(lut))
+    if lut.dtype == np.uint16:
+        table = table.to(torch.int32)
+    table = table.reshape(256, -1)
+    index = t.to(torch.int32)  # int32 indices: a quarter of int64's memory traffic
+    if table.shape[1] == 1:
+        out = table.reshape(256).index_select(0, index.reshape(-1)).reshape(t.shape)
+    else:
+        index = index.to(torch.int64).reshape(-1, channels)
+        out = torch.gather(table, 0, index).reshape(t.shape)
+    return to_numpy(out, lut.dtype)

@@ -1,0 +1,123 @@
+"""add/subtract/absdiff/multiply/divide, bitwise ops and LUT replacements vs real cv2."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchport.patches.opencv import elementwise
+
+from .helpers import PROPERTY, assert_matches, image, seeds
+
+cns = st.sampled_from([0, 1, 2, 3, 4])
+sizes = st.tuples(st.integers(1, 25), st.integers(1, 25))
+
+
+def _sized(size, kind):
+    """cv2 reads an image of up to 4 x 1 beside a Scalar as a second Scalar: keep wider."""
+    return size if kind == "array" else (size[0], max(size[1], 5))
+
+
+def _second(seed, size, cn, dtype, kind, number):
+    """The second operand: an array like the first, a number, or a per-channel tuple."""
+    if kind == "array":
+        return image(seed + 1, *size, cn, dtype)
+    if kind == "number":
+        return number
+    return tuple(number + 17.25 * i for i in range(max(cn, 1)))
+
+
+def _mask(seed, size, use):
+    if not use:
+        return None
+    rng = np.random.default_rng(seed + 7)
+    return ((rng.random(size) < 0.5) * rng.integers(1, 256)).astype(np.uint8)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "uint16", "int16", "float32"]),
+    kind=st.sampled_from(["array", "number", "tuple"]),
+    number=st.one_of(st.floats(-300, 300), st.integers(-300, 300), st.just(4.5)),
+    masked=st.booleans(),
+)
+def test_add_subtract_absdiff_match_opencv(seed, size, cn, dtype, kind, number, masked):
+    size = _sized(size, kind)
+    a = image(seed, *size, cn, dtype)
+    b = _second(seed, size, cn, dtype, kind, number)
+    mask = _mask(seed, size, masked)
+    scale = 600.0
+    assert_matches("add", cv2.add(a, b, mask=mask), elementwise.add(a, b, mask=mask), scale)
+    expected = cv2.subtract(a, b, mask=mask)
+    assert_matches("subtract", expected, elementwise.subtract(a, b, mask=mask), scale)
+    assert_matches("absdiff", cv2.absdiff(a, b), elementwise.absdiff(a, b), scale)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "float32"]),
+    kind=st.sampled_from(["array", "number", "tuple"]),
+    number=st.one_of(st.floats(0.01, 4), st.integers(0, 300)),
+    scale=st.one_of(st.just(1.0), st.floats(0.01, 3), st.just(1 / 255)),
+    zeros=st.booleans(),
+)
+def test_multiply_and_divide_match_opencv(seed, size, cn, dtype, kind, number, scale, zeros):
+    size = _sized(size, kind)
+    a = image(seed, *size, cn, dtype)
+    b = _second(seed, size, cn, dtype, kind, number)
+    expected = cv2.multiply(a, b, scale=scale)
+    got = elementwise.multiply(a, b, scale=scale)
+    assert_matches("multiply", expected, got, float(np.abs(expected).max()))
+    exact = dtype == "uint8" and kind == "array"  # declared exact there
+    if exact:
+        np.testing.assert_array_equal(got, expected)
+    if dtype == "uint8":
+        if zeros and kind == "array":  # division by zero gives 0
+            b = np.where(image(seed + 3, *size, cn, "uint8") < 60, 0, b).astype(np.uint8)
+        expected, got = cv2.divide(a, b, scale=scale), elementwise.divide(a, b, scale=scale)
+        assert_matches("divide", expected, got)
+        if exact:
+            np.testing.assert_array_equal(got, expected)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "uint16", "int16"]),
+    masked=st.booleans(),
+)
+def test_bitwise_ops_match_opencv(seed, size, cn, dtype, masked):
+    size = _sized(size, "scalar")
+    a, b = image(seed, *size, cn, dtype), image(seed + 1, *size, cn, dtype)
+    mask = _mask(seed, size, masked)
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        expected = getattr(cv2, name)(a, b, mask=mask)
+        assert_matches(name, expected, getattr(elementwise, name)(a, b, mask=mask))
+    expected = cv2.bitwise_not(a, mask=mask)
+    assert_matches("bitwise_not", expected, elementwise.bitwise_not(a, mask=mask))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    table_dtype=st.sampled_from(["uint8", "uint16", "int16", "float32"]),
+    per_channel=st.booleans(),
+)
+def test_lut_matches_opencv(seed, size, cn, table_dtype, per_channel):
+    src = image(seed, *size, cn, "uint8")
+    shape = (1, 256, max(cn, 1)) if per_channel and cn > 1 else (256,)
+    lut = image(seed + 5, 1, 256, shape[-1] if len(shape) == 3 else 0, table_dtype)
+    lut = lut.reshape(shape)
+    assert_matches("LUT", cv2.LUT(src, lut), elementwise.LUT(src, lut), 2.0)
