@@ -346,7 +346,8 @@ def _interpolations() -> dict[int, str]:
     channels=_CHANNELS,
     accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
     "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
-    "and INTER_AREA exact, INTER_LINEAR within 1; float32 within 1e-5",
+    "and INTER_AREA exact, INTER_LINEAR within 1 (OpenCV's float32 path for 16-bit images "
+    "is not reproduced); float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
