@@ -346,7 +346,8 @@ def _interpolations() -> dict[int, str]:
     channels=_CHANNELS,
     accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
     "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
-    "and INTER_AREA exact, INTER_LINEAR within 1; float32 within 1e-5",
+    "and INTER_AREA exact, INTER_LINEAR within 1 (OpenCV's float32 path for 16-bit images "
+    "is not reproduced); float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
@@ -420,6 +421,7 @@ def _fill_value(value: Any, src: np.ndarray) -> tuple[float, ...]:
 
 # -- remap and warpAffine ------------------------------------------------------------------
 _TAB = 32  # OpenCV's INTER_TAB_SIZE: positions are quantised to 1/32 pixel
+_FUSED_CHANNELS = (3, 4)  # channel counts whose float-map lerps OpenCV 5 fuses
 
 
 def _bilinear(
@@ -479,7 +481,7 @@ def _bilinear(
         ax = tx.unsqueeze(-1).expand(*tx.shape, channels).contiguous()
         ay = ty.unsqueeze(-1).expand(*ty.shape, channels).contiguous()
         p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
-        if channels == 4:  # OpenCV 5's 4-channel loop uses fused multiply-adds: the
+        if channels in _FUSED_CHANNELS:  # OpenCV 5's loop uses fused multiply-adds: the
             # float32 product is exact in float64, so one rounding reproduces each fma
             wide, f32 = torch.float64, torch.float32
             ax, ay = ax.to(wide), ay.to(wide)
@@ -564,9 +566,9 @@ def _sample(
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 and uint16 within 1 (OpenCV 5 mixes fused and unfused float32 lerps "
-    "across its SIMD and scalar loops: a value within an ulp of .5 may round the other way); "
-    "float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1, nearly always exact (OpenCV 5 fuses the float32 "
+    "lerps of 3- and 4-channel images, reproduced; its SIMD and scalar loops may still round "
+    "a value within an ulp of .5 differently); float32 within 1e-5",
     arguments={
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
@@ -624,7 +626,9 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 and uint16 within 1 (as remap); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (as remap; OpenCV's last columns after its 16-wide "
+    "blocks round positions differently, about 1 call in 200 differs by 1); float32 within "
+    "1e-5",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
