@@ -21,12 +21,18 @@ def _sized(size, kind):
 
 
 def _second(seed, size, cn, dtype, kind, number):
-    """The second operand: an array like the first, a number, or a per-channel tuple."""
+    """The second operand: an array like the first, a number, or per-channel numbers as a
+    tuple or as a float64 row / column (normalisation helpers pass ``mean.reshape(1, -1)``)."""
     if kind == "array":
         return image(seed + 1, *size, cn, dtype)
     if kind == "number":
         return number
-    return tuple(number + 17.25 * i for i in range(max(cn, 1)))
+    numbers = tuple(number + 17.25 * i for i in range(max(cn, 1)))
+    if kind == "row" and len(numbers) > 1:  # OpenCV takes (1, channels) as a Scalar
+        return np.array(numbers, np.float64).reshape(1, -1)
+    if kind == "column":  # ... and 4 numbers as a (4, 1) column
+        return np.array((numbers + (0.0,) * 4)[:4], np.float64).reshape(4, 1)
+    return numbers
 
 
 def _mask(seed, size, use):
@@ -42,7 +48,7 @@ def _mask(seed, size, use):
     size=sizes,
     cn=cns,
     dtype=st.sampled_from(["uint8", "uint16", "int16", "float32"]),
-    kind=st.sampled_from(["array", "number", "tuple"]),
+    kind=st.sampled_from(["array", "number", "tuple", "row", "column"]),
     number=st.one_of(st.floats(-300, 300), st.integers(-300, 300), st.just(4.5)),
     masked=st.booleans(),
 )
@@ -64,7 +70,7 @@ def test_add_subtract_absdiff_match_opencv(seed, size, cn, dtype, kind, number, 
     size=sizes,
     cn=cns,
     dtype=st.sampled_from(["uint8", "float32"]),
-    kind=st.sampled_from(["array", "number", "tuple"]),
+    kind=st.sampled_from(["array", "number", "tuple", "row", "column"]),
     number=st.one_of(st.floats(0.01, 4), st.integers(0, 300)),
     scale=st.one_of(st.just(1.0), st.floats(0.01, 3), st.just(1 / 255)),
     zeros=st.booleans(),

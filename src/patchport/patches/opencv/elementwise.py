@@ -18,7 +18,20 @@ _DTYPES = ("uint8", "uint16", "int16", "float32")
 _BIT_DTYPES = ("uint8", "uint16", "int16")
 _MUL_DTYPES = ("uint8", "float32")  # OpenCV 5's 16-bit products are not reproduced
 _CHANNELS = (1, 2, 3, 4)
-_OPERAND = "an array of src1's shape and dtype, a number, or a tuple of up to 4 numbers"
+_OPERAND = (
+    "an array of src1's shape and dtype, a number, up to 4 numbers as a tuple, or a float "
+    "array OpenCV reads as a Scalar ((1, channels), (4,) or (4, 1))"
+)
+
+
+def _scalar_array(value: Any, channels: int) -> bool:
+    """A float array OpenCV reads as a Scalar: a (1, channels) row, such as the
+    ``mean.reshape(1, -1)`` of normalisation helpers, or 4 numbers as (4,) or (4, 1)."""
+    return (
+        isinstance(value, np.ndarray)
+        and value.dtype in (np.float32, np.float64)
+        and ((value.shape == (1, channels) and channels > 1) or value.shape in ((4,), (4, 1)))
+    )
 
 
 def _operand(
@@ -32,9 +45,11 @@ def _operand(
     channels = t.shape[2]
     if isinstance(value, (int, float, np.integer, np.floating)):
         numbers = [float(value)] * channels
-    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 4:
+    elif (
+        isinstance(value, (tuple, list)) and 1 <= len(value) <= 4 or _scalar_array(value, channels)
+    ):
         try:
-            numbers = [float(v) for v in value] + [0.0] * 4
+            numbers = [float(v) for v in np.ravel(value)] + [0.0] * 4
         except (TypeError, ValueError):
             raise refuse(function, "src2", repr(value), _OPERAND) from None
         numbers = numbers[:channels]
@@ -95,7 +110,11 @@ def _pair(
 
 
 _ARITHMETIC = {
-    "src2": ("same-shape array", "number (every channel)", "tuple (per channel)"),
+    "src2": (
+        "same-shape array",
+        "number (every channel)",
+        "tuple or float (1, channels) / (4, 1) array (per channel)",
+    ),
     "dtype": ("-1",),
 }
 
