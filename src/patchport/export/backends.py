@@ -148,10 +148,13 @@ def write_model(
     args = tuple(as_tensor(value) for value in example_inputs)
     try:
         if backend == "onnx":
+            from .onnx_decompositions import decompose_for_onnx
+            from .onnx_kernels import fit_to_onnx_runtime
+
             with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
                 warnings.simplefilter("ignore")
                 torch.onnx.export(
-                    graph_module,
+                    decompose_for_onnx(graph_module),
                     args,
                     str(path),
                     dynamo=True,
@@ -160,6 +163,7 @@ def write_model(
                     external_data=False,
                 )
             name_onnx_ports(path, input_names, output_names)
+            fit_to_onnx_runtime(path)
         elif backend == "pt2":
             program = torch.export.export(graph_module, args)
             torch.export.save(program, str(path))

@@ -149,10 +149,121 @@ def np_true_divide(x: Any, y: Any) -> torch.Tensor:
     return torch.true_divide(x, y)
 
 
+def _binary_exponent(a: torch.Tensor) -> torch.Tensor:
+    """e with a = m * 2**e, m in [0.5, 1), for finite a > 0 (float32 math for halves)."""
+    e = torch.floor(torch.log2(a)) + 1
+    m = _times_pow2(a, -e)
+    e = torch.where(m >= 1, e + 1, e)
+    return torch.where(m < 0.5, e - 1, e)
+
+
+def _times_pow2(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    """a * 2**e exactly, in two steps so that neither power over- or underflows."""
+    half = torch.trunc(e / 2)
+    two = torch.full_like(a, 2.0)
+    return a * torch.pow(two, half) * torch.pow(two, e - half)
+
+
+def _work(x: torch.Tensor) -> torch.Tensor:
+    """x in a dtype wide enough for exponent arithmetic (float16 values fit float32)."""
+    return x.to(torch.float32) if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def _ulp(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Distance from finite a >= 0 to the next larger float of ``dtype`` (in a's dtype)."""
+    info = torch.finfo(dtype)
+    digits = round(-math.log2(info.eps)) + 1
+    tiny = info.smallest_normal * info.eps  # the smallest subnormal
+    positive = torch.where(a > 0, a, torch.ones_like(a))
+    step = _times_pow2(torch.ones_like(a), _binary_exponent(positive) - digits)
+    return torch.maximum(step, torch.full_like(a, tiny))
+
+
+def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The float after x towards y, by exponent arithmetic (exporters lack nextafter)."""
+    x, y = torch.broadcast_tensors(x, torch.as_tensor(y, dtype=x.dtype))
+    info = torch.finfo(x.dtype)
+    w = _work(x)
+    a = torch.abs(w)
+    finite = torch.where(torch.isfinite(a), a, torch.ones_like(a))
+    ulp = _ulp(finite, x.dtype)
+    power_of_two = _times_pow2(finite, -_binary_exponent(finite)) == 0.5
+    toward_zero = (y > x) != (x > 0)
+    halve = toward_zero & power_of_two & (finite > info.smallest_normal)
+    step = torch.where(halve, ulp / 2, ulp)
+    up = y > x
+    out = w + torch.where(up, step, -step)
+    out = torch.where(torch.isinf(w), torch.sign(w) * info.max, out)
+    out = out.to(x.dtype)
+    out = torch.where(x == y, y, out)
+    return torch.where(torch.isnan(x) | torch.isnan(y), x + y, out)
+
+
 def np_spacing(x: torch.Tensor) -> torch.Tensor:
-    """Distance to the next representable number away from zero, signed like x."""
-    away = torch.where(x < 0, torch.full_like(x, -math.inf), torch.full_like(x, math.inf))
-    return torch.nextafter(x, away) - x
+    """ulp of x: away from zero and signed like x; NumPy's float16 loop steps up instead."""
+    if x.dtype == torch.float16:
+        target = torch.full_like(x, math.inf)
+    else:
+        target = torch.where(x < 0, torch.full_like(x, -math.inf), torch.full_like(x, math.inf))
+    return np_nextafter(x, target) - x
+
+
+def _euclid_steps(dtype: torch.dtype) -> int:
+    """Euclid's algorithm needs fewer steps than the Fibonacci index above the dtype's max."""
+    limit, a, b, steps = torch.iinfo(dtype).max, 1, 1, 0
+    while b <= limit:
+        a, b, steps = b, a + b, steps + 1
+    return steps + 1
+
+
+def np_gcd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Greatest common divisor by a fixed number of Euclid steps (exporters lack gcd)."""
+    x, y = torch.broadcast_tensors(torch.abs(x), torch.abs(y))
+    zero = torch.zeros_like(x)
+    for _ in range(_euclid_steps(x.dtype)):
+        done = y == 0
+        rest = torch.remainder(x, torch.where(done, torch.ones_like(y), y))
+        x, y = torch.where(done, x, y), torch.where(done, zero, rest)
+    return x
+
+
+def np_lcm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Least common multiple: |x / gcd * y|, 0 when either is 0."""
+    g = np_gcd(x, y)
+    safe = torch.where(g == 0, torch.ones_like(g), g)
+    return torch.abs(torch.div(x, safe, rounding_mode="trunc") * y)
+
+
+def _float_test(test: Callable, integers: bool) -> Callable:
+    """A float predicate whose answer on integers and booleans is the constant ``integers``."""
+
+    def predicate(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            return test(x)
+        return torch.full_like(x, integers, dtype=torch.bool)
+
+    predicate.__name__ = predicate.__qualname__ = f"np_{test.__name__}"
+    predicate.__doc__ = f"{test.__name__}, constant {integers} on integers (no ONNX int kernel)."
+    return predicate
+
+
+np_isfinite = _float_test(torch.isfinite, True)
+np_isinf = _float_test(torch.isinf, False)
+np_isnan = _float_test(torch.isnan, False)
+
+
+def np_fmax(x: Any, y: Any) -> torch.Tensor:
+    """Maximum ignoring NaN (exporters lack fmax)."""
+    if not x.dtype.is_floating_point:
+        return torch.maximum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.maximum(x, y)))
+
+
+def np_fmin(x: Any, y: Any) -> torch.Tensor:
+    """Minimum ignoring NaN (exporters lack fmin)."""
+    if not x.dtype.is_floating_point:
+        return torch.minimum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.minimum(x, y)))
 
 
 def _int_guard(x: Any, y: Any) -> tuple[Any, Any]:
@@ -209,9 +320,14 @@ def np_divmod(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def np_frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mantissa and int32 exponent."""
-    mantissa, exponent = torch.frexp(x)
-    return mantissa, exponent.to(torch.int32)
+    """Mantissa in [0.5, 1) and int32 exponent; (x, 0) for 0, inf and NaN."""
+    w = _work(x)
+    a = torch.abs(w)
+    regular = torch.isfinite(a) & (a > 0)
+    e = _binary_exponent(torch.where(regular, a, torch.ones_like(a)))
+    e = torch.where(regular, e, torch.zeros_like(e))
+    mantissa = torch.where(regular, _times_pow2(w, -e), w)
+    return mantissa.to(x.dtype), e.to(torch.int32)
 
 
 def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
@@ -253,19 +369,43 @@ def np_fabs(x: torch.Tensor) -> torch.Tensor:
     return torch.abs(x)
 
 
+def _bool_product(fn: Callable, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Products of booleans as NumPy defines them (or of ands), via integers (no bool kernels)."""
+    if x.dtype == torch.bool:
+        return fn(x.to(torch.int64), y.to(torch.int64)) != 0
+    return fn(x, y).to(torch.promote_types(x.dtype, y.dtype))
+
+
+def np_matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Matrix product, booleans included."""
+    return _bool_product(torch.matmul, x, y)
+
+
 def np_vecdot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Dot product over the last axis (conjugating x)."""
-    return torch.sum(torch.conj_physical(x) * y, dim=-1)
+    """Dot product over the last axis (conjugating x), in the operands' dtype."""
+    return _bool_product(lambda a, b: torch.sum(torch.conj_physical(a) * b, dim=-1), x, y)
 
 
 def np_matvec(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Matrix-vector product broadcast over leading dims."""
-    return torch.matmul(x, v.unsqueeze(-1)).squeeze(-1)
+    return _bool_product(lambda a, b: torch.matmul(a, b.unsqueeze(-1)).squeeze(-1), x, v)
 
 
 def np_vecmat(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Vector-matrix product broadcast over leading dims (conjugating v)."""
-    return torch.matmul(torch.conj_physical(v).unsqueeze(-2), x).squeeze(-2)
+    return _bool_product(
+        lambda a, b: torch.matmul(torch.conj_physical(a).unsqueeze(-2), b).squeeze(-2), v, x
+    )
+
+
+def np_degrees(x: torch.Tensor) -> torch.Tensor:
+    """Radians to degrees as NumPy computes it (a double constant, not a float32 one)."""
+    return x * (180.0 / math.pi)
+
+
+def np_radians(x: torch.Tensor) -> torch.Tensor:
+    """Degrees to radians as NumPy computes it."""
+    return x * (math.pi / 180.0)
 
 
 U = UfuncSpec
@@ -274,7 +414,7 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.add: U(torch.add),
     np.subtract: U(torch.sub),
     np.multiply: U(torch.mul),
-    np.matmul: U(torch.matmul, tensors_only=True),
+    np.matmul: U(np_matmul, tensors_only=True),
     np.divide: U(np_true_divide),
     np.logaddexp: U(torch.logaddexp, tensors_only=True),
     np.logaddexp2: U(torch.logaddexp2, tensors_only=True),
@@ -303,8 +443,8 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.square: U(torch.square),
     np.cbrt: U(np_cbrt),
     np.reciprocal: U(np_reciprocal),
-    np.gcd: U(torch.gcd, tensors_only=True),
-    np.lcm: U(torch.lcm, tensors_only=True),
+    np.gcd: U(np_gcd, tensors_only=True),
+    np.lcm: U(np_lcm, tensors_only=True),
     np.vecdot: U(np_vecdot, tensors_only=True),
     # trigonometric
     np.sin: U(torch.sin),
@@ -321,10 +461,10 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.arcsinh: U(torch.asinh),
     np.arccosh: U(torch.acosh),
     np.arctanh: U(torch.atanh),
-    np.degrees: U(torch.rad2deg),
-    np.radians: U(torch.deg2rad),
-    np.deg2rad: U(torch.deg2rad),
-    np.rad2deg: U(torch.rad2deg),
+    np.degrees: U(np_degrees),
+    np.radians: U(np_radians),
+    np.deg2rad: U(np_radians),
+    np.rad2deg: U(np_degrees),
     # bitwise (stay bitwise: never mapped to logical ops)
     np.bitwise_and: U(torch.bitwise_and),
     np.bitwise_or: U(torch.bitwise_or),
@@ -346,15 +486,15 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.logical_not: U(torch.logical_not, predicate=True),
     np.maximum: U(torch.maximum, tensors_only=True),
     np.minimum: U(torch.minimum, tensors_only=True),
-    np.fmax: U(torch.fmax, tensors_only=True),
-    np.fmin: U(torch.fmin, tensors_only=True),
+    np.fmax: U(np_fmax, tensors_only=True),
+    np.fmin: U(np_fmin, tensors_only=True),
     # floating
-    np.isfinite: U(torch.isfinite, predicate=True, cast_inputs=False),
-    np.isinf: U(torch.isinf, predicate=True, cast_inputs=False),
-    np.isnan: U(torch.isnan, predicate=True, cast_inputs=False),
+    np.isfinite: U(np_isfinite, predicate=True, cast_inputs=False),
+    np.isinf: U(np_isinf, predicate=True, cast_inputs=False),
+    np.isnan: U(np_isnan, predicate=True, cast_inputs=False),
     np.signbit: U(torch.signbit, predicate=True, cast_inputs=False),
     np.copysign: U(np_copysign),
-    np.nextafter: U(torch.nextafter, tensors_only=True),
+    np.nextafter: U(np_nextafter, tensors_only=True),
     np.spacing: U(np_spacing),
     np.modf: U(np_modf, nout=2),
     np.ldexp: U(np_ldexp),
@@ -369,6 +509,9 @@ for _name, _fn in (("matvec", np_matvec), ("vecmat", np_vecmat)):
 
 # ufuncs that are the identity on booleans (torch has no bool kernel for them)
 BOOL_IDENTITY = {np.absolute, np.floor, np.ceil, np.trunc, np.positive, np.rint}
+
+# ufuncs that are the identity on integers (ONNX Runtime has no integer Floor or Ceil)
+INT_IDENTITY = {np.floor, np.ceil, np.trunc, np.rint}
 
 _LOOP_CACHE: dict[tuple, tuple[tuple[np.dtype, ...], tuple[np.dtype, ...]] | None] = {}
 
@@ -444,7 +587,9 @@ def _ufunc_plan(ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> tupl
             steps.append((_FULL, torch_dtype(want)))
         else:
             steps.append((_LITERAL, None))
-    identity = loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY
+    identity = (loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY) or (
+        loop_in[0].kind in "iu" and ufunc in INT_IDENTITY
+    )
     haves = (np.dtype(bool),) if spec.predicate else loop_out
     return tuple(steps), spec, haves, identity, loops is not None
 
@@ -537,8 +682,8 @@ def np_amin(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> tor
 
 
 def np_cum_and(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running logical and along dim."""
-    return torch.cumprod((x != 0).to(torch.int64), dim=dim) != 0
+    """Running logical and along dim: no zero seen so far."""
+    return torch.cumsum((x == 0).to(torch.int64), dim=dim) == 0
 
 
 def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -546,14 +691,34 @@ def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cumsum((x != 0).to(torch.int64), dim=dim) != 0
 
 
+def _prefix_scan(x: torch.Tensor, dim: int, combine: Callable) -> torch.Tensor:
+    """Inclusive scan of an associative ``combine`` in log2(n) steps (exporters lack cummax)."""
+    n = x.shape[dim] if x.ndim else 1
+    shift = 1
+    while shift < n:
+        head = x.narrow(dim, 0, shift)
+        x = torch.cat([head, combine(x.narrow(dim, shift, n - shift), x.narrow(dim, 0, n - shift))],
+                      dim=dim)  # fmt: skip
+        shift *= 2
+    return x
+
+
+def _nan_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.maximum(a, b) if a.dtype != torch.bool else a | b
+
+
+def _nan_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.minimum(a, b) if a.dtype != torch.bool else a & b
+
+
 def np_cummax(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running maximum along dim."""
-    return torch.cummax(x, dim=dim).values
+    """Running maximum along dim (NaN propagates, as in NumPy's maximum.accumulate)."""
+    return _prefix_scan(x, dim, _nan_max)
 
 
 def np_cummin(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running minimum along dim."""
-    return torch.cummin(x, dim=dim).values
+    """Running minimum along dim (NaN propagates)."""
+    return _prefix_scan(x, dim, _nan_min)
 
 
 def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
@@ -612,8 +777,7 @@ def record_ufunc_method(
             return None
         dim = int(axis if axis is not None else 0) % max(x.ndim, 1)
         if fn in (torch.cumsum, torch.cumprod):
-            kind = "sum" if fn is torch.cumsum else "prod"
-            return call.op(np_cumulative, kind, x, dim, torch_dtype(result.dtype))
+            return record_cumulative(call, "sum" if fn is torch.cumsum else "prod", x, dim)
         node = call.op(fn, call.cast(call.n(x), have, result.dtype), dim)
         return call.done(node, bool if fn in (np_cum_and, np_cum_or) else result.dtype)
     return None
@@ -1028,12 +1192,16 @@ def _argmin(
     return call.op(np_argmin, a, dim, bool(keepdims))
 
 
-def np_cumulative(kind: str, x: torch.Tensor, dim: int | None, dtype: Any) -> torch.Tensor:
-    """cumsum/cumprod (``kind``) along dim (None: flattened) in ``dtype``."""
+def record_cumulative(call: Call, kind: str, a: Any, dim: int | None) -> Node:
+    """cumsum/cumprod (``kind``) along dim (None: flattened) in the result dtype.
+
+    The torch op is a node of its own, so exporters can swap it (ONNX has no cumprod).
+    """
+    node = call.n(a)
     if dim is None:
-        x, dim = x.reshape(-1), 0
+        node, dim = call.rec.call(torch.reshape, (node, (-1,))), 0
     fn = torch.cumsum if kind == "sum" else torch.cumprod
-    return fn(x.to(dtype), dim).to(dtype)
+    return call.rec.call(fn, (node, dim), {"dtype": torch_dtype(call.result.dtype)})
 
 
 @(
@@ -1046,14 +1214,12 @@ def _cumsum(
 ) -> Any:
     if kw.get("include_initial"):
         return None
-    dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, "sum", a, dim, torch_dtype(call.result.dtype))
+    return record_cumulative(call, "sum", a, None if axis is None else int(axis) % a.ndim)
 
 
 @implements(np.cumprod)
 def _cumprod(call: Call, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, "prod", a, dim, torch_dtype(call.result.dtype))
+    return record_cumulative(call, "prod", a, None if axis is None else int(axis) % a.ndim)
 
 
 @implements(np.all)
@@ -1119,6 +1285,9 @@ def np_weighted_average(x: torch.Tensor, w: Any, dims: Any, keepdim: bool, dtype
 
 def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
     """Linear-interpolation quantile over several dims (NumPy's default method)."""
+    out_dtype = dtype
+    if dtype in (torch.float16, torch.bfloat16):  # torch.quantile takes float32/64 only
+        dtype = torch.float32
     x = x.to(dtype)
     if dims is None:
         dims = tuple(range(x.ndim))
@@ -1131,7 +1300,7 @@ def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -
         for d in dims:
             shape[d] = 1
         out = out.reshape(*qt.shape, *shape)
-    return out
+    return out.to(out_dtype)
 
 
 def _quantile_like(scale: float) -> Callable:
@@ -1347,6 +1516,8 @@ def _bincount(call: Call, x: Any, weights: Any = None, minlength: int = 0) -> An
 # --------------------------------------------------------------------- linear algebra
 def np_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """np.dot: scalars multiply, otherwise contract a's last axis with b's second-to-last."""
+    if a.dtype == torch.bool:
+        return np_dot(a.to(torch.int64), b.to(torch.int64)) != 0
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)]))
