@@ -122,3 +122,39 @@ def test_prefix_product_matches_cumprod(dtype: torch.dtype) -> None:
     for dim in (0, 1, -1):
         torch.testing.assert_close(onnx_cumprod(x, dim), torch.cumprod(x, dim))
     assert onnx_cumprod(x, 1, dtype=torch.float64).dtype == torch.float64
+
+
+def _depth_pipeline(depth: np.ndarray, offset: np.ndarray) -> tuple:
+    """Depth-camera preprocessing on uint16: clip, scale, mask, re-offset with wrap-around."""
+    clipped = np.clip(depth, 200, 60000)
+    metres = clipped.astype(np.float32) * np.float32(0.001)
+    near = np.where(depth < 1000, depth, 0)
+    shifted = (depth.astype(np.int32) - offset).astype(np.uint16)  # negative values wrap
+    total = depth + offset  # uint16 + uint16 wraps at 65536
+    halves = depth >> 1
+    return metres, near, shifted, total, halves, depth.max(axis=0), np.sort(depth, axis=1)
+
+
+@pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
+def test_uint16_depth_pipeline_exports_with_numpy_dtypes_and_values(
+    backend: str, tmp_path: Path
+) -> None:
+    from patchport.export.backends import load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    from .helpers import assert_same, make
+
+    depth = make((4, 6), np.uint16, 1, low=0, high=65535)
+    offset = make((4, 6), np.uint16, 2, low=0, high=65535)
+    rec = Recorder("depth", strict=True)
+    outs = _depth_pipeline(trace_input(rec, "depth", depth), trace_input(rec, "offset", offset))
+    gm = finish(rec, outs)
+    names = [f"y{i}" for i in range(len(outs))]
+    path = write_model(gm, [depth, offset], ["depth", "offset"], names, backend, tmp_path / "m")
+    run = load_runner(backend, path, ["depth", "offset"])
+    fresh = [make((4, 6), np.uint16, s, low=0, high=65535) for s in (7, 8)]
+    with np.errstate(over="ignore"):
+        expected = _depth_pipeline(*fresh)
+    got = run(fresh)
+    for g, e in zip(got, expected):
+        assert_same(np.asarray(g), e)

@@ -153,7 +153,7 @@ def write_model(
 
             with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
                 warnings.simplefilter("ignore")
-                torch.onnx.export(
+                program = torch.onnx.export(
                     decompose_for_onnx(graph_module),
                     args,
                     str(path),
@@ -163,7 +163,7 @@ def write_model(
                     external_data=False,
                 )
             name_onnx_ports(path, input_names, output_names)
-            fit_to_onnx_runtime(path)
+            fit_to_onnx_runtime(path, program)
         elif backend == "pt2":
             program = torch.export.export(graph_module, args)
             torch.export.save(program, str(path))

@@ -155,15 +155,18 @@ def _stand_in(kernels: list, version: int, binding: dict[str, str]) -> dict[str,
     return None
 
 
-def fit_to_onnx_runtime(path: Path) -> list[Lowering]:
+def fit_to_onnx_runtime(path: Path, program: Any = None) -> list[Lowering]:
     """Rewrite the model at ``path`` so every node has an ORT CPU kernel; list the changes.
 
-    Raises :class:`OnnxKernelError` (before writing anything) for nodes no dtype rescues.
-    Emits one :class:`OnnxPrecisionWarning` per operator computed with less precision.
+    ``program`` (what ``torch.onnx.export`` returned) gives the dtypes torch's outputs
+    have; an output the exporter left in another dtype (float16 math it widened) is cast
+    back. Raises :class:`OnnxKernelError` (before writing anything) for nodes no dtype
+    rescues. Emits one :class:`OnnxPrecisionWarning` per operator computed less precisely.
     """
     import onnx
 
     model = onnx.load(str(path))
+    restored = _restore_output_dtypes(model, _torch_output_types(program))
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     types = _value_types(model)
     kernels_of = _cpu_kernels()
@@ -202,17 +205,64 @@ def fit_to_onnx_runtime(path: Path) -> list[Lowering]:
             )
     if refused:
         raise OnnxKernelError(_refusal(refused))
-    if lowerings:
+    if lowerings or restored:
         del graph.node[:]
-        graph.node.extend(new_nodes)
+        graph.node.extend(new_nodes + restored)
         note = "; ".join(
             sorted({f"{lw.op_type} {lw.have}->{lw.runs_in} ({lw.precision})" for lw in lowerings})
         )
-        entry = model.metadata_props.add()
-        entry.key, entry.value = "patchport.onnx_runtime_stand_ins", note
+        if note:
+            entry = model.metadata_props.add()
+            entry.key, entry.value = "patchport.onnx_runtime_stand_ins", note
         onnx.save(model, str(path))
         _warn_precision(lowerings)
     return lowerings
+
+
+def _torch_output_types(program: Any) -> list[str | None]:
+    """ONNX type names of the exported program's outputs (None where unknown)."""
+    exported = getattr(program, "exported_program", None)
+    if exported is None:
+        return []
+    import torch
+
+    names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float",
+             torch.float64: "double", torch.bool: "bool", torch.uint8: "uint8",
+             torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+             torch.int64: "int64", torch.uint16: "uint16", torch.uint32: "uint32",
+             torch.uint64: "uint64"}  # fmt: skip
+    out = []
+    for node in exported.graph.nodes:
+        if node.op == "output":
+            for value in node.args[0]:
+                val = getattr(value, "meta", {}).get("val")
+                out.append(names.get(getattr(val, "dtype", None)))
+    return out
+
+
+def _restore_output_dtypes(model: Any, wanted: list[str | None]) -> list[Any]:
+    """Cast nodes that give each graph output torch's dtype where the exporter changed it."""
+    import onnx
+
+    graph = model.graph
+    if len(wanted) != len(graph.output):
+        return []
+    used = {name for node in graph.node for name in (*node.input, *node.output)}
+    sources = {v.name for v in graph.input} | {i.name for i in graph.initializer}
+    casts = []
+    for value, want in zip(graph.output, wanted):
+        have = _TYPE_NAMES.get(value.type.tensor_type.elem_type)
+        if want is None or have is None or have == want or value.name in sources:
+            continue
+        raw = _fresh(f"{value.name}_as_{have}", used)
+        for node in graph.node:
+            node.output[:] = [raw if name == value.name else name for name in node.output]
+            node.input[:] = [raw if name == value.name else name for name in node.input]
+        casts.append(
+            onnx.helper.make_node("Cast", [raw], [value.name], to=_TYPE_CODES[want], name=raw)
+        )
+        value.type.tensor_type.elem_type = _TYPE_CODES[want]
+    return casts
 
 
 def _np(type_name: str) -> str:

@@ -1528,18 +1528,30 @@ def _dot(call: Call, a: Any, b: Any, out: Any = None) -> Any:
     return call.rec.call(np_dot, (call.t(a), call.t(b)))
 
 
+def _pt(call: Call, a: Any) -> Any:
+    """Operand of a product: booleans go through int64 (torch has no bool products)."""
+    return call.t(a, np.int64 if call.result.dtype == np.bool_ else None)
+
+
+def _pdone(call: Call, node: Any) -> Any:
+    """A product's result: nonzero for a boolean product (NumPy's or of ands)."""
+    return call.rec.call(torch.ne, (node, 0)) if call.result.dtype == np.bool_ else node
+
+
 @implements(np.vdot)
 def _vdot(call: Call, a: Any, b: Any) -> Any:
-    fa = call.rec.call(torch.reshape, (call.t(a), (-1,)))
-    fb = call.rec.call(torch.reshape, (call.t(b), (-1,)))
-    return call.rec.call(torch.vdot, (fa, fb))
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.vdot, (fa, fb)))
 
 
 @implements(np.einsum)
 def _einsum(call: Call, subscripts: Any, *operands: Any, **kw: Any) -> Any:
     if not isinstance(subscripts, str) or kw.get("out") is not None:
         return None
-    return call.rec.call(torch.einsum, (subscripts, *[call.t(o) for o in operands]))
+    return _pdone(
+        call, call.rec.call(torch.einsum, (subscripts, *[_pt(call, o) for o in operands]))
+    )
 
 
 @implements(np.tensordot)
@@ -1551,19 +1563,21 @@ def _tensordot(call: Call, a: Any, b: Any, axes: Any = 2) -> Any:
         axes = [first, second]
     else:
         axes = int(axes)
-    return call.rec.call(torch.tensordot, (call.t(a), call.t(b)), {"dims": axes})
+    return _pdone(
+        call, call.rec.call(torch.tensordot, (_pt(call, a), _pt(call, b)), {"dims": axes})
+    )
 
 
 @implements(np.outer)
 def _outer(call: Call, a: Any, b: Any, out: Any = None) -> Any:
-    fa = call.rec.call(torch.reshape, (call.t(a), (-1,)))
-    fb = call.rec.call(torch.reshape, (call.t(b), (-1,)))
-    return call.rec.call(torch.outer, (fa, fb))
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.outer, (fa, fb)))
 
 
 @implements(np.inner)
 def _inner(call: Call, a: Any, b: Any) -> Any:
-    return call.rec.call(torch.inner, (call.t(a), call.t(b)))
+    return _pdone(call, call.rec.call(torch.inner, (_pt(call, a), _pt(call, b))))
 
 
 @implements(np.cross)
@@ -1790,6 +1804,8 @@ def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any
 
 @implements(np.fix)
 def _fix(call: Call, x: Any, out: Any = None) -> Any:
+    if call.result.dtype.kind in "biu":  # integers are whole already (ONNX has no int Floor)
+        return call.t(x)
     return call.done(call.rec.call(torch.trunc, (call.t(x),)), call.result.dtype)
 
 
