@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from patchport.export.backends import as_tensor, load_runner
+from patchport.export.backends import _onnx_export_patches, as_tensor, load_runner
 from patchport.export.onnx_decompositions import decompose_for_onnx
 from patchport.export.onnx_kernels import OnnxPrecisionWarning, fit_to_onnx_runtime
 from patchport.tracing import Recorder, finish, trace_input
@@ -112,7 +112,7 @@ def _export_and_replay(dtype: Any, ops: list[tuple[Op, bool]], folder: Path) -> 
     args = tuple(as_tensor(a) for a in arrays)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OnnxPrecisionWarning)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _onnx_export_patches():
             warnings.simplefilter("ignore")  # exporter chatter
             program = torch.onnx.export(decompose_for_onnx(gm), args, str(path), dynamo=True,
                                         optimize=False, external_data=False,

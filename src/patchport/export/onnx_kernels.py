@@ -129,10 +129,8 @@ def _binding(node: Any, schema: Any, types: dict[str, str]) -> dict[str, str] | 
             formal = _formal(params, index)
             if not name or formal is None or "(" in formal.type_str:
                 continue
-            if name not in types:
-                if names is node.input:
-                    return None
-                continue
+            if name not in types:  # a sequence, or a type inference could not tell
+                return None
             binding.setdefault(formal.type_str, types[name])
     return binding
 

@@ -643,7 +643,28 @@ def np_prod(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype:
     if dims is None:
         dims = tuple(range(x.ndim))
     for d in sorted(dims, reverse=True):
-        x = torch.prod(x, dim=d, keepdim=keepdim)
+        x = torch.prod(x, dim=d, keepdim=keepdim) if x.is_floating_point() else _int_prod(x, d)
+        if not keepdim and not x.is_floating_point():
+            x = x.squeeze(d)
+    return x
+
+
+def _int_prod(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Integer product along dim, kept with dim size 1, by halving: wraps like NumPy.
+
+    (ONNX Runtime's integer ReduceProd saturates instead of wrapping.)
+    """
+    if x.dtype == torch.bool:
+        x = x.to(torch.int64)
+    while x.shape[dim] > 1:
+        n = x.shape[dim]
+        if n % 2:
+            x = torch.cat([x, torch.ones_like(x.narrow(dim, 0, 1))], dim=dim)
+            n += 1
+        pairs = x.unflatten(dim, (n // 2, 2))
+        x = pairs.select(dim + 1, 0) * pairs.select(dim + 1, 1)
+    if x.shape[dim] == 0:
+        return torch.ones_like(x.narrow(dim, 0, 0).sum(dim, keepdim=True))
     return x
 
 
@@ -915,9 +936,12 @@ def _column_stack(call: Call, tup: Any) -> Node:
 @implements(np.split, np.array_split)
 def _split(call: Call, ary: Any, indices_or_sections: Any, axis: int = 0) -> tuple:
     dim = int(axis) % ary.ndim
-    sizes = [int(r.shape[dim]) for r in call.result]
-    node = call.op(torch.split, ary, sizes, dim)
-    return tuple(call.rec.call(operator.getitem, (node, i)) for i in range(len(sizes)))
+    pieces, start = [], 0
+    for r in call.result:  # one slice each: ONNX Runtime's SplitToSequence lacks small ints
+        size = int(r.shape[dim])
+        pieces.append(call.op(torch.narrow, ary, dim, start, size))
+        start += size
+    return tuple(pieces)
 
 
 @implements(np.flip)
@@ -1699,7 +1723,17 @@ def _nan_to_num(
 ) -> Any:
     if not np.issubdtype(dtype_of(x), np.floating):
         return call.n(x)
-    return call.op(torch.nan_to_num, x, float(nan), _py(posinf), _py(neginf))
+    return call.op(np_nan_to_num, x, float(nan), _py(posinf), _py(neginf))
+
+
+def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torch.Tensor:
+    """NaN and infinities replaced as NumPy does, by explicit selects (exports exactly)."""
+    info = torch.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = torch.where(torch.isnan(x), torch.full_like(x, nan), x)
+    x = torch.where(x == math.inf, torch.full_like(x, big), x)
+    return torch.where(x == -math.inf, torch.full_like(x, small), x)
 
 
 @implements(np.isclose)
