@@ -61,7 +61,13 @@ def _ufunc_op(ufunc: np.ufunc) -> Op:
     return Op(ufunc.__name__, fn, (ufunc,), full_range=ufunc in _FULL_RANGE_UFUNCS)
 
 
-_SQUARE = lambda x: x[:3, :3] * 1 + np.eye(3, dtype=x.dtype) * 8  # noqa: E731
+def _square(x: Any) -> Any:
+    """A well-conditioned 3x3 matrix from x (integers go to float64 first, as linalg does)."""
+    m = x if x.dtype.kind == "f" else x.astype(np.float64)
+    return m[:3, :3] * 1 + np.eye(3, dtype=m.dtype) * 8
+
+
+_SQUARE = _square
 
 FUNCTION_OPS = [
     # reductions
@@ -143,7 +149,7 @@ FUNCTION_OPS = [
     Op("cross", lambda x, y: np.cross(x[:, :3], y[:, :3]), (np.cross,)),
     Op("norm", lambda x, y: (np.linalg.norm(x), np.linalg.norm(x, axis=1)), (np.linalg.norm,)),
     Op("inv-det-solve", lambda x, y: (np.linalg.inv(_SQUARE(x)), np.linalg.det(_SQUARE(x)),
-                                      np.linalg.solve(_SQUARE(x), y[0, :3])),
+                                      np.linalg.solve(_SQUARE(x), _SQUARE(y)[0])),
        (np.linalg.inv, np.linalg.det, np.linalg.solve)),
     Op("trace-diag", lambda x, y: (np.trace(x), np.diagonal(x, 1), np.diag(x), np.diag(x[0]),
                                    np.diff(x), np.triu(x), np.tril(x, -1)),

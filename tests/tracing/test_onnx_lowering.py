@@ -158,3 +158,27 @@ def test_uint16_depth_pipeline_exports_with_numpy_dtypes_and_values(
     got = run(fresh)
     for g, e in zip(got, expected):
         assert_same(np.asarray(g), e)
+
+
+def test_float64_literals_and_edge_values_export_exactly(tmp_path: Path) -> None:
+    """torch.onnx builds Python floats as float32; float64 pipelines must not lose digits."""
+    from patchport.export.backends import load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    def pipeline(x: np.ndarray) -> tuple:
+        with np.errstate(divide="ignore"):
+            edges = (np.nan_to_num(x / 0), np.spacing(x), np.nextafter(x, 0.0))
+            return (x * 0.1, np.degrees(x), np.full_like(x, 1e300) * x, x - 1e-9, *edges)
+
+    x = np.linspace(0.5, 3.0, 6)
+    rec = Recorder("f64", strict=True)
+    outs = pipeline(trace_input(rec, "x", x))
+    gm = finish(rec, outs)
+    names = [f"y{i}" for i in range(len(outs))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OnnxPrecisionWarning)
+        path = write_model(gm, [x], ["x"], names, "onnx", tmp_path / "m.onnx")
+    fresh = np.linspace(-2.0, 5.0, 6)
+    for got, expected in zip(load_runner("onnx", path, ["x"])([fresh]), pipeline(fresh)):
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, expected)

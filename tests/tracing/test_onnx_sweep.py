@@ -114,7 +114,7 @@ def _export_and_replay(dtype: Any, ops: list[tuple[Op, bool]], folder: Path) -> 
         warnings.simplefilter("always", OnnxPrecisionWarning)
         with warnings.catch_warnings(), _onnx_export_patches():
             warnings.simplefilter("ignore")  # exporter chatter
-            program = torch.onnx.export(decompose_for_onnx(gm), args, str(path), dynamo=True,
+            program = torch.onnx.export(decompose_for_onnx(gm, args), args, str(path), dynamo=True,
                                         optimize=False, external_data=False,
                                         input_names=names)  # fmt: skip
         lowerings = fit_to_onnx_runtime(path, program)

@@ -154,12 +154,12 @@ def write_model(
             with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
                 warnings.simplefilter("ignore")
                 program = torch.onnx.export(
-                    decompose_for_onnx(graph_module),
+                    decompose_for_onnx(graph_module, args),
                     args,
                     str(path),
                     dynamo=True,
                     verbose=False,
-                    optimize=True,
+                    optimize=False,  # its rewrites drop constants within 1e-8 of 0 or 1
                     external_data=False,
                 )
             name_onnx_ports(path, input_names, output_names)

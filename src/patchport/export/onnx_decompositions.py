@@ -103,23 +103,81 @@ DECOMPOSITIONS: dict[Any, Any] = {
 _METHODS = {"cumprod": onnx_cumprod, "det": onnx_det}
 
 
-def decompose_for_onnx(module: Any) -> Any:
-    """A copy of an fx GraphModule with unconvertible calls decomposed (others unchanged)."""
+def full_exact(size: Any, fill: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """``torch.full`` with a tensor fill (ones times the fill: exact in any dtype)."""
+    return torch.ones(size, **kwargs) * fill
+
+
+def full_like_exact(x: torch.Tensor, fill: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """``torch.full_like`` with a tensor fill."""
+    return torch.ones_like(x, **kwargs) * fill
+
+
+_FULLS = {torch.full: full_exact, torch.full_like: full_like_exact}
+
+
+def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
+    """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
+
+    Unconvertible calls are decomposed; float64 Python literals that float32 cannot hold
+    become float64 constants, since torch.onnx builds Python floats as float32 constants
+    (``x * 0.1`` would multiply by 0.10000000149 and ``1e300`` would become inf).
+    """
     if not isinstance(module, fx.GraphModule):
         return module
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
-    hits = [
-        node
-        for node in module.graph.nodes
-        if (node.op == "call_function" and node.target in swaps)
-        or (node.op == "call_method" and node.target in _METHODS)
-    ]
-    if not hits:
-        return module
     graph = copy.deepcopy(module.graph)
+    out = fx.GraphModule(module, graph, class_name=type(module).__name__)
     for node in graph.nodes:
         if node.op == "call_function" and node.target in swaps:
             node.target = swaps[node.target]
         elif node.op == "call_method" and node.target in _METHODS:
             node.op, node.target = "call_function", _METHODS[node.target]
-    return fx.GraphModule(module, graph, class_name=type(module).__name__)
+    if args:
+        _exact_float64_literals(out, args)
+    out.recompile()
+    return out
+
+
+def _inexact_in_float32(value: Any) -> bool:
+    return type(value) is float and float(torch.tensor(value, dtype=torch.float32)) != value
+
+
+def _exact_float64_literals(module: fx.GraphModule, args: tuple) -> None:
+    """Replace float64 nodes' literals float32 cannot hold by float64 constant tensors."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    if not any(
+        _inexact_in_float32(a)
+        for node in module.graph.nodes
+        for a in (*node.args, *node.kwargs.values())
+    ):
+        return
+    try:
+        ShapeProp(module).propagate(*args)
+    except Exception:  # noqa: BLE001 - without dtypes the literals are left as they are
+        return
+    count = 0
+    for node in list(module.graph.nodes):
+        meta = node.meta.get("tensor_meta")
+        if node.op not in ("call_function", "call_method") or (
+            getattr(meta, "dtype", None) != torch.float64
+        ):
+            continue
+        if not any(_inexact_in_float32(a) for a in (*node.args, *node.kwargs.values())):
+            continue
+
+        def constant(value: Any, before: fx.Node) -> Any:
+            nonlocal count
+            if not _inexact_in_float32(value):
+                return value
+            name = f"_onnx_float64_literal_{count}"
+            count += 1
+            module.register_buffer(name, torch.tensor(value, dtype=torch.float64))
+            with module.graph.inserting_before(before):
+                return module.graph.get_attr(name)
+
+        node.args = tuple(constant(a, node) for a in node.args)
+        node.kwargs = {k: constant(v, node) for k, v in node.kwargs.items()}
+        if node.op == "call_function" and node.target in _FULLS:
+            node.target = _FULLS[node.target]

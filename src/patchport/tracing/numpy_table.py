@@ -149,6 +149,11 @@ def np_true_divide(x: Any, y: Any) -> torch.Tensor:
     return torch.true_divide(x, y)
 
 
+def _exact(x: torch.Tensor, value: float) -> torch.Tensor:
+    """``value`` as a 0-d tensor of x's dtype: exporters keep it exactly (not as float32)."""
+    return torch.tensor(value, dtype=x.dtype)
+
+
 def _binary_exponent(a: torch.Tensor) -> torch.Tensor:
     """e with a = m * 2**e, m in [0.5, 1), for finite a > 0 (float32 math for halves)."""
     e = torch.floor(torch.log2(a)) + 1
@@ -176,7 +181,7 @@ def _ulp(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     tiny = info.smallest_normal * info.eps  # the smallest subnormal
     positive = torch.where(a > 0, a, torch.ones_like(a))
     step = _times_pow2(torch.ones_like(a), _binary_exponent(positive) - digits)
-    return torch.maximum(step, torch.full_like(a, tiny))
+    return torch.maximum(step, _exact(a, tiny))
 
 
 def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -193,7 +198,7 @@ def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     step = torch.where(halve, ulp / 2, ulp)
     up = y > x
     out = w + torch.where(up, step, -step)
-    out = torch.where(torch.isinf(w), torch.sign(w) * info.max, out)
+    out = torch.where(torch.isinf(w), torch.sign(w) * _exact(w, info.max), out)
     out = out.to(x.dtype)
     out = torch.where(x == y, y, out)
     return torch.where(torch.isnan(x) | torch.isnan(y), x + y, out)
@@ -338,13 +343,32 @@ def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
 
 
 def np_bitwise_count(x: torch.Tensor) -> torch.Tensor:
-    """Number of 1 bits in |x|, as uint8."""
-    bits = torch.iinfo(x.dtype).bits
+    """Number of 1 bits in |x|, as uint8 (SWAR popcount: a dozen ops whatever the width)."""
     v = torch.abs(x.to(torch.int64)) if x.dtype.is_signed else x.to(torch.int64)
-    count = torch.zeros_like(v)
-    for shift in range(bits):
-        count = count + torch.bitwise_and(torch.bitwise_right_shift(v, shift), 1)
-    return count.to(torch.uint8)
+    m1, m2, m4 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
+    v = v - torch.bitwise_and(torch.bitwise_right_shift(v, 1), m1)
+    v = torch.bitwise_and(v, m2) + torch.bitwise_and(torch.bitwise_right_shift(v, 2), m2)
+    v = torch.bitwise_and(v + torch.bitwise_right_shift(v, 4), m4)
+    v = torch.bitwise_and(torch.bitwise_right_shift(v * 0x0101010101010101, 56), 0xFF)
+    return v.to(torch.uint8)
+
+
+def _shift(fn: Callable) -> Callable:
+    """A shift that runs uint8 in int64 (the ONNX exporter shifts uint8 as signed int8)."""
+
+    def shift(x: torch.Tensor, s: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:
+            s = s.to(torch.int64) if isinstance(s, torch.Tensor) else s
+            return fn(x.to(torch.int64), s).to(torch.uint8)
+        return fn(x, s)
+
+    shift.__name__ = shift.__qualname__ = f"np_{fn.__name__}"
+    shift.__doc__ = f"{fn.__name__}, with uint8 computed in int64 (same bits)."
+    return shift
+
+
+np_left_shift = _shift(torch.bitwise_left_shift)
+np_right_shift = _shift(torch.bitwise_right_shift)
 
 
 def np_sign(x: torch.Tensor) -> torch.Tensor:
@@ -400,12 +424,12 @@ def np_vecmat(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 def np_degrees(x: torch.Tensor) -> torch.Tensor:
     """Radians to degrees as NumPy computes it (a double constant, not a float32 one)."""
-    return x * (180.0 / math.pi)
+    return x * _exact(x, 180.0 / math.pi)
 
 
 def np_radians(x: torch.Tensor) -> torch.Tensor:
     """Degrees to radians as NumPy computes it."""
-    return x * (math.pi / 180.0)
+    return x * _exact(x, math.pi / 180.0)
 
 
 U = UfuncSpec
@@ -470,8 +494,8 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.bitwise_or: U(torch.bitwise_or),
     np.bitwise_xor: U(torch.bitwise_xor),
     np.invert: U(torch.bitwise_not),
-    np.left_shift: U(torch.bitwise_left_shift),
-    np.right_shift: U(torch.bitwise_right_shift),
+    np.left_shift: U(np_left_shift),
+    np.right_shift: U(np_right_shift),
     np.bitwise_count: U(np_bitwise_count),
     # comparison and logical
     np.greater: U(torch.gt, predicate=True),
@@ -1732,8 +1756,8 @@ def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torc
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     x = torch.where(torch.isnan(x), torch.full_like(x, nan), x)
-    x = torch.where(x == math.inf, torch.full_like(x, big), x)
-    return torch.where(x == -math.inf, torch.full_like(x, small), x)
+    x = torch.where(x == math.inf, _exact(x, big), x)
+    return torch.where(x == -math.inf, _exact(x, small), x)
 
 
 @implements(np.isclose)
