@@ -666,7 +666,7 @@ def np_prod(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype:
     x = x.to(dtype)
     if dims is None:
         dims = tuple(range(x.ndim))
-    for d in sorted(dims, reverse=True):
+    for d in sorted((d % max(x.ndim, 1) for d in dims), reverse=True):
         x = torch.prod(x, dim=d, keepdim=keepdim) if x.is_floating_point() else _int_prod(x, d)
         if not keepdim and not x.is_floating_point():
             x = x.squeeze(d)
@@ -680,15 +680,24 @@ def _int_prod(x: torch.Tensor, dim: int) -> torch.Tensor:
     """
     if x.dtype == torch.bool:
         x = x.to(torch.int64)
+    return _halving(x, dim, torch.mul, 1)
+
+
+def _halving(x: torch.Tensor, dim: int, combine: Callable, identity: int) -> torch.Tensor:
+    """Reduce along dim (kept, size 1) by combining halves: log2(n) plain element-wise ops."""
+    dim = dim % x.ndim
+    if x.shape[dim] == 0:
+        shape = list(x.shape)
+        shape[dim] = 1
+        return torch.full(shape, identity, dtype=x.dtype)
     while x.shape[dim] > 1:
         n = x.shape[dim]
         if n % 2:
-            x = torch.cat([x, torch.ones_like(x.narrow(dim, 0, 1))], dim=dim)
+            pad = torch.full_like(x.narrow(dim, 0, 1), identity)
+            x = torch.cat([x, pad], dim=dim)
             n += 1
         pairs = x.unflatten(dim, (n // 2, 2))
-        x = pairs.select(dim + 1, 0) * pairs.select(dim + 1, 1)
-    if x.shape[dim] == 0:
-        return torch.ones_like(x.narrow(dim, 0, 0).sum(dim, keepdim=True))
+        x = combine(pairs.select(dim + 1, 0), pairs.select(dim + 1, 1))
     return x
 
 
@@ -772,6 +781,12 @@ def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: 
         dims = tuple(range(x.ndim))
     if not dims:
         return x.to(dtype)
+    if dtype == torch.int64:  # ONNX Runtime's int64 ReduceSum saturates instead of wrapping
+        x = x.to(dtype)
+        for d in sorted((d % x.ndim for d in dims), reverse=True):
+            x = _halving(x, d, torch.add, 0)
+            x = x if keepdim else x.squeeze(d)
+        return x
     return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim).to(dtype)
 
 
