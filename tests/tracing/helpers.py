@@ -28,7 +28,7 @@ def make(
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo, hi = max(int(low), info.min), min(int(high), info.max)
-        return rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+        return rng.integers(lo, hi, size=shape, dtype=dtype, endpoint=True)
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 

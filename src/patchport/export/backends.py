@@ -187,19 +187,23 @@ class Backend:
 
 
 def _write_onnx_dynamo(job: ExportJob) -> None:
+    from .onnx_decompositions import decompose_for_onnx
+    from .onnx_kernels import fit_to_onnx_runtime
+
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
         warnings.simplefilter("ignore")
-        torch.onnx.export(
-            job.graph_module,
+        program = torch.onnx.export(
+            decompose_for_onnx(job.graph_module, job.args),
             job.args,
             str(job.path),
             dynamo=True,
             verbose=False,
-            optimize=True,
+            optimize=False,  # its rewrites drop constants within 1e-8 of 0 or 1
             external_data=False,
             **_onnx_options(job),
         )
     name_onnx_ports(job.path, job.input_names, job.output_names)
+    fit_to_onnx_runtime(job.path, program)
 
 
 def _write_onnx_torchscript(job: ExportJob) -> None:
@@ -217,6 +221,9 @@ def _write_onnx_torchscript(job: ExportJob) -> None:
         )
     _keep_every_input(job)
     name_onnx_ports(job.path, job.input_names, job.output_names)
+    from .onnx_kernels import fit_to_onnx_runtime
+
+    fit_to_onnx_runtime(job.path)  # ONNX Runtime's CPU kernels, as for the dynamo exporter
 
 
 def _keep_every_input(job: ExportJob) -> None:

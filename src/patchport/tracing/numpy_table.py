@@ -149,10 +149,126 @@ def np_true_divide(x: Any, y: Any) -> torch.Tensor:
     return torch.true_divide(x, y)
 
 
+def _exact(x: torch.Tensor, value: float) -> torch.Tensor:
+    """``value`` as a 0-d tensor of x's dtype: exporters keep it exactly (not as float32)."""
+    return torch.tensor(value, dtype=x.dtype)
+
+
+def _binary_exponent(a: torch.Tensor) -> torch.Tensor:
+    """e with a = m * 2**e, m in [0.5, 1), for finite a > 0 (float32 math for halves)."""
+    e = torch.floor(torch.log2(a)) + 1
+    m = _times_pow2(a, -e)
+    e = torch.where(m >= 1, e + 1, e)
+    return torch.where(m < 0.5, e - 1, e)
+
+
+def _times_pow2(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    """a * 2**e exactly, in two steps so that neither power over- or underflows."""
+    half = torch.trunc(e / 2)
+    two = torch.full_like(a, 2.0)
+    return a * torch.pow(two, half) * torch.pow(two, e - half)
+
+
+def _work(x: torch.Tensor) -> torch.Tensor:
+    """x in a dtype wide enough for exponent arithmetic (float16 values fit float32)."""
+    return x.to(torch.float32) if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def _ulp(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Distance from finite a >= 0 to the next larger float of ``dtype`` (in a's dtype)."""
+    info = torch.finfo(dtype)
+    digits = round(-math.log2(info.eps)) + 1
+    tiny = info.smallest_normal * info.eps  # the smallest subnormal
+    positive = torch.where(a > 0, a, torch.ones_like(a))
+    step = _times_pow2(torch.ones_like(a), _binary_exponent(positive) - digits)
+    return torch.maximum(step, _exact(a, tiny))
+
+
+def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The float after x towards y, by exponent arithmetic (exporters lack nextafter)."""
+    x, y = torch.broadcast_tensors(x, torch.as_tensor(y, dtype=x.dtype))
+    info = torch.finfo(x.dtype)
+    w = _work(x)
+    a = torch.abs(w)
+    finite = torch.where(torch.isfinite(a), a, torch.ones_like(a))
+    ulp = _ulp(finite, x.dtype)
+    power_of_two = _times_pow2(finite, -_binary_exponent(finite)) == 0.5
+    toward_zero = (y > x) != (x > 0)
+    halve = toward_zero & power_of_two & (finite > info.smallest_normal)
+    step = torch.where(halve, ulp / 2, ulp)
+    up = y > x
+    out = w + torch.where(up, step, -step)
+    out = torch.where(torch.isinf(w), torch.sign(w) * _exact(w, info.max), out)
+    out = out.to(x.dtype)
+    out = torch.where(x == y, y, out)
+    return torch.where(torch.isnan(x) | torch.isnan(y), x + y, out)
+
+
 def np_spacing(x: torch.Tensor) -> torch.Tensor:
-    """Distance to the next representable number away from zero, signed like x."""
-    away = torch.where(x < 0, torch.full_like(x, -math.inf), torch.full_like(x, math.inf))
-    return torch.nextafter(x, away) - x
+    """ulp of x: away from zero and signed like x; NumPy's float16 loop steps up instead."""
+    if x.dtype == torch.float16:
+        target = torch.full_like(x, math.inf)
+    else:
+        target = torch.where(x < 0, torch.full_like(x, -math.inf), torch.full_like(x, math.inf))
+    return np_nextafter(x, target) - x
+
+
+def _euclid_steps(dtype: torch.dtype) -> int:
+    """Euclid's algorithm needs fewer steps than the Fibonacci index above the dtype's max."""
+    limit, a, b, steps = torch.iinfo(dtype).max, 1, 1, 0
+    while b <= limit:
+        a, b, steps = b, a + b, steps + 1
+    return steps + 1
+
+
+def np_gcd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Greatest common divisor by a fixed number of Euclid steps (exporters lack gcd)."""
+    x, y = torch.broadcast_tensors(torch.abs(x), torch.abs(y))
+    zero = torch.zeros_like(x)
+    for _ in range(_euclid_steps(x.dtype)):
+        done = y == 0
+        rest = torch.remainder(x, torch.where(done, torch.ones_like(y), y))
+        x, y = torch.where(done, x, y), torch.where(done, zero, rest)
+    return x
+
+
+def np_lcm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Least common multiple: |x / gcd * y|, 0 when either is 0."""
+    g = np_gcd(x, y)
+    safe = torch.where(g == 0, torch.ones_like(g), g)
+    return torch.abs(torch.div(x, safe, rounding_mode="trunc") * y)
+
+
+def _float_test(test: Callable, integers: bool) -> Callable:
+    """A float predicate whose answer on integers and booleans is the constant ``integers``."""
+
+    def predicate(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            return test(x)
+        return torch.full_like(x, integers, dtype=torch.bool)
+
+    predicate.__name__ = predicate.__qualname__ = f"np_{test.__name__}"
+    predicate.__doc__ = f"{test.__name__}, constant {integers} on integers (no ONNX int kernel)."
+    return predicate
+
+
+np_isfinite = _float_test(torch.isfinite, True)
+np_isinf = _float_test(torch.isinf, False)
+np_isnan = _float_test(torch.isnan, False)
+
+
+def np_fmax(x: Any, y: Any) -> torch.Tensor:
+    """Maximum ignoring NaN (exporters lack fmax)."""
+    if not x.dtype.is_floating_point:
+        return torch.maximum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.maximum(x, y)))
+
+
+def np_fmin(x: Any, y: Any) -> torch.Tensor:
+    """Minimum ignoring NaN (exporters lack fmin)."""
+    if not x.dtype.is_floating_point:
+        return torch.minimum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.minimum(x, y)))
 
 
 def _int_guard(x: Any, y: Any) -> tuple[Any, Any]:
@@ -209,9 +325,14 @@ def np_divmod(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def np_frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mantissa and int32 exponent."""
-    mantissa, exponent = torch.frexp(x)
-    return mantissa, exponent.to(torch.int32)
+    """Mantissa in [0.5, 1) and int32 exponent; (x, 0) for 0, inf and NaN."""
+    w = _work(x)
+    a = torch.abs(w)
+    regular = torch.isfinite(a) & (a > 0)
+    e = _binary_exponent(torch.where(regular, a, torch.ones_like(a)))
+    e = torch.where(regular, e, torch.zeros_like(e))
+    mantissa = torch.where(regular, _times_pow2(w, -e), w)
+    return mantissa.to(x.dtype), e.to(torch.int32)
 
 
 def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
@@ -222,13 +343,32 @@ def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
 
 
 def np_bitwise_count(x: torch.Tensor) -> torch.Tensor:
-    """Number of 1 bits in |x|, as uint8."""
-    bits = torch.iinfo(x.dtype).bits
+    """Number of 1 bits in |x|, as uint8 (SWAR popcount: a dozen ops whatever the width)."""
     v = torch.abs(x.to(torch.int64)) if x.dtype.is_signed else x.to(torch.int64)
-    count = torch.zeros_like(v)
-    for shift in range(bits):
-        count = count + torch.bitwise_and(torch.bitwise_right_shift(v, shift), 1)
-    return count.to(torch.uint8)
+    m1, m2, m4 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
+    v = v - torch.bitwise_and(torch.bitwise_right_shift(v, 1), m1)
+    v = torch.bitwise_and(v, m2) + torch.bitwise_and(torch.bitwise_right_shift(v, 2), m2)
+    v = torch.bitwise_and(v + torch.bitwise_right_shift(v, 4), m4)
+    v = torch.bitwise_and(torch.bitwise_right_shift(v * 0x0101010101010101, 56), 0xFF)
+    return v.to(torch.uint8)
+
+
+def _shift(fn: Callable) -> Callable:
+    """A shift that runs uint8 in int64 (the ONNX exporter shifts uint8 as signed int8)."""
+
+    def shift(x: torch.Tensor, s: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:
+            s = s.to(torch.int64) if isinstance(s, torch.Tensor) else s
+            return fn(x.to(torch.int64), s).to(torch.uint8)
+        return fn(x, s)
+
+    shift.__name__ = shift.__qualname__ = f"np_{fn.__name__}"
+    shift.__doc__ = f"{fn.__name__}, with uint8 computed in int64 (same bits)."
+    return shift
+
+
+np_left_shift = _shift(torch.bitwise_left_shift)
+np_right_shift = _shift(torch.bitwise_right_shift)
 
 
 def np_sign(x: torch.Tensor) -> torch.Tensor:
@@ -253,19 +393,43 @@ def np_fabs(x: torch.Tensor) -> torch.Tensor:
     return torch.abs(x)
 
 
+def _bool_product(fn: Callable, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Products of booleans as NumPy defines them (or of ands), via integers (no bool kernels)."""
+    if x.dtype == torch.bool:
+        return fn(x.to(torch.int64), y.to(torch.int64)) != 0
+    return fn(x, y).to(torch.promote_types(x.dtype, y.dtype))
+
+
+def np_matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Matrix product, booleans included."""
+    return _bool_product(torch.matmul, x, y)
+
+
 def np_vecdot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Dot product over the last axis (conjugating x)."""
-    return torch.sum(torch.conj_physical(x) * y, dim=-1)
+    """Dot product over the last axis (conjugating x), in the operands' dtype."""
+    return _bool_product(lambda a, b: torch.sum(torch.conj_physical(a) * b, dim=-1), x, y)
 
 
 def np_matvec(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Matrix-vector product broadcast over leading dims."""
-    return torch.matmul(x, v.unsqueeze(-1)).squeeze(-1)
+    return _bool_product(lambda a, b: torch.matmul(a, b.unsqueeze(-1)).squeeze(-1), x, v)
 
 
 def np_vecmat(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Vector-matrix product broadcast over leading dims (conjugating v)."""
-    return torch.matmul(torch.conj_physical(v).unsqueeze(-2), x).squeeze(-2)
+    return _bool_product(
+        lambda a, b: torch.matmul(torch.conj_physical(a).unsqueeze(-2), b).squeeze(-2), v, x
+    )
+
+
+def np_degrees(x: torch.Tensor) -> torch.Tensor:
+    """Radians to degrees as NumPy computes it (a double constant, not a float32 one)."""
+    return x * _exact(x, 180.0 / math.pi)
+
+
+def np_radians(x: torch.Tensor) -> torch.Tensor:
+    """Degrees to radians as NumPy computes it."""
+    return x * _exact(x, math.pi / 180.0)
 
 
 U = UfuncSpec
@@ -274,7 +438,7 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.add: U(torch.add),
     np.subtract: U(torch.sub),
     np.multiply: U(torch.mul),
-    np.matmul: U(torch.matmul, tensors_only=True),
+    np.matmul: U(np_matmul, tensors_only=True),
     np.divide: U(np_true_divide),
     np.logaddexp: U(torch.logaddexp, tensors_only=True),
     np.logaddexp2: U(torch.logaddexp2, tensors_only=True),
@@ -303,8 +467,8 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.square: U(torch.square),
     np.cbrt: U(np_cbrt),
     np.reciprocal: U(np_reciprocal),
-    np.gcd: U(torch.gcd, tensors_only=True),
-    np.lcm: U(torch.lcm, tensors_only=True),
+    np.gcd: U(np_gcd, tensors_only=True),
+    np.lcm: U(np_lcm, tensors_only=True),
     np.vecdot: U(np_vecdot, tensors_only=True),
     # trigonometric
     np.sin: U(torch.sin),
@@ -321,17 +485,17 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.arcsinh: U(torch.asinh),
     np.arccosh: U(torch.acosh),
     np.arctanh: U(torch.atanh),
-    np.degrees: U(torch.rad2deg),
-    np.radians: U(torch.deg2rad),
-    np.deg2rad: U(torch.deg2rad),
-    np.rad2deg: U(torch.rad2deg),
+    np.degrees: U(np_degrees),
+    np.radians: U(np_radians),
+    np.deg2rad: U(np_radians),
+    np.rad2deg: U(np_degrees),
     # bitwise (stay bitwise: never mapped to logical ops)
     np.bitwise_and: U(torch.bitwise_and),
     np.bitwise_or: U(torch.bitwise_or),
     np.bitwise_xor: U(torch.bitwise_xor),
     np.invert: U(torch.bitwise_not),
-    np.left_shift: U(torch.bitwise_left_shift),
-    np.right_shift: U(torch.bitwise_right_shift),
+    np.left_shift: U(np_left_shift),
+    np.right_shift: U(np_right_shift),
     np.bitwise_count: U(np_bitwise_count),
     # comparison and logical
     np.greater: U(torch.gt, predicate=True),
@@ -346,15 +510,15 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.logical_not: U(torch.logical_not, predicate=True),
     np.maximum: U(torch.maximum, tensors_only=True),
     np.minimum: U(torch.minimum, tensors_only=True),
-    np.fmax: U(torch.fmax, tensors_only=True),
-    np.fmin: U(torch.fmin, tensors_only=True),
+    np.fmax: U(np_fmax, tensors_only=True),
+    np.fmin: U(np_fmin, tensors_only=True),
     # floating
-    np.isfinite: U(torch.isfinite, predicate=True, cast_inputs=False),
-    np.isinf: U(torch.isinf, predicate=True, cast_inputs=False),
-    np.isnan: U(torch.isnan, predicate=True, cast_inputs=False),
+    np.isfinite: U(np_isfinite, predicate=True, cast_inputs=False),
+    np.isinf: U(np_isinf, predicate=True, cast_inputs=False),
+    np.isnan: U(np_isnan, predicate=True, cast_inputs=False),
     np.signbit: U(torch.signbit, predicate=True, cast_inputs=False),
     np.copysign: U(np_copysign),
-    np.nextafter: U(torch.nextafter, tensors_only=True),
+    np.nextafter: U(np_nextafter, tensors_only=True),
     np.spacing: U(np_spacing),
     np.modf: U(np_modf, nout=2),
     np.ldexp: U(np_ldexp),
@@ -369,6 +533,9 @@ for _name, _fn in (("matvec", np_matvec), ("vecmat", np_vecmat)):
 
 # ufuncs that are the identity on booleans (torch has no bool kernel for them)
 BOOL_IDENTITY = {np.absolute, np.floor, np.ceil, np.trunc, np.positive, np.rint}
+
+# ufuncs that are the identity on integers (ONNX Runtime has no integer Floor or Ceil)
+INT_IDENTITY = {np.floor, np.ceil, np.trunc, np.rint}
 
 _LOOP_CACHE: dict[tuple, tuple[tuple[np.dtype, ...], tuple[np.dtype, ...]] | None] = {}
 
@@ -444,7 +611,9 @@ def _ufunc_plan(ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> tupl
             steps.append((_FULL, torch_dtype(want)))
         else:
             steps.append((_LITERAL, None))
-    identity = loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY
+    identity = (loop_in[0] == np.bool_ and ufunc in BOOL_IDENTITY) or (
+        loop_in[0].kind in "iu" and ufunc in INT_IDENTITY
+    )
     haves = (np.dtype(bool),) if spec.predicate else loop_out
     return tuple(steps), spec, haves, identity, loops is not None
 
@@ -497,8 +666,38 @@ def np_prod(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype:
     x = x.to(dtype)
     if dims is None:
         dims = tuple(range(x.ndim))
-    for d in sorted(dims, reverse=True):
-        x = torch.prod(x, dim=d, keepdim=keepdim)
+    for d in sorted((d % max(x.ndim, 1) for d in dims), reverse=True):
+        x = torch.prod(x, dim=d, keepdim=keepdim) if x.is_floating_point() else _int_prod(x, d)
+        if not keepdim and not x.is_floating_point():
+            x = x.squeeze(d)
+    return x
+
+
+def _int_prod(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Integer product along dim, kept with dim size 1, by halving: wraps like NumPy.
+
+    (ONNX Runtime's integer ReduceProd saturates instead of wrapping.)
+    """
+    if x.dtype == torch.bool:
+        x = x.to(torch.int64)
+    return _halving(x, dim, torch.mul, 1)
+
+
+def _halving(x: torch.Tensor, dim: int, combine: Callable, identity: int) -> torch.Tensor:
+    """Reduce along dim (kept, size 1) by combining halves: log2(n) plain element-wise ops."""
+    dim = dim % x.ndim
+    if x.shape[dim] == 0:
+        shape = list(x.shape)
+        shape[dim] = 1
+        return torch.full(shape, identity, dtype=x.dtype)
+    while x.shape[dim] > 1:
+        n = x.shape[dim]
+        if n % 2:
+            pad = torch.full_like(x.narrow(dim, 0, 1), identity)
+            x = torch.cat([x, pad], dim=dim)
+            n += 1
+        pairs = x.unflatten(dim, (n // 2, 2))
+        x = combine(pairs.select(dim + 1, 0), pairs.select(dim + 1, 1))
     return x
 
 
@@ -537,8 +736,8 @@ def np_amin(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> tor
 
 
 def np_cum_and(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running logical and along dim."""
-    return torch.cumprod((x != 0).to(torch.int64), dim=dim) != 0
+    """Running logical and along dim: no zero seen so far."""
+    return torch.cumsum((x == 0).to(torch.int64), dim=dim) == 0
 
 
 def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -546,14 +745,34 @@ def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cumsum((x != 0).to(torch.int64), dim=dim) != 0
 
 
+def _prefix_scan(x: torch.Tensor, dim: int, combine: Callable) -> torch.Tensor:
+    """Inclusive scan of an associative ``combine`` in log2(n) steps (exporters lack cummax)."""
+    n = x.shape[dim] if x.ndim else 1
+    shift = 1
+    while shift < n:
+        head = x.narrow(dim, 0, shift)
+        x = torch.cat([head, combine(x.narrow(dim, shift, n - shift), x.narrow(dim, 0, n - shift))],
+                      dim=dim)  # fmt: skip
+        shift *= 2
+    return x
+
+
+def _nan_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.maximum(a, b) if a.dtype != torch.bool else a | b
+
+
+def _nan_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.minimum(a, b) if a.dtype != torch.bool else a & b
+
+
 def np_cummax(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running maximum along dim."""
-    return torch.cummax(x, dim=dim).values
+    """Running maximum along dim (NaN propagates, as in NumPy's maximum.accumulate)."""
+    return _prefix_scan(x, dim, _nan_max)
 
 
 def np_cummin(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Running minimum along dim."""
-    return torch.cummin(x, dim=dim).values
+    """Running minimum along dim (NaN propagates)."""
+    return _prefix_scan(x, dim, _nan_min)
 
 
 def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
@@ -562,6 +781,12 @@ def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: 
         dims = tuple(range(x.ndim))
     if not dims:
         return x.to(dtype)
+    if dtype == torch.int64:  # ONNX Runtime's int64 ReduceSum saturates instead of wrapping
+        x = x.to(dtype)
+        for d in sorted((d % x.ndim for d in dims), reverse=True):
+            x = _halving(x, d, torch.add, 0)
+            x = x if keepdim else x.squeeze(d)
+        return x
     return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim).to(dtype)
 
 
@@ -612,8 +837,7 @@ def record_ufunc_method(
             return None
         dim = int(axis if axis is not None else 0) % max(x.ndim, 1)
         if fn in (torch.cumsum, torch.cumprod):
-            kind = "sum" if fn is torch.cumsum else "prod"
-            return call.op(np_cumulative, kind, x, dim, torch_dtype(result.dtype))
+            return record_cumulative(call, "sum" if fn is torch.cumsum else "prod", x, dim)
         node = call.op(fn, call.cast(call.n(x), have, result.dtype), dim)
         return call.done(node, bool if fn in (np_cum_and, np_cum_or) else result.dtype)
     return None
@@ -751,9 +975,12 @@ def _column_stack(call: Call, tup: Any) -> Node:
 @implements(np.split, np.array_split)
 def _split(call: Call, ary: Any, indices_or_sections: Any, axis: int = 0) -> tuple:
     dim = int(axis) % ary.ndim
-    sizes = [int(r.shape[dim]) for r in call.result]
-    node = call.op(torch.split, ary, sizes, dim)
-    return tuple(call.rec.call(operator.getitem, (node, i)) for i in range(len(sizes)))
+    pieces, start = [], 0
+    for r in call.result:  # one slice each: ONNX Runtime's SplitToSequence lacks small ints
+        size = int(r.shape[dim])
+        pieces.append(call.op(torch.narrow, ary, dim, start, size))
+        start += size
+    return tuple(pieces)
 
 
 @implements(np.flip)
@@ -1028,12 +1255,16 @@ def _argmin(
     return call.op(np_argmin, a, dim, bool(keepdims))
 
 
-def np_cumulative(kind: str, x: torch.Tensor, dim: int | None, dtype: Any) -> torch.Tensor:
-    """cumsum/cumprod (``kind``) along dim (None: flattened) in ``dtype``."""
+def record_cumulative(call: Call, kind: str, a: Any, dim: int | None) -> Node:
+    """cumsum/cumprod (``kind``) along dim (None: flattened) in the result dtype.
+
+    The torch op is a node of its own, so exporters can swap it (ONNX has no cumprod).
+    """
+    node = call.n(a)
     if dim is None:
-        x, dim = x.reshape(-1), 0
+        node, dim = call.rec.call(torch.reshape, (node, (-1,))), 0
     fn = torch.cumsum if kind == "sum" else torch.cumprod
-    return fn(x.to(dtype), dim).to(dtype)
+    return call.rec.call(fn, (node, dim), {"dtype": torch_dtype(call.result.dtype)})
 
 
 @(
@@ -1046,14 +1277,12 @@ def _cumsum(
 ) -> Any:
     if kw.get("include_initial"):
         return None
-    dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, "sum", a, dim, torch_dtype(call.result.dtype))
+    return record_cumulative(call, "sum", a, None if axis is None else int(axis) % a.ndim)
 
 
 @implements(np.cumprod)
 def _cumprod(call: Call, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    dim = None if axis is None else int(axis) % a.ndim
-    return call.op(np_cumulative, "prod", a, dim, torch_dtype(call.result.dtype))
+    return record_cumulative(call, "prod", a, None if axis is None else int(axis) % a.ndim)
 
 
 @implements(np.all)
@@ -1119,6 +1348,9 @@ def np_weighted_average(x: torch.Tensor, w: Any, dims: Any, keepdim: bool, dtype
 
 def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
     """Linear-interpolation quantile over several dims (NumPy's default method)."""
+    out_dtype = dtype
+    if dtype in (torch.float16, torch.bfloat16):  # torch.quantile takes float32/64 only
+        dtype = torch.float32
     x = x.to(dtype)
     if dims is None:
         dims = tuple(range(x.ndim))
@@ -1131,7 +1363,7 @@ def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -
         for d in dims:
             shape[d] = 1
         out = out.reshape(*qt.shape, *shape)
-    return out
+    return out.to(out_dtype)
 
 
 def _quantile_like(scale: float) -> Callable:
@@ -1347,6 +1579,8 @@ def _bincount(call: Call, x: Any, weights: Any = None, minlength: int = 0) -> An
 # --------------------------------------------------------------------- linear algebra
 def np_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """np.dot: scalars multiply, otherwise contract a's last axis with b's second-to-last."""
+    if a.dtype == torch.bool:
+        return np_dot(a.to(torch.int64), b.to(torch.int64)) != 0
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)]))
@@ -1357,18 +1591,30 @@ def _dot(call: Call, a: Any, b: Any, out: Any = None) -> Any:
     return call.rec.call(np_dot, (call.t(a), call.t(b)))
 
 
+def _pt(call: Call, a: Any) -> Any:
+    """Operand of a product: booleans go through int64 (torch has no bool products)."""
+    return call.t(a, np.int64 if call.result.dtype == np.bool_ else None)
+
+
+def _pdone(call: Call, node: Any) -> Any:
+    """A product's result: nonzero for a boolean product (NumPy's or of ands)."""
+    return call.rec.call(torch.ne, (node, 0)) if call.result.dtype == np.bool_ else node
+
+
 @implements(np.vdot)
 def _vdot(call: Call, a: Any, b: Any) -> Any:
-    fa = call.rec.call(torch.reshape, (call.t(a), (-1,)))
-    fb = call.rec.call(torch.reshape, (call.t(b), (-1,)))
-    return call.rec.call(torch.vdot, (fa, fb))
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.vdot, (fa, fb)))
 
 
 @implements(np.einsum)
 def _einsum(call: Call, subscripts: Any, *operands: Any, **kw: Any) -> Any:
     if not isinstance(subscripts, str) or kw.get("out") is not None:
         return None
-    return call.rec.call(torch.einsum, (subscripts, *[call.t(o) for o in operands]))
+    return _pdone(
+        call, call.rec.call(torch.einsum, (subscripts, *[_pt(call, o) for o in operands]))
+    )
 
 
 @implements(np.tensordot)
@@ -1380,19 +1626,21 @@ def _tensordot(call: Call, a: Any, b: Any, axes: Any = 2) -> Any:
         axes = [first, second]
     else:
         axes = int(axes)
-    return call.rec.call(torch.tensordot, (call.t(a), call.t(b)), {"dims": axes})
+    return _pdone(
+        call, call.rec.call(torch.tensordot, (_pt(call, a), _pt(call, b)), {"dims": axes})
+    )
 
 
 @implements(np.outer)
 def _outer(call: Call, a: Any, b: Any, out: Any = None) -> Any:
-    fa = call.rec.call(torch.reshape, (call.t(a), (-1,)))
-    fb = call.rec.call(torch.reshape, (call.t(b), (-1,)))
-    return call.rec.call(torch.outer, (fa, fb))
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.outer, (fa, fb)))
 
 
 @implements(np.inner)
 def _inner(call: Call, a: Any, b: Any) -> Any:
-    return call.rec.call(torch.inner, (call.t(a), call.t(b)))
+    return _pdone(call, call.rec.call(torch.inner, (_pt(call, a), _pt(call, b))))
 
 
 @implements(np.cross)
@@ -1514,7 +1762,17 @@ def _nan_to_num(
 ) -> Any:
     if not np.issubdtype(dtype_of(x), np.floating):
         return call.n(x)
-    return call.op(torch.nan_to_num, x, float(nan), _py(posinf), _py(neginf))
+    return call.op(np_nan_to_num, x, float(nan), _py(posinf), _py(neginf))
+
+
+def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torch.Tensor:
+    """NaN and infinities replaced as NumPy does, by explicit selects (exports exactly)."""
+    info = torch.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = torch.where(torch.isnan(x), torch.full_like(x, nan), x)
+    x = torch.where(x == math.inf, _exact(x, big), x)
+    return torch.where(x == -math.inf, _exact(x, small), x)
 
 
 @implements(np.isclose)
@@ -1619,6 +1877,8 @@ def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any
 
 @implements(np.fix)
 def _fix(call: Call, x: Any, out: Any = None) -> Any:
+    if call.result.dtype.kind in "biu":  # integers are whole already (ONNX has no int Floor)
+        return call.t(x)
     return call.done(call.rec.call(torch.trunc, (call.t(x),)), call.result.dtype)
 
 

@@ -1,0 +1,183 @@
+"""Torch ops that torch.onnx cannot convert, rewritten in ops it can, for ONNX export only.
+
+``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation.
+Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
+decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
+prefix product), which export to plain ONNX operators. Other backends keep the originals.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from torch import fx
+
+
+def _eliminate(a: torch.Tensor, rhs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gauss-Jordan with partial pivoting on ``[a | rhs]``: (a^-1 rhs, det a).
+
+    Unrolled over the static matrix size; batch dims broadcast. Like LAPACK's getrf it
+    picks the largest pivot in each column, so its accuracy is that of LU solving.
+    """
+    n = a.shape[-1]
+    m = a if rhs is None else torch.cat([a, rhs.to(a.dtype)], dim=-1)
+    rows = torch.arange(n)
+    det = torch.ones(a.shape[:-2], dtype=a.dtype)
+    for k in range(n):
+        pivot_row = torch.argmax(torch.abs(m[..., k:, k]), dim=-1) + k  # (...,)
+        p = pivot_row.unsqueeze(-1)
+        order = torch.where(rows == k, p, torch.where(rows == p, k, rows))  # swap rows k, p
+        m = torch.gather(m, -2, order.unsqueeze(-1).expand(m.shape))
+        det = det * torch.where(pivot_row != k, -1.0, 1.0).to(a.dtype)
+        pivot = m[..., k, k]
+        det = det * pivot
+        row = m[..., k : k + 1, :] / pivot.unsqueeze(-1).unsqueeze(-1)
+        m = m - m[..., :, k : k + 1] * row
+        m = torch.where((rows == k).unsqueeze(-1), row, m)
+    return m[..., n:], det
+
+
+def onnx_inv(a: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.linalg.inv`` by Gauss-Jordan elimination (exports to ONNX)."""
+    eye = torch.eye(a.shape[-1], dtype=a.dtype).expand(a.shape)
+    return _eliminate(a, eye)[0]
+
+
+def onnx_det(a: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.linalg.det`` as the signed product of Gauss-Jordan pivots."""
+    return _eliminate(a, None)[1]
+
+
+def onnx_solve(a: torch.Tensor, b: torch.Tensor, *, left: bool = True, out: Any = None) -> Any:
+    """``torch.linalg.solve`` (left=True) by Gauss-Jordan elimination."""
+    if not left:
+        return torch.linalg.solve(a, b, left=left)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    rhs = b.unsqueeze(-1) if vector else b
+    rhs = torch.broadcast_to(rhs, (*a.shape[:-2], *rhs.shape[-2:])) if a.ndim > 2 else rhs
+    x = _eliminate(a, rhs)[0]
+    return x.squeeze(-1) if vector else x
+
+
+def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Any:
+    """``torch.cumprod`` as a log-depth prefix product (torch's integer promotion kept)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    elif not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = x.to(torch.int64)
+    if x.ndim == 0:
+        return x.clone()
+    dim = dim % x.ndim
+    n = x.shape[dim]
+    shift = 1
+    while shift < n:
+        ones = torch.ones_like(x.narrow(dim, 0, shift))
+        x = x * torch.cat([ones, x.narrow(dim, 0, n - shift)], dim=dim)
+        shift *= 2
+    return x
+
+
+def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
+    """NumPy's stable argsort as ONNX TopK, which ONNX Runtime breaks ties by index in."""
+    from ..tracing.numpy_table import np_argsort
+
+    return np_argsort(x, dim, False)
+
+
+def _table_decompositions() -> dict[Any, Any]:
+    """Swaps for the NumPy table's own graph helpers (imported on first use)."""
+    from ..tracing.numpy_table import np_argsort
+
+    return {np_argsort: onnx_argsort}
+
+
+DECOMPOSITIONS: dict[Any, Any] = {
+    torch.linalg.inv: onnx_inv,
+    torch.linalg.det: onnx_det,
+    torch.det: onnx_det,
+    torch.linalg.solve: onnx_solve,
+    torch.cumprod: onnx_cumprod,
+}
+_METHODS = {"cumprod": onnx_cumprod, "det": onnx_det}
+
+
+def full_exact(size: Any, fill: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """``torch.full`` with a tensor fill (ones times the fill: exact in any dtype)."""
+    return torch.ones(size, **kwargs) * fill
+
+
+def full_like_exact(x: torch.Tensor, fill: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """``torch.full_like`` with a tensor fill."""
+    return torch.ones_like(x, **kwargs) * fill
+
+
+_FULLS = {torch.full: full_exact, torch.full_like: full_like_exact}
+
+
+def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
+    """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
+
+    Unconvertible calls are decomposed; float64 Python literals that float32 cannot hold
+    become float64 constants, since torch.onnx builds Python floats as float32 constants
+    (``x * 0.1`` would multiply by 0.10000000149 and ``1e300`` would become inf).
+    """
+    if not isinstance(module, fx.GraphModule):
+        return module
+    swaps = {**DECOMPOSITIONS, **_table_decompositions()}
+    graph = copy.deepcopy(module.graph)
+    out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in swaps:
+            node.target = swaps[node.target]
+        elif node.op == "call_method" and node.target in _METHODS:
+            node.op, node.target = "call_function", _METHODS[node.target]
+    if args:
+        _exact_float64_literals(out, args)
+    out.recompile()
+    return out
+
+
+def _inexact_in_float32(value: Any) -> bool:
+    return type(value) is float and float(torch.tensor(value, dtype=torch.float32)) != value
+
+
+def _exact_float64_literals(module: fx.GraphModule, args: tuple) -> None:
+    """Replace float64 nodes' literals float32 cannot hold by float64 constant tensors."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    if not any(
+        _inexact_in_float32(a)
+        for node in module.graph.nodes
+        for a in (*node.args, *node.kwargs.values())
+    ):
+        return
+    try:
+        ShapeProp(module).propagate(*args)
+    except Exception:  # noqa: BLE001 - without dtypes the literals are left as they are
+        return
+    count = 0
+    for node in list(module.graph.nodes):
+        meta = node.meta.get("tensor_meta")
+        if node.op not in ("call_function", "call_method") or (
+            getattr(meta, "dtype", None) != torch.float64
+        ):
+            continue
+        if not any(_inexact_in_float32(a) for a in (*node.args, *node.kwargs.values())):
+            continue
+
+        def constant(value: Any, before: fx.Node) -> Any:
+            nonlocal count
+            if not _inexact_in_float32(value):
+                return value
+            name = f"_onnx_float64_literal_{count}"
+            count += 1
+            module.register_buffer(name, torch.tensor(value, dtype=torch.float64))
+            with module.graph.inserting_before(before):
+                return module.graph.get_attr(name)
+
+        node.args = tuple(constant(a, node) for a in node.args)
+        node.kwargs = {k: constant(v, node) for k, v in node.kwargs.items()}
+        if node.op == "call_function" and node.target in _FULLS:
+            node.target = _FULLS[node.target]
