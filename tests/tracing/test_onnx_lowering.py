@@ -139,7 +139,7 @@ def _depth_pipeline(depth: np.ndarray, offset: np.ndarray) -> tuple:
 def test_uint16_depth_pipeline_exports_with_numpy_dtypes_and_values(
     backend: str, tmp_path: Path
 ) -> None:
-    from patchport.export.backends import load_runner, write_model
+    from patchport.export.backends import ExportJob, backend_named, load_runner, write_model
     from patchport.tracing import Recorder, finish, trace_input
 
     from .helpers import assert_same, make
@@ -150,8 +150,9 @@ def test_uint16_depth_pipeline_exports_with_numpy_dtypes_and_values(
     outs = _depth_pipeline(trace_input(rec, "depth", depth), trace_input(rec, "offset", offset))
     gm = finish(rec, outs)
     names = [f"y{i}" for i in range(len(outs))]
-    path = write_model(gm, [depth, offset], ["depth", "offset"], names, backend, tmp_path / "m")
-    run = load_runner(backend, path, ["depth", "offset"])
+    path = tmp_path / f"m{backend_named(backend).suffix}"
+    write_model(backend, ExportJob(gm, [depth, offset], ["depth", "offset"], names, path))
+    run = load_runner(backend_named(backend).model_type, path, ["depth", "offset"])
     fresh = [make((4, 6), np.uint16, s, low=0, high=65535) for s in (7, 8)]
     with np.errstate(over="ignore"):
         expected = _depth_pipeline(*fresh)
@@ -162,7 +163,7 @@ def test_uint16_depth_pipeline_exports_with_numpy_dtypes_and_values(
 
 def test_float64_literals_and_edge_values_export_exactly(tmp_path: Path) -> None:
     """torch.onnx builds Python floats as float32; float64 pipelines must not lose digits."""
-    from patchport.export.backends import load_runner, write_model
+    from patchport.export.backends import ExportJob, load_runner, write_model
     from patchport.tracing import Recorder, finish, trace_input
 
     def pipeline(x: np.ndarray) -> tuple:
@@ -177,8 +178,10 @@ def test_float64_literals_and_edge_values_export_exactly(tmp_path: Path) -> None
     names = [f"y{i}" for i in range(len(outs))]
     with warnings.catch_warnings():
         warnings.simplefilter("error", OnnxPrecisionWarning)
-        path = write_model(gm, [x], ["x"], names, "onnx", tmp_path / "m.onnx")
+        path = tmp_path / "m.onnx"
+        write_model("onnx", ExportJob(gm, [x], ["x"], names, path))
     fresh = np.linspace(-2.0, 5.0, 6)
     for got, expected in zip(load_runner("onnx", path, ["x"])([fresh]), pipeline(fresh)):
+        got = np.asarray(got)
         assert got.dtype == np.float64
         np.testing.assert_array_equal(got, expected)
