@@ -232,12 +232,16 @@ def start(
         details.extend(_function_patches(session, declarations, patch_aliases))
     patched = {(id(p.owner), p.attribute) for p in details}
     details.extend(_watch_patches(watch, patched))
-    details.apply()
-    _current[0] = session
-    if verbose:
-        logger.setLevel(logging.INFO)
-    logger.info("patchport: session %r started with %d patches", name, details.n_patches)
-    return session
+    try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
+        details.apply()
+        _current[0] = session
+        if verbose:
+            logger.setLevel(logging.INFO)
+        logger.info("patchport: session %r started with %d patches", name, details.n_patches)
+        return session
+    except BaseException:
+        _release(session, remember=False)
+        raise
 
 
 def stop() -> Session:
@@ -257,20 +261,42 @@ def stop() -> Session:
                     stacklevel=user_stacklevel(),
                 )
     finally:
-        _current[0] = None
-        _last[0] = session
-        session.active = False
-        session.patches.restore()
+        _release(session, remember=True)
     logger.info("patchport: session %r stopped", session.name)
     return session
 
 
+def _release(session: Session, remember: bool) -> None:
+    """Restore the session's patches and unset it; idempotent, so safe to run again.
+
+    ``remember`` keeps it as the last session (for compile_graph) when it was started.
+    """
+    try:
+        session.patches.restore()
+    finally:
+        if _current[0] is session:
+            if remember:
+                _last[0] = session
+            _current[0] = None
+        session.active = False
+
+
 @contextlib.contextmanager
 def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[Session]:
-    """``with patchport.session(...)``: start on entry, stop on exit (exceptions included)."""
-    active = start(name, save_path, **options)
+    """``with patchport.session(...)``: start on entry, stop on exit (exceptions included).
+
+    Interrupt-proof: whatever line a Ctrl-C lands on, the session's patches are restored
+    and no session is left active when the exception leaves the ``with``.
+    """
+    active = None
     try:
-        yield active
-    finally:
-        if _current[0] is active:
-            stop()
+        try:
+            active = start(name, save_path, **options)
+            yield active
+        finally:
+            if active is not None and _current[0] is active:
+                stop()
+    except BaseException:
+        if active is not None:
+            _release(active, remember=True)  # finishes a stop() an interrupt cut short
+        raise
