@@ -19,6 +19,7 @@ from ..sessions.state import NodeTrace, Session
 from .backends import SUFFIX, as_numpy, load_runner, write_model
 from .pipeline import data_flow, run_order
 from .spec import sha256_of, system_info, write_spec
+from .staging import writes_atomically
 from .visualize import draw_pipeline
 
 _SUSPECT_ORIGINS = ("native", "another recorder", "derived from traced data")
@@ -169,6 +170,7 @@ def build_spec(session: Session, model_files: dict[str, Path]) -> dict[str, Any]
     }
 
 
+@writes_atomically
 def compile_graph(
     visualize: bool = True,
     validate: bool = True,

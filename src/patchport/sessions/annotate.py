@@ -16,6 +16,7 @@ from ..errors import PatchDefinitionError, PatchStateError
 from ..tracing import Recorder, finish, trace_input
 from ..tracing.values import plain
 from .lifecycle import require_session
+from .names import check_file_name
 from .state import BACKENDS, NodeTrace, Port, Sample
 from .verify import plain_copy
 
@@ -29,10 +30,7 @@ def _port(name: str, value: Any) -> Port:
 
 
 def _check_mapping(caller: str, node: str, tensors: Any) -> dict[str, Any]:
-    if not isinstance(node, str) or not node:
-        raise PatchDefinitionError(
-            f"{caller}: the node name must be a non-empty string, got {node!r}."
-        )
+    check_file_name(caller, "node", node)  # it names the node's model file
     if not isinstance(tensors, dict) or not tensors:
         raise PatchDefinitionError(
             f"{caller}({node!r}, ...): expected a non-empty dict {{name: array or tensor}}, got "

@@ -28,6 +28,7 @@ from ..patching import PatchDetails, PatchInfo
 from .aliases import find_aliases
 from .dispatch import PatchedCall
 from .function_patch import FunctionPatch, validate_function_patches
+from .names import check_start_arguments
 from .state import Session
 
 logger = logging.getLogger("patchport")
@@ -207,10 +208,7 @@ def start(
             f"patchport.start({name!r}): session {_current[0].name!r} is still active; call "
             f"patchport.stop() before starting another (its patches would otherwise mix)."
         )
-    if not isinstance(name, str) or not name.strip():
-        raise PatchDefinitionError(
-            f"patchport.start(name=...): expected a non-empty name, got {name!r}."
-        )
+    check_start_arguments(name, save_path, patching)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
         raise PatchDefinitionError(
