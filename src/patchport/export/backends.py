@@ -7,6 +7,7 @@ its outputs as NumPy arrays, whatever the backend, so replay and comparison are 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from ..errors import PatchportError
+from .bundle_safety import load_pt2
 
 SUFFIX = {"onnx": ".onnx", "pt2": ".pt2", "jit": ".pt"}
 
@@ -178,15 +180,18 @@ def write_model(
     return path
 
 
-def load_runner(backend: str, path: Path, input_names: list[str]) -> Runner:
-    """Load a written model; return a function running it on inputs in port order."""
+def load_runner(
+    backend: str, path: Path, input_names: list[str], data: bytes | None = None
+) -> Runner:
+    """Load a written model (from ``data`` when given: the bytes whose hash was checked);
+    return a function running it on inputs in port order."""
     if backend == "onnx":
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
+            data if data is not None else str(path), options, providers=["CPUExecutionProvider"]
         )
         wanted = [i.name for i in session.get_inputs()]
         position = {name: index for index, name in enumerate(input_names)}
@@ -197,9 +202,9 @@ def load_runner(backend: str, path: Path, input_names: list[str]) -> Runner:
 
         return run_onnx
     if backend == "pt2":
-        module = torch.export.load(str(path)).module()
+        module = load_pt2(data if data is not None else path, path.name).module()
     elif backend == "jit":
-        module = torch.jit.load(str(path))
+        module = torch.jit.load(io.BytesIO(data) if data is not None else str(path))
     else:
         raise ExportBackendError(f"load_runner(backend={backend!r}): use onnx, pt2 or jit.")
 

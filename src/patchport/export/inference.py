@@ -7,14 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PatchportError
 from .backends import load_runner
+from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
 from .pipeline import run_order
-from .spec import read_spec, sha256_of
-
-
-class ModelIntegrityError(PatchportError, ValueError):
-    """A model file does not match the SHA-256 recorded in the pipeline description."""
+from .spec import read_spec
 
 
 class InferenceManager:
@@ -44,20 +40,11 @@ class InferenceManager:
         ]
         self._runners = {}
         for node, model in self.models.items():
-            model_path = (self.path.parent / model["model_path"]).resolve()
-            if not model_path.exists():
-                raise FileNotFoundError(
-                    f"InferenceManager: model of node {node!r} is missing: {model_path}"
-                )
-            digest = sha256_of(model_path)
-            if digest != model["sha256"]:
-                raise ModelIntegrityError(
-                    f"InferenceManager: {model_path.name} (node {node!r}) has sha256 "
-                    f"{digest[:12]}… but {self.path.name} records {model['sha256'][:12]}…; "
-                    f"it changed after export. Re-run compile_graph() or restore the file."
-                )
+            model_path, data = read_verified(
+                self.path, node, model.get("model_path"), model.get("sha256")
+            )
             names = [port["name"] for port in model["inputs"]]
-            self._runners[node] = load_runner(model["backend"], model_path, names)
+            self._runners[node] = load_runner(model["backend"], model_path, names, data=data)
 
     def get_mock_input(self, seed: int = 0) -> dict[str, np.ndarray]:
         """Random inputs with the recorded shapes and dtypes, keyed ``"node/port"``."""
