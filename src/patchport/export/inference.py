@@ -9,8 +9,10 @@ import numpy as np
 
 from .backends import load_runner
 from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
+from .input_checks import check_policy_inputs
 from .pipeline import run_order
 from .spec import read_spec
+from .spec_checks import read_checked_spec
 
 
 class InferenceManager:
@@ -22,7 +24,7 @@ class InferenceManager:
 
     def __init__(self, yaml_path: str | Path) -> None:
         self.path = Path(yaml_path)
-        self.spec = read_spec(self.path)
+        self.spec = read_checked_spec(self.path, read_spec)
         self.models: dict[str, dict[str, Any]] = self.spec["models"]
         pipeline = self.spec["pipeline"]
         self.flow: list[dict[str, Any]] = pipeline.get("data_flow") or []
@@ -66,9 +68,7 @@ class InferenceManager:
 
     def run_policy(self, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
         """Run every node once; return all node outputs keyed ``"node/port"``."""
-        missing = [key for key in self.inputs if key not in inputs]
-        if missing:
-            raise KeyError(f"run_policy: missing inputs {missing}; expected keys {self.inputs}.")
+        check_policy_inputs(self, inputs)
         values: dict[str, Any] = dict(inputs)
         for node in self.order:
             model = self.models[node]

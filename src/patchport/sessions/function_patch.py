@@ -62,10 +62,22 @@ class FunctionPatch:
                 f"FunctionPatch(replacement=...) for {self.target_name}: expected a function, got "
                 f"{type(self.replacement).__name__}."
             )
+        check_tolerances(self)
         if not (self.rtol >= 0 and self.atol >= 0):
             raise PatchDefinitionError(
                 f"FunctionPatch for {self.target_name}: rtol and atol must be >= 0, got "
                 f"rtol={self.rtol}, atol={self.atol}."
+            )
+
+
+def check_tolerances(declaration: FunctionPatch) -> None:
+    """Refuse a tolerance that is not a real number, naming it (before any comparison)."""
+    for name in ("rtol", "atol"):
+        value = getattr(declaration, name, 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise PatchDefinitionError(
+                f"FunctionPatch({name}=...) for {declaration.target_name}: expected a number "
+                f"such as 1e-5, got {type(value).__name__} {value!r}."
             )
 
 
