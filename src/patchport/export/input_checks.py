@@ -48,7 +48,7 @@ def _expectations(manager: Any) -> dict[str, tuple[tuple[int, ...], np.dtype, An
 
 def check_policy_inputs(manager: Any, inputs: Any) -> None:
     """Raise a clear error unless ``inputs`` holds exactly the bundle's inputs, as recorded."""
-    if not isinstance(inputs, Mapping):
+    if type(inputs) is not dict and not isinstance(inputs, Mapping):
         raise PolicyInputTypeError(
             f"run_policy(inputs=...): expected a dict {{'node/port': array or tensor}} with "
             f"keys {manager.inputs}, got {type(inputs).__name__}."

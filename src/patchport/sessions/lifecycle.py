@@ -88,6 +88,12 @@ def _expand_patching(patching: Iterable[Any] | None) -> list[FunctionPatch]:
             "start(patching=...) expects a list, e.g. patching=[FunctionPatch(cv2, 'cvtColor', "
             "fn)]; wrap the single patch in a list."
         )
+    if not isinstance(patching, Iterable):
+        raise PatchDefinitionError(
+            f"patchport.start(patching=...): expected a list of FunctionPatch (or patch-set "
+            f"names), got {type(patching).__name__} {patching!r}; e.g. "
+            f"patching=[FunctionPatch(cv2, 'cvtColor', my_cvt_color)]."
+        )
     items = list(patching)
     names = [item for item in items if isinstance(item, str)]
     declared = [item for item in items if not isinstance(item, str)]
@@ -208,7 +214,7 @@ def start(
             f"patchport.start({name!r}): session {_current[0].name!r} is still active; call "
             f"patchport.stop() before starting another (its patches would otherwise mix)."
         )
-    check_start_arguments(name, save_path, patching)
+    check_start_arguments(name, save_path)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
         raise PatchDefinitionError(

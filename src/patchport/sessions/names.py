@@ -8,7 +8,6 @@ are refused where they are given, before anything is written.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 from ..errors import PatchDefinitionError
 
@@ -32,17 +31,11 @@ def check_file_name(caller: str, argument: str, value: object) -> str:
     return value
 
 
-def check_start_arguments(name: object, save_path: object, patching: object) -> None:
+def check_start_arguments(name: object, save_path: object) -> None:
     """Refuse, before anything changes, the ``start()`` arguments of the wrong kind."""
     check_file_name("patchport.start(name=...)", "name", name)
     if not isinstance(save_path, (str, os.PathLike)):
         raise PatchDefinitionError(
             f"patchport.start(save_path=...): expected a folder path (str or pathlib.Path), "
             f"got {type(save_path).__name__} {save_path!r}; e.g. save_path='exports'."
-        )
-    if patching is not None and not isinstance(patching, Iterable):
-        raise PatchDefinitionError(
-            f"patchport.start(patching=...): expected a list of FunctionPatch (or patch-set "
-            f"names), got {type(patching).__name__} {patching!r}; e.g. "
-            f"patching=[FunctionPatch(cv2, 'cvtColor', my_cvt_color)]."
         )
