@@ -179,42 +179,47 @@ def test_count_points_sees_the_patch_model():
 
 
 def test_two_threads_cannot_both_claim_one_target():
-    # claim-and-check is atomic: of threads racing to patch one target, one wins
-    barrier = threading.Barrier(8)
-    won: list[PatchDetails] = []
-    refused: list[BaseException] = []
+    # thread A passes the check, then waits (held by a tracer) while thread B applies:
+    # with check and claim apart, both would win; the claim itself must be the check
+    a_checked, b_done = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
 
-    def contender():
+    def hold_after_check(frame, event, arg):
+        if frame.f_code is not PatchInfo.do.__code__:
+            return None
+
+        def local(frame, event, arg):
+            if event == "line" and "own" in frame.f_locals and not a_checked.is_set():
+                a_checked.set()
+                b_done.wait(timeout=10)
+            return local
+
+        return local
+
+    def contender(name, tracer=None):
         details = PatchDetails([PatchInfo.make(triple, targets, "scale")])
-        barrier.wait()
+        if tracer is not None:
+            sys.settrace(tracer)
         try:
-            details.apply()
+            outcome[name] = details.apply()
         except PatchStateError as exc:
-            refused.append(exc)
-        else:
-            won.append(details)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often, so an unlocked check would race
-    try:
-        for _ in range(20):
-            race_once(contender, won, refused)
-    finally:
-        sys.setswitchinterval(interval)
-
-
-def race_once(contender, won, refused):
-    if True:
-        won.clear()
-        refused.clear()
-        threads = [threading.Thread(target=contender) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        try:
-            assert len(won) == 1 and len(refused) == 7
+            outcome[name] = exc
         finally:
-            for details in won:
-                details.restore()
-        assert targets.scale is snapshot_scale
+            sys.settrace(None)
+
+    first = threading.Thread(target=contender, args=("A", hold_after_check))
+    first.start()
+    assert a_checked.wait(timeout=10)
+    contender("B")
+    b_done.set()
+    first.join()
+    try:
+        won = [o for o in outcome.values() if isinstance(o, PatchDetails)]
+        assert len(won) == 1, outcome
+        assert isinstance(outcome["A"], PatchStateError)
+        assert "just patched by" in str(outcome["A"]) or "already patched" in str(outcome["A"])
+    finally:
+        for result in outcome.values():
+            if isinstance(result, PatchDetails):
+                result.restore()
+    assert targets.scale is snapshot_scale and not patch_info._ACTIVE_TARGETS
