@@ -33,6 +33,13 @@ def test_node_names_that_are_paths_are_refused_at_annotate_time(tmp_path, node):
     assert not any(tmp_path.iterdir())
 
 
+def test_port_names_that_are_paths_are_refused_at_annotate_time(tmp_path):
+    with patchport.session("ports", tmp_path):
+        with pytest.raises(TypeError, match=r"port name '../../x' must be a Python identifier"):
+            annotate.input_tensors("node", {"../../x": np.zeros(2)})
+    assert not any(tmp_path.iterdir())
+
+
 def test_start_arguments_of_the_wrong_kind_get_clear_errors(tmp_path):
     with pytest.raises(TypeError, match=r"start\(patching=...\): expected a list.*got int 42"):
         patchport.start("s", tmp_path, patching=42)
