@@ -148,8 +148,8 @@ def sweep(
 ) -> SweepResult:
     """Interrupt ``scenario`` at each of its line events in turn; collect the leaks.
 
-    With ``limit``, a longer run is sampled: its first and last 100 points, and an even
-    stride through the rest (a session watching every cv2 function runs ~70k lines).
+    With ``limit``, a longer run is sampled: its first and last ``limit // 4`` points and
+    an even stride through the rest (a session watching every cv2 function runs ~70k lines).
     """
     total = count_points(scenario)
     assert total > 0, "the scenario ran no patchport line: the tracer sees nothing"
@@ -157,7 +157,8 @@ def sweep(
     points = list(range(1, total + 1))
     if limit is not None and total > limit:
         stride = -(-total // limit)
-        edges = set(points[:100] + points[-100:])
+        edge = max(10, limit // 4)
+        edges = set(points[:edge] + points[-edge:])
         points = sorted(edges | set(points[::stride]))
     result = SweepResult()
     for point in points:

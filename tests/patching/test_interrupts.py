@@ -108,7 +108,7 @@ def test_transformers_patches_with_model_survive_an_interrupt_at_any_line():
         with apply_patches_for_model(patch_transformers=True, model=model):
             pass
 
-    result = sweep(scenario, snapshot, limit=1000)  # ~5000 points: sampled, see sweep()
+    result = sweep(scenario, snapshot, limit=600)  # ~5000 points: sampled, see sweep()
     print(f"apply_patches_for_model(patch_transformers=True, model=...): {result}")
     assert result.tried > 100
     assert not result.leaked, str(result)
@@ -116,7 +116,7 @@ def test_transformers_patches_with_model_survive_an_interrupt_at_any_line():
 
 @pytest.mark.parametrize(
     ("watch", "limit"),
-    [(False, None), (None, 200)],
+    [(False, None), (None, 160)],
     ids=["interop-patches-every-point", "watching-cv2-sampled"],
 )
 def test_session_start_and_stop_survive_an_interrupt_at_any_line(tmp_path, watch, limit):
