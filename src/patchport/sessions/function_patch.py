@@ -31,6 +31,9 @@ class FunctionPatch:
     rtol: float = 1e-5
     atol: float = 1e-6
 
+    def __post_init__(self) -> None:
+        check_tolerances(self)  # a wrong kind fails here, where it was written
+
     @property
     def target_name(self) -> str:
         """Dotted name of the patched function, e.g. ``cv2.cvtColor``."""
