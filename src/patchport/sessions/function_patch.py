@@ -7,6 +7,7 @@ happens before a session changes anything, with errors that name the culprit.
 
 from __future__ import annotations
 
+import numbers
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -77,7 +78,7 @@ def check_tolerances(declaration: FunctionPatch) -> None:
     """Refuse a tolerance that is not a real number, naming it (before any comparison)."""
     for name in ("rtol", "atol"):
         value = getattr(declaration, name, 0.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise PatchDefinitionError(
                 f"FunctionPatch({name}=...) for {declaration.target_name}: expected a number "
                 f"such as 1e-5, got {type(value).__name__} {value!r}."
