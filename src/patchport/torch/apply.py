@@ -118,12 +118,18 @@ def apply_patches_for_model(
             _put_back(details, state)
     except BaseException:
         _put_back(details, state)  # an interrupt may have cut the first one short
+        _print_model_changes(details, verbose)
         raise
+    _print_model_changes(details, verbose)
+    if verbose:
+        for patch in details:
+            print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")
+
+
+def _print_model_changes(details: PatchDetails, verbose: int) -> None:
     if verbose:
         for change in details.model_changes:
             print(f"[patchport] model state: {change}")
-        for patch in details:
-            print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")
 
 
 def _put_back(details: PatchDetails, state: Any) -> None:
