@@ -10,6 +10,7 @@ its outputs as torch tensors, whatever the backend, so replay and comparison are
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ import numpy as np
 import torch
 
 from ..errors import PatchportError, PatchportWarning
+from .bundle_safety import load_pt2 as load_pt2_safely
 
 Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 
@@ -182,7 +184,7 @@ class Backend:
     model_type: str  # what the YAML's ``backend`` key holds; chooses the loader
     suffix: str
     write: Callable[[ExportJob], None]
-    load: Callable[[Path, list[str]], Runner]
+    load: Callable[[Path, list[str], bytes | None], Runner]
     metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
 
 
@@ -299,13 +301,14 @@ def _write_jit_script(job: ExportJob) -> None:
     torch.jit.save(torch.jit.freeze(scripted), str(job.path))
 
 
-def load_onnx(path: Path, input_names: list[str]) -> Runner:
+def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    source = data if data is not None else str(path)
+    session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     wanted = [i.name for i in session.get_inputs()]
     position = {name: index for index, name in enumerate(input_names)}
     if any(name not in position for name in wanted):  # a file whose ports are unnamed
@@ -332,14 +335,17 @@ def _torch_runner(module: Any, grad_free: bool) -> Runner:
     return run_torch
 
 
-def load_jit(path: Path, input_names: list[str]) -> Runner:
+def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """A TorchScript file (scripted or traced), on CPU."""
-    return _torch_runner(torch.jit.load(str(path), map_location="cpu").eval(), grad_free=True)
+    source = io.BytesIO(data) if data is not None else str(path)
+    return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
 
 
-def load_pt2(path: Path, input_names: list[str]) -> Runner:
-    """A saved ``torch.export`` program, run as a module."""
-    return _torch_runner(torch.export.load(str(path)).module(), grad_free=False)
+def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+    """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
+    a pickle runs), see :mod:`.bundle_safety`."""
+    program = load_pt2_safely(data if data is not None else path, path.name)
+    return _torch_runner(program.module(), grad_free=False)
 
 
 _ENTRIES = (
@@ -357,7 +363,7 @@ BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
 BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
 
 # the file types a YAML ``backend`` key may name, and the suffix each type's file has
-LOADERS: dict[str, Callable[[Path, list[str]], Runner]] = {
+LOADERS: dict[str, Callable[[Path, list[str], bytes | None], Runner]] = {
     "jit": load_jit,
     "onnx": load_onnx,
     "pt2": load_pt2,
@@ -392,12 +398,15 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
         ) from exc
 
 
-def load_runner(model_type: str, path: Path, input_names: list[str]) -> Runner:
-    """Load a written model of a YAML ``backend`` type; return a function running it."""
+def load_runner(
+    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
+) -> Runner:
+    """Load a written model of a YAML ``backend`` type (from ``data`` when given: the bytes
+    whose hash was checked); return a function running it on inputs in port order."""
     loader = LOADERS.get(model_type)
     if loader is None:
         raise ExportBackendError(
             f"load_runner(backend={model_type!r}): cannot load this model type; "
             f"known types: {', '.join(LOADERS)}."
         )
-    return loader(path, input_names)
+    return loader(path, input_names, data)

@@ -30,6 +30,7 @@ from .backends import (
 )
 from .pipeline import graph_ports, run_order, split_edges
 from .spec import SYSTEM_KEY, digests_of, system_info, write_spec
+from .staging import writes_atomically
 from .visualize import draw_pipeline
 
 _SUSPECT_ORIGINS = ("native", "another recorder", "derived from traced data")
@@ -312,6 +313,7 @@ def build_spec(
 
 
 @progress.reported
+@writes_atomically
 def compile_graph(
     visualize: bool = True,
     validate: bool = True,

@@ -15,14 +15,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import PatchportError
 from .backends import load_runner
+from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
+from .input_checks import check_policy_inputs
 from .pipeline import merge_flows, run_order
-from .spec import SYSTEM_KEY, read_spec, sha256_of
-
-
-class ModelIntegrityError(PatchportError, ValueError):
-    """A model file does not match the SHA-256 recorded in the pipeline description."""
+from .spec import SYSTEM_KEY, read_spec
+from .spec_checks import read_checked_spec
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -72,7 +70,7 @@ class InferenceManager:
                 f"InferenceManager({str(yaml_path)!r}): a pipeline description is a .yaml file "
                 f"(the one compile_graph writes)."
             )
-        self.spec = read_spec(self.path)
+        self.spec = read_checked_spec(self.path, read_spec)
         self._check_description()
         self.models: dict[str, dict[str, Any]] = self.spec["models"]
         self.pipeline: dict[str, Any] = self.spec["pipeline"]
@@ -124,21 +122,10 @@ class InferenceManager:
                 f"InferenceManager: node {node!r} has no model in {self.path.name} (exported "
                 f"with export_with=None or a dry run); give it a model_path and backend."
             )
-        model_path = (self.path.parent / parameters["model_path"]).resolve()
-        if not model_path.exists():
-            raise FileNotFoundError(
-                f"InferenceManager: model of node {node!r} is missing: {model_path}"
-            )
         recorded = parameters.get("sha256sum") or parameters.get("sha256")
-        digest = sha256_of(model_path)
-        if digest != recorded:
-            raise ModelIntegrityError(
-                f"InferenceManager: {model_path.name} (node {node!r}) has sha256 "
-                f"{digest[:12]}… but {self.path.name} records {str(recorded)[:12]}…; "
-                f"it changed after export. Re-run compile_graph() or restore the file."
-            )
+        model_path, data = read_verified(self.path, node, parameters["model_path"], recorded)
         names = [port["name"] for port in model["inputs"]]
-        return load_runner(parameters["backend"], model_path, names)
+        return load_runner(parameters["backend"], model_path, names, data=data)
 
     def _check_routes(self) -> None:
         """Every edge joins existing ports of equal shape and dtype, and every output goes
@@ -285,27 +272,12 @@ class InferenceManager:
         return plan
 
     def _accept_inputs(self, inputs: dict[str, Any]) -> None:
-        """Store the given inputs in their buffers; refuse unknown keys before any change."""
-        if not isinstance(inputs, dict):
-            raise TypeError(
-                f"run_policy(inputs): expected a dict {{'node/port': tensor}}, got "
-                f"{type(inputs).__name__}."
-            )
-        accepted = []
+        """Check the given inputs against the bundle, then store them in their buffers
+        (every refusal before any buffer changes)."""
+        check_policy_inputs(self, inputs, never_given=self._missing)
         for key, value in inputs.items():
-            if key not in self._slots:
-                self._port(key)  # raises with the list of inputs
             if type(value) is not torch.Tensor or value.device.type != "cpu":
                 value = _as_torch(key, value)
-            accepted.append((key, value))
-        if self._missing:
-            missing = [k for k in self.inputs if k in self._missing and k not in inputs]
-            if missing:
-                raise KeyError(
-                    f"run_policy: inputs {missing} were never given (in this call, an earlier "
-                    f"one or set_input_value); expected keys {self.inputs}."
-                )
-        for key, value in accepted:
             buffers, name = self._slots[key]
             buffers[name] = value
             self._missing.discard(key)

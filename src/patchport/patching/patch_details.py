@@ -8,6 +8,7 @@ patches were exercised, which produced graph nodes, what each one changed.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from .graph_involvement import nodes_by_patch
+from .patch_info import _MISSING as _NOT_KEPT
 from .patch_info import PatchInfo
 from .stack_anchors import add_stack_anchors, remove_stack_anchors
 
@@ -40,7 +42,7 @@ class PatchDetails:
         # model attributes/buffers an export replaced and that were put back (model=...)
         self.model_changes: list[Any] = []
         self._applied: list[PatchInfo] = []
-        self._anchors: list[tuple[str, str]] = []
+        self._anchors: list[tuple[str, str]] = []  # filled in place, so nothing is lost
         if patches is not None:
             self.extend(patches)
 
@@ -110,40 +112,62 @@ class PatchDetails:
             patch.check_can_apply()
 
     def apply(self) -> PatchDetails:
-        """Apply every patch, all or nothing; return self."""
+        """Apply every patch, all or nothing; return self.
+
+        Each patch is tracked before its :meth:`PatchInfo.do`, so an interrupt at any
+        line (``return`` included) is rolled back by :meth:`restore` before it propagates.
+        """
         self.validate()
+        self.kept_external = []
+        for patch in self.patched:
+            patch.kept_external = _NOT_KEPT
         try:
             for patch in self.patched:
                 self._applied.append(patch)  # tracked before do(): restore skips unapplied
                 patch.do()
-            self._anchors = add_stack_anchors(self.patched)
+            add_stack_anchors(self.patched, self._anchors)
+            return self
         except BaseException:
             self.restore()
             raise
-        return self
 
     def restore(self) -> None:
-        """Undo applied patches in reverse order; keep (and report) foreign reassignments."""
-        errors: list[BaseException] = []
+        """Undo applied patches in reverse order; keep (and report) foreign reassignments.
+
+        Safe to interrupt: an interrupt (or error) cutting the pass short triggers a second
+        pass that finishes it, and calling restore again after a cut-short call does too.
+        """
+        try:
+            self._restore_pass()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._restore_pass()  # idempotent: settles what the first pass left
+            raise
+
+    def _restore_pass(self) -> None:
+        errors: list[Exception] = []
         remove_stack_anchors(self._anchors)
-        self._anchors = []
-        while self._applied:
-            patch = self._applied.pop()
-            if not patch.applied:
-                continue
+        for patch in reversed(self._applied):
             try:
-                if not patch.undo():
-                    self.kept_external.append(patch)
-                    warnings.warn(
-                        f"patchport did not restore {patch.target_name}: it was reassigned while "
-                        f"patched (now {patch.kept_external!r}); the newer value is kept.",
-                        PatchRestoreWarning,
-                        stacklevel=user_stacklevel(),
-                    )
-            except BaseException as exc:  # keep restoring the others, then re-raise
+                if patch.applied:
+                    patch.undo()
+                if patch.was_reassigned and patch not in self.kept_external:
+                    self._report_kept(patch)
+            except Exception as exc:  # keep restoring the others, then raise the first
                 errors.append(exc)
+        self._anchors.clear()
+        self._applied.clear()
         if errors:
             raise errors[0]
+
+    def _report_kept(self, patch: PatchInfo) -> None:
+        warnings.warn(
+            f"patchport did not restore {patch.target_name}: it was reassigned while "
+            f"patched (now {patch.kept_external!r}); the newer value is kept.",
+            PatchRestoreWarning,
+            stacklevel=user_stacklevel(),
+        )
+        self.kept_external.append(patch)
 
     @property
     def is_applied(self) -> bool:

@@ -155,47 +155,74 @@ class PatchInfo:
             )
 
     def do(self) -> None:
-        """Install the replacement; the previous value is kept in :attr:`original`."""
-        self.check_can_apply()
+        """Install the replacement; the previous value is kept in :attr:`original`.
+
+        The target is claimed with one atomic ``dict.setdefault``, so of two threads
+        patching one target only one succeeds (a lock held across lines could itself be
+        leaked by an interrupt). All or nothing: an interrupt or error at any line is
+        settled before it propagates.
+        """
+        self.check_can_apply()  # clear errors first; the claim below is the atomic check
         own = self.attribute in vars(self.owner) if isinstance(self.owner, type) else True
         raw = _raw_attribute(self.owner, self.attribute)
         installed = self._make_installed(raw)
-        # state first, then the assignment: an interrupt can never leave an untracked wrapper
         self.original = raw
         self._was_own_attribute = own
-        self._installed = installed
         self.kept_external = _MISSING
         self.calls = 0
-        _ACTIVE_TARGETS[self.target_key()] = self
         try:
+            holder = _ACTIVE_TARGETS.setdefault(self.target_key(), self)
+            if holder is not self:
+                raise PatchStateError(
+                    f"Patch {self.name}: {self.target_name} was just patched by {holder.name} "
+                    f"(family {holder.family!r}, another thread?); restore that patch first."
+                )
+            self._installed = installed  # applied from here: undo() settles the rest
             setattr(self.owner, self.attribute, installed)
         except BaseException:
-            self._installed = None
-            _ACTIVE_TARGETS.pop(self.target_key(), None)
+            self._settle()
             raise
+
+    def _settle(self) -> None:
+        """Leave this patch fully undone, whatever line an interrupt stopped at."""
+        if self.applied:
+            self.undo()
+        else:
+            self._release_claim()
 
     def undo(self) -> bool:
         """Put the original back; return False when someone replaced our wrapper meanwhile.
 
         In that case the newer value is kept (and stored in :attr:`kept_external`), because
         overwriting an assignment made by other code would silently undo their work.
+        Calling it again after an interrupt cut it short finishes the job: an attribute
+        already holding the original counts as restored.
         """
         if not self.applied:
             raise PatchStateError(
                 f"Patch {self.name} is not applied on {self.target_name}; nothing to undo."
             )
         current = _raw_attribute(self.owner, self.attribute)
-        restored = current is self._installed
-        if restored:
+        if current is self._installed:
             if self._was_own_attribute:
                 setattr(self.owner, self.attribute, self.original)
             else:
                 delattr(self.owner, self.attribute)  # the class inherited it: inherit again
-        else:
+        elif current is not self.original:
             self.kept_external = current
+        self._release_claim()
         self._installed = None
-        _ACTIVE_TARGETS.pop(self.target_key(), None)
-        return restored
+        return not self.was_reassigned
+
+    @property
+    def was_reassigned(self) -> bool:
+        """True when the last :meth:`undo` found (and kept) someone else's value."""
+        return self.kept_external is not _MISSING
+
+    def _release_claim(self) -> None:
+        key = self.target_key()
+        if _ACTIVE_TARGETS.get(key) is self:
+            del _ACTIVE_TARGETS[key]
 
     def _make_installed(self, raw: Any) -> Any:
         """Build the installed object, shaped like the original (staticmethod, classmethod).

@@ -26,12 +26,15 @@ def _anchor_set() -> set[tuple[str, str]] | None:
     return anchors if isinstance(anchors, set) else None
 
 
-def add_stack_anchors(patches: Iterable[PatchInfo]) -> list[tuple[str, str]]:
-    """Register each replacement's code as an anchor; return the entries this call added."""
+def add_stack_anchors(patches: Iterable[PatchInfo], added: list[tuple[str, str]]) -> None:
+    """Register each replacement's code as an anchor, listing in ``added`` what it added.
+
+    An entry is listed before it is added, so an interrupt cannot leave an anchor that
+    :func:`remove_stack_anchors` does not know about.
+    """
     anchors = _anchor_set()
     if anchors is None:
-        return []
-    added = []
+        return
     for patch in patches:
         func: Any = getattr(patch.patch, "__func__", patch.patch)
         code = getattr(func, "__code__", None)
@@ -39,9 +42,8 @@ def add_stack_anchors(patches: Iterable[PatchInfo]) -> list[tuple[str, str]]:
             continue
         key = (code.co_filename, code.co_name)
         if key not in anchors:
-            anchors.add(key)
             added.append(key)
-    return added
+            anchors.add(key)
 
 
 def remove_stack_anchors(added: Iterable[tuple[str, str]]) -> None:

@@ -24,6 +24,7 @@ from ..tracing.values import make_traced, plain, to_numpy_side
 from .buffers import BufferTracker, bake_input
 from .lifecycle import current_session
 from .method import method
+from .names import check_file_name
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
 from .state import NodeTrace, Port, Sample, Session
 from .verify import plain_copy
@@ -67,6 +68,7 @@ def _recorder_of_pass(session: Session, trace: NodeTrace) -> Recorder:
 def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
     trace = session.nodes.get(node)
     if trace is None:
+        check_file_name(caller, "node", node)  # it names the node's model file
         if not create:
             raise PatchStateError(
                 f"{caller}({node!r}, ...): node {node!r} does not exist yet; call "

@@ -7,6 +7,7 @@ happens before a session changes anything, with errors that name the culprit.
 
 from __future__ import annotations
 
+import numbers
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ class FunctionPatch:
     verify: bool | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+
+    def __post_init__(self) -> None:
+        check_tolerances(self)  # a wrong kind fails here, where it was written
 
     @property
     def target_name(self) -> str:
@@ -64,10 +68,22 @@ class FunctionPatch:
                 f"FunctionPatch(replacement=...) for {self.target_name}: expected a function, got "
                 f"{type(self.replacement).__name__}."
             )
+        check_tolerances(self)
         if not (self.rtol >= 0 and self.atol >= 0):
             raise PatchDefinitionError(
                 f"FunctionPatch for {self.target_name}: rtol and atol must be >= 0, got "
                 f"rtol={self.rtol}, atol={self.atol}."
+            )
+
+
+def check_tolerances(declaration: FunctionPatch) -> None:
+    """Refuse a tolerance that is not a real number, naming it (before any comparison)."""
+    for name in ("rtol", "atol"):
+        value = getattr(declaration, name, 0.0)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise PatchDefinitionError(
+                f"FunctionPatch({name}=...) for {declaration.target_name}: expected a number "
+                f"such as 1e-5, got {type(value).__name__} {value!r}."
             )
 
 

@@ -28,6 +28,7 @@ from ..patching import PatchDetails, PatchInfo
 from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
 from .function_patch import FunctionPatch, validate_function_patches
+from .names import check_start_arguments
 from .state import Session
 
 logger = logging.getLogger("patchport")
@@ -86,6 +87,12 @@ def _expand_patching(patching: Iterable[Any] | None) -> list[FunctionPatch]:
         raise PatchDefinitionError(
             "start(patching=...) expects a list, e.g. patching=[FunctionPatch(cv2, 'cvtColor', "
             "fn)]; wrap the single patch in a list."
+        )
+    if not isinstance(patching, Iterable):
+        raise PatchDefinitionError(
+            f"patchport.start(patching=...): expected a list of FunctionPatch (or patch-set "
+            f"names), got {type(patching).__name__} {patching!r}; e.g. "
+            f"patching=[FunctionPatch(cv2, 'cvtColor', my_cvt_color)]."
         )
     items = list(patching)
     names = [item for item in items if isinstance(item, str)]
@@ -240,10 +247,7 @@ def start(
             f"patchport.start({name!r}): session {_current[0].name!r} is still active; call "
             f"patchport.stop() before starting another (its patches would otherwise mix)."
         )
-    if not isinstance(name, str) or not name.strip():
-        raise PatchDefinitionError(
-            f"patchport.start(name=...): expected a non-empty name, got {name!r}."
-        )
+    check_start_arguments(name, save_path)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
         raise PatchDefinitionError(
@@ -266,12 +270,16 @@ def start(
         details.extend(_function_patches(session, declarations, patch_aliases))
     patched = {(id(p.owner), p.attribute) for p in details}
     details.extend(_watch_patches(watch, patched, patch_aliases))
-    details.apply()
-    _current[0] = session
-    if verbose:
-        logger.setLevel(logging.INFO)
-    logger.info("patchport: session %r started with %d patches", name, details.n_patches)
-    return session
+    try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
+        details.apply()
+        _current[0] = session
+        if verbose:
+            logger.setLevel(logging.INFO)
+        logger.info("patchport: session %r started with %d patches", name, details.n_patches)
+        return session
+    except BaseException:
+        _release(session, remember=False)
+        raise
 
 
 def _set_leapp_options(session: Session, dry_run: Any, non_traced: Any, max_cached_io: Any) -> None:
@@ -310,23 +318,45 @@ def stop() -> Session:
                     stacklevel=user_stacklevel(),
                 )
     finally:
-        _current[0] = None
-        _last[0] = session
-        session.active = False
-        try:
-            session.restore_buffers()
-        finally:
-            session.patches.restore()
+        _release(session, remember=True)
     logger.info("patchport: session %r stopped", session.name)
     return session
 
 
+def _release(session: Session, remember: bool) -> None:
+    """Restore the session's patches and unset it; idempotent, so safe to run again.
+
+    ``remember`` keeps it as the last session (for compile_graph) when it was started.
+    """
+    try:
+        try:
+            session.restore_buffers()  # module buffers annotate.module replaced
+        finally:
+            session.patches.restore()
+    finally:
+        if _current[0] is session:
+            if remember:
+                _last[0] = session
+            _current[0] = None
+        session.active = False
+
+
 @contextlib.contextmanager
 def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[Session]:
-    """``with patchport.session(...)``: start on entry, stop on exit (exceptions included)."""
-    active = start(name, save_path, **options)
+    """``with patchport.session(...)``: start on entry, stop on exit (exceptions included).
+
+    Interrupt-proof: whatever line a Ctrl-C lands on, the session's patches are restored
+    and no session is left active when the exception leaves the ``with``.
+    """
+    active = None
     try:
-        yield active
-    finally:
-        if _current[0] is active:
-            stop()
+        try:
+            active = start(name, save_path, **options)
+            yield active
+        finally:
+            if active is not None and _current[0] is active:
+                stop()
+    except BaseException:
+        if active is not None:
+            _release(active, remember=True)  # finishes a stop() an interrupt cut short
+        raise

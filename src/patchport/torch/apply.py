@@ -95,28 +95,47 @@ def apply_patches_for_model(
 
         register_cache_pytrees()
     state = None
-    if model is not None:
-        from .model_state import ModelState
-
-        state = ModelState.capture(model)
     try:
-        with details:
-            if verbose:
-                for patch in details:
-                    print(
-                        f"[patchport] applied [{patch.family}] {patch.name} on {patch.target_name}"
-                    )
-                for skipped in details.skipped:
-                    print(
-                        f"[patchport] skipped [{skipped.family}] {skipped.name}: {skipped.reason}"
-                    )
-            yield details
-    finally:
-        if state is not None:
-            details.model_changes = state.restore()
-            if verbose:
-                for change in details.model_changes:
-                    print(f"[patchport] model state: {change}")
+        try:
+            if model is not None:
+                from .model_state import ModelState
+
+                state = ModelState.capture(model)
+            with details:
+                if verbose:
+                    for patch in details:
+                        print(
+                            f"[patchport] applied [{patch.family}] {patch.name} on "
+                            f"{patch.target_name}"
+                        )
+                    for skipped in details.skipped:
+                        print(
+                            f"[patchport] skipped [{skipped.family}] {skipped.name}: "
+                            f"{skipped.reason}"
+                        )
+                yield details
+        finally:
+            _put_back(details, state)
+    except BaseException:
+        _put_back(details, state)  # an interrupt may have cut the first one short
+        _print_model_changes(details, verbose)
+        raise
+    _print_model_changes(details, verbose)
     if verbose:
         for patch in details:
             print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")
+
+
+def _print_model_changes(details: PatchDetails, verbose: int) -> None:
+    if verbose:
+        for change in details.model_changes:
+            print(f"[patchport] model state: {change}")
+
+
+def _put_back(details: PatchDetails, state: Any) -> None:
+    """Restore the patches, then the model's state; safe to run again (idempotent)."""
+    try:
+        details.restore()
+    finally:
+        if state is not None:
+            details.model_changes += state.restore()

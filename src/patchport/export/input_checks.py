@@ -1,0 +1,95 @@
+"""run_policy's inputs checked against the bundle, with errors naming port, expected, got.
+
+A runtime accepts a wrong shape or dtype and returns nonsense (TorchScript) or fails
+deep inside (ONNX Runtime); a key named like an output would shadow that output. The
+expectations are built once per manager, so the check costs a few dict and tuple
+comparisons per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PatchportError
+
+
+class PolicyInputError(PatchportError, ValueError):
+    """An input of run_policy has the wrong shape or dtype, or is unknown to the bundle."""
+
+
+class PolicyInputTypeError(PatchportError, TypeError):
+    """run_policy was given something else than a dict of arrays or tensors."""
+
+
+class MissingPolicyInputError(PatchportError, KeyError):
+    """run_policy was not given every input the bundle needs."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _expectations(manager: Any) -> dict[str, tuple[tuple[int, ...], Any, Any]]:
+    """Shape, NumPy dtype and torch dtype of every node input (pipeline inputs and the
+    inputs fed by other nodes or by feedback, which LEAPP lets a caller overwrite too)."""
+    found = manager.__dict__.get("_policy_input_expectations")
+    if found is None:
+        found = {}
+        for node, model in manager.models.items():
+            for spec in model["inputs"] or []:
+                name = str(spec["dtype"]).replace("torch.", "")
+                torch_dtype = getattr(torch, name)
+                try:
+                    dtype = np.dtype(name)
+                except TypeError:  # bfloat16 and other dtypes NumPy lacks
+                    dtype = name
+                found[f"{node}/{spec['name']}"] = (tuple(spec["shape"]), dtype, torch_dtype)
+        manager.__dict__["_policy_input_expectations"] = found
+    return found
+
+
+def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] = ()) -> None:
+    """Raise a clear error unless every key of ``inputs`` is a node input of the recorded
+    shape and dtype, and every pipeline input in ``never_given`` (not given since the last
+    reset) is among them."""
+    if type(inputs) is not dict and not isinstance(inputs, Mapping):
+        raise PolicyInputTypeError(
+            f"run_policy(inputs=...): expected a dict {{'node/port': array or tensor}} with "
+            f"keys {manager.inputs}, got {type(inputs).__name__}."
+        )
+    expected = _expectations(manager)
+    if never_given:
+        missing = [key for key in manager.inputs if key in never_given and key not in inputs]
+        if missing:
+            raise MissingPolicyInputError(
+                f"run_policy: inputs {missing} were never given (in this call, an earlier one "
+                f"or set_input_value); expected keys {manager.inputs}."
+            )
+    for key, value in inputs.items():
+        found = expected.get(key)
+        if found is None:
+            what = "an output of the pipeline" if key in manager.outputs else "not an input"
+            raise PolicyInputError(
+                f"run_policy: key {key!r} is {what}; the inputs are {manager.inputs} (and the "
+                f"other node inputs {sorted(set(expected) - set(manager.inputs))}). Remove it."
+            )
+        shape, dtype, torch_dtype = found
+        if isinstance(value, np.ndarray):
+            ok_dtype = value.dtype == dtype
+        elif isinstance(value, torch.Tensor):
+            ok_dtype = value.dtype == torch_dtype
+        else:
+            raise PolicyInputTypeError(
+                f"run_policy: input {key!r} expected a NumPy array or torch tensor "
+                f"{dtype}{list(shape)}, got {type(value).__name__}."
+            )
+        if tuple(value.shape) != shape or not ok_dtype:
+            got = str(value.dtype).replace("torch.", "")
+            raise PolicyInputError(
+                f"run_policy: input {key!r} expected {dtype}{list(shape)}, got "
+                f"{got}{list(value.shape)}; convert it (e.g. .astype('{dtype}')) or re-export "
+                f"with that shape."
+            )

@@ -1,0 +1,142 @@
+"""A bundle from someone else: no file outside its folder, no code run while loading."""
+
+import builtins
+import hashlib
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import patchport
+from patchport import annotate
+from patchport.export.bundle_safety import BundleSafetyError, ModelIntegrityError
+
+
+class Policy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return torch.tanh(self.linear(x))
+
+
+def compiled_bundle(tmp_path, backend):
+    policy = Policy()
+    with patchport.session("shared", save_path=tmp_path):
+        x = annotate.input_tensors("policy", {"x": torch.randn(1, 3)})
+        with torch.no_grad():
+            annotate.output_tensors("policy", {"y": policy(x)}, export_with=backend)
+    return patchport.compile_graph(visualize=False)
+
+
+def edit_spec(yaml_path, **changes):
+    spec = yaml.safe_load(yaml_path.read_text())
+    spec["models"]["policy"].update(changes)
+    yaml_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def jit_bundle(tmp_path_factory):
+    return compiled_bundle(tmp_path_factory.mktemp("jit"), "jit")
+
+
+@pytest.mark.parametrize(
+    "model_path", ["/etc/hostname", "../outside.pt", "./sub/../../outside.pt", "", None]
+)
+def test_model_paths_outside_the_bundle_folder_are_refused(jit_bundle, tmp_path, model_path):
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    (tmp_path / "outside.pt").write_bytes(jit_bundle.models["policy"].read_bytes())
+    yaml_path = folder / "shared.yaml"
+    yaml_path.write_text(jit_bundle.yaml_path.read_text())
+    edit_spec(yaml_path, model_path=model_path)
+    with pytest.raises(BundleSafetyError, match="node 'policy'"):
+        patchport.InferenceManager(yaml_path)
+
+
+def test_a_symlink_pointing_out_of_the_folder_is_refused(jit_bundle, tmp_path):
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    (tmp_path / "outside.pt").write_bytes(jit_bundle.models["policy"].read_bytes())
+    (folder / "policy.pt").symlink_to(tmp_path / "outside.pt")
+    (folder / "shared.yaml").write_text(jit_bundle.yaml_path.read_text())
+    with pytest.raises(BundleSafetyError, match="outside the bundle folder"):
+        patchport.InferenceManager(folder / "shared.yaml")
+
+
+def test_a_yaml_without_sha256_is_refused_with_a_clear_error(jit_bundle, tmp_path):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    (folder / "policy.pt").write_bytes(jit_bundle.models["policy"].read_bytes())
+    (folder / "shared.yaml").write_text(jit_bundle.yaml_path.read_text())
+    edit_spec(folder / "shared.yaml", sha256=None)
+    with pytest.raises(ModelIntegrityError, match="records no valid sha256.*compile_graph"):
+        patchport.InferenceManager(folder / "shared.yaml")
+
+
+class RunsCode:
+    def __reduce__(self):
+        return (exec, ("import builtins; builtins.PATCHPORT_PWNED = True",))
+
+
+def poison_pt2(path):
+    """Rewrite one stored tensor of a .pt2 as a pickle that runs code when unpickled."""
+    source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
+    payload = io.BytesIO()
+    torch.save(RunsCode(), payload)
+    entries = {name: source.read(name) for name in source.namelist()}
+    for name, content in list(entries.items()):
+        if name.endswith(("model_weights_config.json", "model_constants_config.json")):
+            config = json.loads(content)
+            for meta in config["config"].values():
+                if meta.get("path_name", "").startswith(("weight_", "tensor_")):
+                    meta["use_pickle"] = True
+                    target = name.rsplit("/", 1)[0] + "/" + meta["path_name"]
+                    entries[target] = payload.getvalue()
+                    entries[name] = json.dumps(config).encode()
+                    break
+    assert any(v == payload.getvalue() for v in entries.values()), "no tensor entry found"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    path.write_bytes(out.getvalue())
+    return hashlib.sha256(out.getvalue()).hexdigest()
+
+
+def test_a_pt2_weight_rewritten_as_a_code_running_pickle_is_refused(tmp_path):
+    result = compiled_bundle(tmp_path, "pt2")
+    manager = patchport.InferenceManager(result.yaml_path)  # the honest bundle loads
+    x = np.ones((1, 3), dtype=np.float32)
+    assert manager.run_policy({"policy/x": x})["policy/y"].shape == (1, 2)
+    digest = poison_pt2(result.models["policy"])
+    edit_spec(result.yaml_path, sha256=digest)  # the attacker updates the hash too
+    with pytest.raises(BundleSafetyError, match="policy.pt2"):
+        patchport.InferenceManager(result.yaml_path)
+    assert not hasattr(builtins, "PATCHPORT_PWNED")
+
+
+def test_the_bytes_hashed_are_the_bytes_loaded(jit_bundle, tmp_path, monkeypatch):
+    # swapping the file after the hash check cannot work: the file is read exactly once
+    reads = []
+    original = type(jit_bundle.models["policy"]).read_bytes
+
+    def counting(self):
+        reads.append(self.name)
+        return original(self)
+
+    monkeypatch.setattr(type(jit_bundle.models["policy"]), "read_bytes", counting)
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(
+        builtins, "open", lambda f, *a, **k: opened.append(f) or real_open(f, *a, **k)
+    )
+    patchport.InferenceManager(jit_bundle.yaml_path)
+    assert reads == ["policy.pt"]
+    assert not [f for f in opened if str(f).endswith(".pt")]
