@@ -66,7 +66,7 @@ def test_buffers_persist_and_set_input_value_writes_one(bundle):
     again = manager.run_policy({"sense/raw": raw})  # gain keeps the value just set
     torch.testing.assert_close(again["act/action"], act(normalise(raw), torch.tensor([-3.0])))
     manager.reset()
-    with pytest.raises(KeyError, match=r"\['act/gain'\] were never given"):
+    with pytest.raises(KeyError, match=r"missing inputs \['act/gain'\] \(never given"):
         manager.run_policy({"sense/raw": raw})
 
 

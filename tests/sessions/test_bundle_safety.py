@@ -36,8 +36,11 @@ def compiled_bundle(tmp_path, backend):
 
 
 def edit_spec(yaml_path, **changes):
+    """Change the policy model's parameters (LEAPP's layout: sha256 is ``sha256sum``)."""
     spec = yaml.safe_load(yaml_path.read_text())
-    spec["models"]["policy"].update(changes)
+    if "sha256" in changes:
+        changes["sha256sum"] = changes.pop("sha256")
+    spec["models"]["policy"]["parameters"].update(changes)
     yaml_path.write_text(yaml.safe_dump(spec, sort_keys=False))
 
 
@@ -46,9 +49,7 @@ def jit_bundle(tmp_path_factory):
     return compiled_bundle(tmp_path_factory.mktemp("jit"), "jit")
 
 
-@pytest.mark.parametrize(
-    "model_path", ["/etc/hostname", "../outside.pt", "./sub/../../outside.pt", "", None]
-)
+@pytest.mark.parametrize("model_path", ["/etc/hostname", "../outside.pt", "./sub/../../outside.pt"])
 def test_model_paths_outside_the_bundle_folder_are_refused(jit_bundle, tmp_path, model_path):
     folder = tmp_path / "bundle"
     folder.mkdir()
@@ -57,6 +58,17 @@ def test_model_paths_outside_the_bundle_folder_are_refused(jit_bundle, tmp_path,
     yaml_path.write_text(jit_bundle.yaml_path.read_text())
     edit_spec(yaml_path, model_path=model_path)
     with pytest.raises(BundleSafetyError, match="node 'policy'"):
+        patchport.InferenceManager(yaml_path)
+
+
+@pytest.mark.parametrize("model_path", ["", None])
+def test_a_node_without_a_model_path_is_refused_naming_it(jit_bundle, tmp_path, model_path):
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    yaml_path = folder / "shared.yaml"
+    yaml_path.write_text(jit_bundle.yaml_path.read_text())
+    edit_spec(yaml_path, model_path=model_path)
+    with pytest.raises(ValueError, match="node 'policy' has no model in shared.yaml"):
         patchport.InferenceManager(yaml_path)
 
 

@@ -40,12 +40,16 @@ GOOD = np.zeros((5, 3), dtype=np.uint8)
     [
         ([GOOD], TypeError, r"run_policy\(inputs=...\): expected a dict.*got list"),
         ({}, KeyError, r"missing inputs \['pre/raw'\]"),
-        ({"pre/raw": GOOD, "pre/rwa": GOOD}, ValueError, r"'pre/rwa' is not an input"),
+        ({"pre/raw": GOOD, "pre/rwa": GOOD}, ValueError, r"'pre/rwa' is not a node input"),
         ({"pre/raw": GOOD, "post/total": GOOD}, ValueError, r"'post/total' is an output"),
         ({"pre/raw": GOOD[:4]}, ValueError, r"'pre/raw' expected uint8\[5, 3\], got uint8\[4, 3\]"),
         ({"pre/raw": GOOD.astype(np.float64)}, ValueError, r"expected uint8\[5, 3\], got float64"),
         ({"pre/raw": torch.zeros(5, 3)}, ValueError, r"expected uint8\[5, 3\], got float32"),
-        ({"pre/raw": GOOD.tolist()}, TypeError, r"'pre/raw' expected a NumPy array.*got list"),
+        (
+            {"pre/raw": GOOD.tolist()},
+            TypeError,
+            r"'pre/raw' must be a torch tensor or a NumPy array.*got list",
+        ),
     ],
     ids=["list", "missing", "unknown", "output-name", "shape", "dtype", "tensor-dtype", "nested"],
 )

@@ -25,6 +25,13 @@ class PolicyInputTypeError(PatchportError, TypeError):
     """run_policy was given something else than a dict of arrays or tensors."""
 
 
+class UnknownPolicyInputError(PatchportError, KeyError, ValueError):
+    """run_policy was given a key that is no node input of the bundle."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class MissingPolicyInputError(PatchportError, KeyError):
     """run_policy was not given every input the bundle needs."""
 
@@ -61,18 +68,11 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
             f"keys {manager.inputs}, got {type(inputs).__name__}."
         )
     expected = _expectations(manager)
-    if never_given:
-        missing = [key for key in manager.inputs if key in never_given and key not in inputs]
-        if missing:
-            raise MissingPolicyInputError(
-                f"run_policy: inputs {missing} were never given (in this call, an earlier one "
-                f"or set_input_value); expected keys {manager.inputs}."
-            )
     for key, value in inputs.items():
         found = expected.get(key)
         if found is None:
-            what = "an output of the pipeline" if key in manager.outputs else "not an input"
-            raise PolicyInputError(
+            what = "an output of the pipeline" if key in manager.outputs else "not a node input"
+            raise UnknownPolicyInputError(
                 f"run_policy: key {key!r} is {what}; the inputs are {manager.inputs} (and the "
                 f"other node inputs {sorted(set(expected) - set(manager.inputs))}). Remove it."
             )
@@ -83,8 +83,8 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
             ok_dtype = value.dtype == torch_dtype
         else:
             raise PolicyInputTypeError(
-                f"run_policy: input {key!r} expected a NumPy array or torch tensor "
-                f"{dtype}{list(shape)}, got {type(value).__name__}."
+                f"run_policy: input {key!r} must be a torch tensor or a NumPy array "
+                f"({dtype}{list(shape)}), got {type(value).__name__}."
             )
         if tuple(value.shape) != shape or not ok_dtype:
             got = str(value.dtype).replace("torch.", "")
@@ -92,4 +92,11 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
                 f"run_policy: input {key!r} expected {dtype}{list(shape)}, got "
                 f"{got}{list(value.shape)}; convert it (e.g. .astype('{dtype}')) or re-export "
                 f"with that shape."
+            )
+    if never_given:
+        missing = [key for key in manager.inputs if key in never_given and key not in inputs]
+        if missing:
+            raise MissingPolicyInputError(
+                f"run_policy: missing inputs {missing} (never given: not in this call, an "
+                f"earlier one or set_input_value); expected keys {manager.inputs}."
             )

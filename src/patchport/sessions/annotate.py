@@ -316,6 +316,7 @@ def output_tensors(
     session = current_session()
     if session is None:
         return passthrough(tensors)
+    check_file_name("annotate.output_tensors", "node", node)  # it names the model file
     payload = normalize("annotate.output_tensors", node, tensors)
     statics = (
         normalize("annotate.output_tensors(static_outputs=...)", node, static_outputs)
