@@ -11,6 +11,8 @@ unless ``allow_narrowing=True``.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import time
 from collections.abc import Sequence
@@ -138,8 +140,10 @@ def export(
         ):
             continue  # without backed_size_oblivious, patches can only match that program
         start = time.perf_counter()
+        printed = io.StringIO()  # torch prints the partial graph of a failed export
         try:
             with (
+                contextlib.redirect_stdout(printed),
                 torch.fx.experimental._config.patch(
                     backed_size_oblivious=configuration.backed_size_oblivious
                 ),
@@ -165,6 +169,7 @@ def export(
             failures.append(exc)
             _say(verbose, attempts[-1])
             continue
+        sys.stdout.write(printed.getvalue())  # what the model printed while traced
         report = check_program(
             program,
             model,
