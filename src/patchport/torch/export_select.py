@@ -79,13 +79,19 @@ def configurations(
     return list(unique.values())
 
 
-def _rank(attempt: Attempt, index: int) -> tuple[int, int, int, int]:
-    """Lower is better: wrong values first, then what the program rejects, then sizes
-    torch assumed without tracing them, then the order tried (plain first)."""
+def _rank(attempt: Attempt, index: int) -> tuple[int, int, int, int, int]:
+    """Lower is better: wrong values first, then new shapes refused (what was run outranks
+    what was read from the guards), then narrowings, then sizes torch assumed without
+    tracing them, then the order tried (plain first)."""
     report = attempt.report
     assert report is not None
-    rejected = len(report.narrowings) + report.refused
-    return report.wrong_values, rejected, len(report.assumptions), index
+    return (
+        report.wrong_values,
+        report.refused,
+        len(report.narrowings),
+        len(report.assumptions),
+        index,
+    )
 
 
 def export(
