@@ -83,6 +83,7 @@ TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = (
         versions=">=5.0,<6.0",
         why="empty cache layers are made from the incoming states, not torch.tensor([]), so "
         "a program taking a cache has no lifted constants and converts to ONNX",
+        group="cache",
     ),
 )
 # Patches found from a model's own modules (rotary embeddings) are declared in
