@@ -436,12 +436,14 @@ def run_onnx(model: Any, program: Any, traced: dict, checks: list) -> dict:
     import torch
     from torch.utils import _pytree as pytree
 
-    from patchport.torch import onnx_translation_table
+    from patchport.torch import apply_patches_for_model, onnx_translation_table
     from patchport.torch.export_check import _compare, eager_outputs
 
     start = time.perf_counter()
     try:
-        with redirect_stdout(io.StringIO()):
+        # decomposing the program rebuilds the cache from its inputs: with the patches,
+        # as when it was exported
+        with redirect_stdout(io.StringIO()), apply_patches_for_model(patch_transformers=True):
             onnx_program = torch.onnx.export(
                 program,
                 (),

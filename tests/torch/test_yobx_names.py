@@ -37,25 +37,22 @@ def test_transformers_patch_enum_is_our_group_name():
 
 
 def test_register_flattening_functions_registers_for_the_block_only():
-    cache_class = transformers.DynamicCache
-    was_registered = cache_class in pytree.SUPPORTED_NODES
-    if was_registered:
-        pytree._deregister_pytree_node(cache_class)
+    classes = [transformers.DynamicCache, transformers.EncoderDecoderCache]
+    registered = [cls for cls in classes if cls in pytree.SUPPORTED_NODES]
+    for cls in registered:
+        pytree._deregister_pytree_node(cls)
     try:
         with register_flattening_functions(patch_transformers=True) as added:
-            assert added == [cache_class] and cache_class in pytree.SUPPORTED_NODES
-        assert cache_class not in pytree.SUPPORTED_NODES
+            assert added == classes and all(c in pytree.SUPPORTED_NODES for c in classes)
+        assert not any(cls in pytree.SUPPORTED_NODES for cls in classes)
         with register_flattening_functions(patch_transformers=False) as added:
-            assert added == [] and cache_class not in pytree.SUPPORTED_NODES
+            assert added == [] and transformers.DynamicCache not in pytree.SUPPORTED_NODES
         register_cache_pytrees()
         with register_flattening_functions(patch_transformers=True) as added:
             assert added == []  # registered before: left registered after
-        assert cache_class in pytree.SUPPORTED_NODES
+        assert all(cls in pytree.SUPPORTED_NODES for cls in classes)
     finally:
-        if not was_registered and cache_class in pytree.SUPPORTED_NODES:
-            pytree._deregister_pytree_node(cache_class)
-        if was_registered:
-            register_cache_pytrees()
+        register_cache_pytrees()  # as the other tests of this process expect
 
 
 def test_tiny_llm_exports_as_in_yobx_gallery():

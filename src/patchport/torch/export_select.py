@@ -11,6 +11,8 @@ unless ``allow_narrowing=True``.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import time
 from collections.abc import Sequence
@@ -77,13 +79,19 @@ def configurations(
     return list(unique.values())
 
 
-def _rank(attempt: Attempt, index: int) -> tuple[int, int, int, int]:
-    """Lower is better: wrong values first, then what the program rejects, then sizes
-    torch assumed without tracing them, then the order tried (plain first)."""
+def _rank(attempt: Attempt, index: int) -> tuple[int, int, int, int, int]:
+    """Lower is better: wrong values first, then new shapes refused (what was run outranks
+    what was read from the guards), then narrowings, then sizes torch assumed without
+    tracing them, then the order tried (plain first)."""
     report = attempt.report
     assert report is not None
-    rejected = len(report.narrowings) + report.refused
-    return report.wrong_values, rejected, len(report.assumptions), index
+    return (
+        report.wrong_values,
+        report.refused,
+        len(report.narrowings),
+        len(report.assumptions),
+        index,
+    )
 
 
 def export(
@@ -138,8 +146,10 @@ def export(
         ):
             continue  # without backed_size_oblivious, patches can only match that program
         start = time.perf_counter()
+        printed = io.StringIO()  # torch prints the partial graph of a failed export
         try:
             with (
+                contextlib.redirect_stdout(printed),
                 torch.fx.experimental._config.patch(
                     backed_size_oblivious=configuration.backed_size_oblivious
                 ),
@@ -165,6 +175,7 @@ def export(
             failures.append(exc)
             _say(verbose, attempts[-1])
             continue
+        sys.stdout.write(printed.getvalue())  # what the model printed while traced
         report = check_program(
             program,
             model,

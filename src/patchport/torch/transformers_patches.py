@@ -399,6 +399,7 @@ class TransformersPatch(str, enum.Enum):
     ATTENTION = "attention"  # one SDPA path, dense eager attention, repeat_kv without reshape
     ROTARY = "rotary"  # stateless dynamic / longrope rotary embeddings (found from the model)
     EXPORTERS = "exporters"  # the export patches transformers itself ships
+    CACHE = "cache"  # cache layers traced without constant tensors (ONNX conversion)
 
 
 TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
@@ -426,8 +427,8 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
     from .builtin import builtin_patches
 
     wanted = transformers_groups(groups)
-    if TransformersPatch.ATTENTION in wanted:
-        for spec in builtin_patches(FAMILY):
+    for spec in builtin_patches(FAMILY):
+        if TransformersPatch(spec.group) in wanted:
             yield spec.resolve()
     if model is not None:
         patches, skipped = model_patches(model)

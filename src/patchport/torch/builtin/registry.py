@@ -10,6 +10,7 @@ from .torch_broadcast import (
 )
 from .torch_export_fixes import get_range_constraints_by_name, print_symbol_or_name
 from .transformers_attention import attention_interface_for_export
+from .transformers_cache import lazy_initialization_without_constants
 
 # every torch patch is verified by the test suite on torch 2.13 and 2.14
 _VERIFIED = ">=2.13,<2.15"
@@ -72,6 +73,17 @@ TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = (
         versions=">=5.0,<6.0",
         why="SDPA attention takes one path for every query length, so seq=1 (decode) stays "
         "accepted by the exported program",
+    ),
+    BuiltinPatch(
+        family="transformers",
+        module="transformers.cache_utils",
+        attribute="DynamicLayer.lazy_initialization",
+        replacement=lazy_initialization_without_constants,
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="empty cache layers are made from the incoming states, not torch.tensor([]), so "
+        "a program taking a cache has no lifted constants and converts to ONNX",
+        group="cache",
     ),
 )
 # Patches found from a model's own modules (rotary embeddings) are declared in

@@ -27,6 +27,7 @@ class BuiltinPatch:
     distribution: str
     versions: str
     why: str
+    group: str = "attention"  # the TransformersPatch group of a transformers patch
 
     @property
     def name(self) -> str:
