@@ -168,10 +168,28 @@ class ExportJob:
     output_names: list[str]
     path: Path
     params: dict[str, Any] = field(default_factory=dict)  # annotate's backend_params
+    dynamic: dict[str, dict[int, str]] = field(default_factory=dict)  # port -> {axis: name}
 
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
         return tuple(as_tensor(value) for value in self.example_inputs)
+
+    def export_arguments(self, exporter: str) -> tuple[tuple, dict[str, Any]]:
+        """Example args and the dynamic-axes keywords for ``exporter`` (see dynamic_export)."""
+        from .dynamic_export import export_arguments
+
+        return export_arguments(self.args, self.input_names, self.dynamic, exporter)
+
+    @property
+    def signature_module(self) -> torch.nn.Module:
+        """The graph with its ports as named ``forward`` parameters (a lazily compiled fx
+        module takes ``*args``, which ``dynamic_shapes`` cannot describe)."""
+        from torch import fx
+
+        module = self.graph_module
+        if self.dynamic and isinstance(module, fx.GraphModule):
+            return fx.GraphModule(module, module.graph)
+        return module
 
 
 @dataclass(frozen=True)
@@ -187,33 +205,37 @@ class Backend:
 
 
 def _write_onnx_dynamo(job: ExportJob) -> None:
+    args, dynamic = job.export_arguments("onnx-dynamo")
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            job.graph_module,
-            job.args,
+            job.signature_module,
+            args,
             str(job.path),
             dynamo=True,
             verbose=False,
             optimize=True,
             external_data=False,
             **_onnx_options(job),
+            **dynamic,
         )
     name_onnx_ports(job.path, job.input_names, job.output_names)
 
 
 def _write_onnx_torchscript(job: ExportJob) -> None:
     """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
+    args, dynamic = job.export_arguments("onnx-torchscript")
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             job.graph_module.eval(),
-            job.args,
+            args,
             str(job.path),
             dynamo=False,
             input_names=list(job.input_names),
             output_names=list(job.output_names),
             **_onnx_options(job),
+            **dynamic,
         )
     name_onnx_ports(job.path, job.input_names, job.output_names)
 
@@ -231,7 +253,8 @@ def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
 
 
 def _write_pt2(job: ExportJob) -> None:
-    program = torch.export.export(job.graph_module, job.args)
+    args, dynamic = job.export_arguments("torch.export")
+    program = torch.export.export(job.signature_module, args, **dynamic)
     torch.export.save(program, str(job.path))
 
 
@@ -351,6 +374,12 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
     except ExportBackendError:
         raise
     except Exception as exc:
+        if job.dynamic:
+            from .dynamic_export import DynamicShapeError, explain_export_failure
+
+            raise DynamicShapeError(
+                explain_export_failure(job.path.stem, job.dynamic, exc)
+            ) from exc
         raise ExportBackendError(
             f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
             f"{type(exc).__name__}: {exc}"

@@ -16,6 +16,7 @@ import torch
 
 from ..errors import PatchportError
 from .backends import load_runner
+from .input_shapes import check_input_shape
 from .pipeline import merge_flows, run_order
 from .spec import SYSTEM_KEY, read_spec, sha256_of
 
@@ -163,6 +164,9 @@ class InferenceManager:
             for node, buffers in self._buffers.items()
             for name in buffers
         }
+        self._described = {
+            f"{node}/{p['name']}": p for node, model in self.models.items() for p in model["inputs"]
+        }
         self._missing = set(self.inputs)  # pipeline inputs not given since the last reset
         filename = self.pipeline.get("initial_values")
         if filename:
@@ -184,8 +188,13 @@ class InferenceManager:
         if key not in self._slots:
             self._port(key)  # raises, naming the inputs
         buffers, name = self._slots[key]
+        value = _as_torch(key, value)
+        check_input_shape(key, self._described[key], tuple(value.shape))
         with torch.no_grad():  # a new tensor: the old one may be an output the caller holds
-            buffers[name] = torch.empty_like(buffers[name]).copy_(_as_torch(key, value))
+            if value.shape == buffers[name].shape:
+                buffers[name] = torch.empty_like(buffers[name]).copy_(value)
+            else:  # a dynamic axis at another size
+                buffers[name] = value.to(buffers[name].dtype, copy=True)
         self._missing.discard(key)
 
     def get_mock_input(self) -> dict[str, torch.Tensor]:
@@ -230,11 +239,13 @@ class InferenceManager:
                 f"{type(inputs).__name__}."
             )
         accepted = []
+        named: dict[str, tuple[int, str]] = {}
         for key, value in inputs.items():
             if key not in self._slots:
                 self._port(key)  # raises with the list of inputs
             if type(value) is not torch.Tensor or value.device.type != "cpu":
                 value = _as_torch(key, value)
+            check_input_shape(key, self._described[key], tuple(value.shape), named)
             accepted.append((key, value))
         if self._missing:
             missing = [k for k in self.inputs if k in self._missing and k not in inputs]

@@ -18,16 +18,21 @@ class Port:
     shape: tuple[int, ...]
     dtype: str
     semantics: dict[str, Any] = field(default_factory=dict)  # TensorSemantics.to_dict()
+    dynamic: dict[int, str] = field(default_factory=dict)  # axis -> dimension name
 
     def as_dict(self, name: str | None = None) -> dict[str, Any]:
-        """The port as the bundle YAML describes it (LEAPP's keys)."""
-        return {
+        """The port as the bundle YAML describes it (LEAPP's keys; ``dynamic_axes``, which
+        LEAPP's loader ignores, only where an axis may change size)."""
+        described = {
             "name": name or self.name,
             "dtype": self.dtype,
             "shape": list(self.shape),
             "type": "tensor",
             **self.semantics,
         }
+        if self.dynamic:
+            described["dynamic_axes"] = dict(self.dynamic)
+        return described
 
 
 @dataclass

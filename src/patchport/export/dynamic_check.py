@@ -1,0 +1,184 @@
+"""Prove a node's dynamic axes general before export, and replay it at other sizes.
+
+The recorded graph holds Python numbers where the traced code computed with sizes
+(``dsize`` from ``img.shape``, a crop at ``h // 2``): those sizes are fixed in the model.
+:func:`narrowings` runs the graph with each dynamic dimension grown, sees which values'
+sizes follow it, and says in words where a size that follows it was used as a number
+(or where the graph stops running at the new size). :func:`generated_size_problems`
+replays the written model at other sizes against the recorded graph run eagerly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import fx
+
+from ..sessions.state import NodeTrace
+from .backends import as_numpy, as_tensor
+from .dynamic_export import DynamicShapeError
+
+
+def dynamic_axes(trace: NodeTrace) -> dict[str, dict[int, str]]:
+    """``{port: {axis: name}}`` of the node's dynamic inputs."""
+    return {port.name: dict(port.dynamic) for port in trace.inputs if port.dynamic}
+
+
+def _sizes(trace: NodeTrace) -> dict[str, int]:
+    """Traced size of each dimension name."""
+    return {
+        name: port.shape[axis]
+        for port in trace.inputs
+        for axis, name in (port.dynamic or {}).items()
+    }
+
+
+def resized_inputs(trace: NodeTrace, sizes: dict[str, int]) -> list[Any]:
+    """The first sample's inputs with each named axis set to ``sizes[name]`` (values taken
+    cyclically from the traced ones, so they stay plausible)."""
+    sample = trace.samples[0].inputs
+    inputs = []
+    for port in trace.inputs:
+        value = as_numpy(sample[port.name])
+        for axis, name in (port.dynamic or {}).items():
+            if name in sizes and sizes[name] != value.shape[axis]:
+                index = np.arange(sizes[name]) % max(value.shape[axis], 1)
+                value = np.take(value, index, axis=axis)
+        inputs.append(np.ascontiguousarray(value))
+    return inputs
+
+
+class _Probe(fx.Interpreter):
+    """Runs the graph, keeping each value's shape and the node that failed, if any."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__(module)
+        self.shapes: dict[fx.Node, tuple[int, ...]] = {}
+        self.current: fx.Node | None = None
+
+    def run_node(self, n: fx.Node) -> Any:
+        self.current = n
+        out = super().run_node(n)
+        if isinstance(out, torch.Tensor):
+            self.shapes[n] = tuple(out.shape)
+        return out
+
+
+def _probe(module: torch.nn.Module, inputs: Sequence[Any]) -> tuple[_Probe, Exception | None]:
+    probe = _Probe(module)
+    try:
+        with torch.no_grad():
+            probe.run(*[as_tensor(v) for v in inputs])
+    except Exception as exc:  # the failure is the finding
+        return probe, exc
+    return probe, None
+
+
+def _grown(size: int) -> int:
+    return size + 2 * max(1, size // 8)
+
+
+def _where(node: fx.Node | None) -> str:
+    if node is None:
+        return "the recorded graph"
+    target = getattr(node.target, "__name__", node.target)
+    return f"{target} recorded at {node.meta.get('pp_location', '<unknown>')}"
+
+
+def narrowings(trace: NodeTrace) -> list[str]:
+    """Each way a dynamic dimension of ``trace`` is fixed in its recorded graph, in words."""
+    sizes = _sizes(trace)
+    if not sizes or trace.graph_module is None:
+        return []
+    module = trace.graph_module
+    base, failed = _probe(module, resized_inputs(trace, {}))
+    if failed is not None:
+        return []  # the traced inputs themselves fail: replay validation reports it
+    uses = list(trace.recorder.shape_reads)
+    found: list[str] = []
+    for name, size in sizes.items():
+        other = _grown(size)
+        probe, exc = _probe(module, resized_inputs(trace, {name: other}))
+        seen: set[tuple[str, str | None]] = set()
+        for use in uses:
+            before = base.shapes.get(use.node)
+            after = probe.shapes.get(use.node)
+            follows = before is None or after is None or before[use.axis] != after[use.axis]
+            if not follows or (use.where, use.inside) in seen:
+                continue
+            seen.add((use.where, use.inside))
+            inside = f" inside {use.inside}" if use.inside else ""
+            found.append(
+                f"{name} is fixed to {use.value} by a size read from traced data and used in "
+                f"{use.how}{inside}, at {use.where}"
+            )
+        if exc is not None and not seen:
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            found.append(
+                f"{name} cannot change: at {name}={other} the recorded graph fails in "
+                f"{_where(probe.current)}: {type(exc).__name__}: {first}"
+            )
+    return found
+
+
+def generated_size_problems(
+    trace: NodeTrace,
+    runner: Callable[[Sequence[Any]], list[torch.Tensor]],
+    rtol: float,
+    atol: float,
+) -> tuple[list[str], int]:
+    """Replay the written model at generated sizes inside the dynamic axes (each dimension
+    grown, and each shrunk where it can be) against the recorded graph run eagerly."""
+    sizes = _sizes(trace)
+    if not sizes:
+        return [], 0
+    variants = [{n: _grown(s) for n, s in sizes.items()}]
+    shrunk = {n: max(1, s - max(1, s // 4)) for n, s in sizes.items()}
+    if shrunk != sizes:
+        variants.append(shrunk)
+    problems = []
+    for sizes_now in variants:
+        label = ", ".join(f"{n}={v}" for n, v in sizes_now.items())
+        inputs = resized_inputs(trace, sizes_now)
+        with torch.no_grad():
+            expected = trace.graph_module(*[as_tensor(v) for v in inputs])
+        expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+        try:
+            produced = runner(inputs)
+        except Exception as exc:
+            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            problems.append(f"at {label}: the exported model failed: {type(exc).__name__}: {text}")
+            continue
+        for port, got, want in zip(trace.outputs, produced, expected):
+            got, want = as_numpy(got), as_numpy(want)
+            if got.shape != want.shape:
+                problems.append(
+                    f"at {label}, output {port.name}: shape {list(got.shape)} instead of "
+                    f"{list(want.shape)}"
+                )
+            elif want.size and not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                diff = float(np.nanmax(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+                problems.append(f"at {label}, output {port.name}: max |diff| {diff:.3g}")
+    return problems, len(variants)
+
+
+def refuse_narrowings(traces: Sequence[NodeTrace]) -> None:
+    """Raise :class:`DynamicShapeError` listing every fixed dynamic dimension (before any
+    model is written): such a model would compute wrong values at other sizes."""
+    lines = []
+    for trace in traces:
+        found = narrowings(trace)
+        if found:
+            lines.append(f"node {trace.name!r} (dynamic axes {dynamic_axes(trace)}):")
+            lines += [f"  {text}" for text in found]
+    if lines:
+        raise DynamicShapeError(
+            "compile_graph(): dynamic dimensions are fixed by the traced code, so the "
+            "exported models would be wrong at other sizes:\n"
+            + "\n".join(lines)
+            + "\nfix: compute those sizes with traced operations (or use a replacement that "
+            "does), or remove the dimension from annotate.input_tensors(..., dynamic=...)."
+        )
