@@ -169,6 +169,8 @@ class ExportJob:
     path: Path
     params: dict[str, Any] = field(default_factory=dict)  # annotate's backend_params
     dynamic: dict[str, dict[int, str]] = field(default_factory=dict)  # port -> {axis: name}
+    # set by the writer: {name: [min, max]} a dynamic dimension is accepted in, if narrower
+    dynamic_ranges: dict[str, list[int | None]] = field(default_factory=dict)
 
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
@@ -179,6 +181,22 @@ class ExportJob:
         from .dynamic_export import export_arguments
 
         return export_arguments(self.args, self.input_names, self.dynamic, exporter)
+
+    def export_dynamic(self, export: Callable[..., Any], args: tuple) -> Any:
+        """``export(args, **dynamic_shapes)``: with this node's dynamic axes if it has any."""
+        if not self.dynamic:
+            return export(args)
+        from .dynamic_export import export_dynamic
+
+        return export_dynamic(export, args, self.input_names, self.dynamic)
+
+    def read_ranges(self, program: Any) -> None:
+        """Keep the sizes the exported program accepts (refuses a dimension torch fixed)."""
+        from .dynamic_export import accepted_ranges
+
+        self.dynamic_ranges = accepted_ranges(
+            self.path.stem, program, self.input_names, self.dynamic
+        )
 
     @property
     def signature_module(self) -> torch.nn.Module:
@@ -205,10 +223,10 @@ class Backend:
 
 
 def _write_onnx_dynamo(job: ExportJob) -> None:
-    args, dynamic = job.export_arguments("onnx-dynamo")
-    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
+    args, _ = job.export_arguments("onnx-dynamo")
+
+    def export(args: tuple, **dynamic: Any) -> Any:
+        return torch.onnx.export(
             job.signature_module,
             args,
             str(job.path),
@@ -219,7 +237,16 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
             **_onnx_options(job),
             **dynamic,
         )
+
+    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+        warnings.simplefilter("ignore")
+        program = job.export_dynamic(export, args)
     name_onnx_ports(job.path, job.input_names, job.output_names)
+    if job.dynamic:
+        job.read_ranges(program.exported_program)
+        from .dynamic_export import name_onnx_dims
+
+        name_onnx_dims(job.path, job.input_names, job.dynamic)
 
 
 def _write_onnx_torchscript(job: ExportJob) -> None:
@@ -253,8 +280,12 @@ def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
 
 
 def _write_pt2(job: ExportJob) -> None:
-    args, dynamic = job.export_arguments("torch.export")
-    program = torch.export.export(job.signature_module, args, **dynamic)
+    args, _ = job.export_arguments("torch.export")
+    program = job.export_dynamic(
+        lambda a, **dynamic: torch.export.export(job.signature_module, a, **dynamic), args
+    )
+    if job.dynamic:
+        job.read_ranges(program)
     torch.export.save(program, str(job.path))
 
 
@@ -377,6 +408,8 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
         if job.dynamic:
             from .dynamic_export import DynamicShapeError, explain_export_failure
 
+            if isinstance(exc, DynamicShapeError):
+                raise
             raise DynamicShapeError(
                 explain_export_failure(job.path.stem, job.dynamic, exc)
             ) from exc

@@ -206,7 +206,10 @@ def _write_node(trace: NodeTrace, directory: Path) -> _Written:
         trace.backend_params,
         dynamic_axes(trace),
     )
-    return _Written(path, backend.model_type, write_model(trace.export_with, job))
+    metadata = write_model(trace.export_with, job)
+    for port in trace.inputs:
+        port.ranges = {n: r for n, r in job.dynamic_ranges.items() if n in port.dynamic.values()}
+    return _Written(path, backend.model_type, metadata)
 
 
 def _bring_own_model(trace: NodeTrace, given: Path, directory: Path) -> _Written:

@@ -88,8 +88,27 @@ def _where(node: fx.Node | None) -> str:
     return f"{target} recorded at {node.meta.get('pp_location', '<unknown>')}"
 
 
+def _name_output_axes(trace: NodeTrace, name: str, base: _Probe, grown: _Probe) -> None:
+    """Give each output axis that follows dimension ``name`` that name (``name_derived``
+    where it follows it with another size, as after a resize)."""
+    outputs = next((n for n in trace.graph_module.graph.nodes if n.op == "output"), None)
+    if outputs is None:
+        return
+    results = outputs.args[0]
+    results = list(results) if isinstance(results, (tuple, list)) else [results]
+    for port, node in zip(trace.outputs, results):
+        before, after = base.shapes.get(node), grown.shapes.get(node)
+        if before is None or after is None or len(before) != len(after):
+            continue
+        for axis, (a, b) in enumerate(zip(before, after)):
+            if a != b and axis not in port.dynamic:
+                port.dynamic[axis] = name if a == _sizes(trace)[name] else f"{name}_derived"
+
+
 def narrowings(trace: NodeTrace) -> list[str]:
-    """Each way a dynamic dimension of ``trace`` is fixed in its recorded graph, in words."""
+    """Each way a dynamic dimension of ``trace`` is fixed in its recorded graph, in words.
+
+    The outputs' axes that follow a dimension are named on the way (``Port.dynamic``)."""
     sizes = _sizes(trace)
     if not sizes or trace.graph_module is None:
         return []
@@ -115,6 +134,8 @@ def narrowings(trace: NodeTrace) -> list[str]:
                 f"{name} is fixed to {use.value} by a size read from traced data and used in "
                 f"{use.how}{inside}, at {use.where}"
             )
+        if exc is None:
+            _name_output_axes(trace, name, base, probe)
         if exc is not None and not seen:
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
             found.append(

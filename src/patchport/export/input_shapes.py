@@ -42,11 +42,18 @@ def check_input_shape(
             f"run_policy: input {key!r} has shape {list(shape)} but its port expects "
             f"{expected} (names are dynamic axes); give a tensor of that shape."
         )
-    if named is None:
-        return
+    ranges = description.get("dynamic_ranges") or {}
     node = key.partition("/")[0]
     for want, got in zip(expected, shape):
-        if isinstance(want, str):
+        if isinstance(want, str) and want in ranges:
+            low, high = ranges[want]
+            if got < (low or 1) or (high is not None and got > high):
+                raise InputShapeError(
+                    f"run_policy: input {key!r} has {want}={got} but the exported model "
+                    f"accepts {want} in [{low}, {high if high is not None else 'inf'}]; "
+                    f"give a size in that range."
+                )
+        if isinstance(want, str) and named is not None:
             first = named.setdefault(f"{node}/{want}", (got, key))
             if first[0] != got:
                 raise InputShapeError(

@@ -84,10 +84,12 @@ class Recorder:
 
     def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
         """``call`` in a node with dynamic axes: sizes read in Python that become arguments
-        are noted, and the node keeps the user's line (for reports in words)."""
-        from .shape_reads import note_literal_sizes
+        are computed in the graph from the inputs' sizes (see shape_reads), and the node
+        keeps the user's line (for reports in words)."""
+        from .shape_reads import symbolic_args
 
-        note_literal_sizes(self, target, (args, kwargs))
+        args = symbolic_args(self, target, args)
+        kwargs = symbolic_args(self, target, kwargs) if kwargs else kwargs
         node = self.graph.create_node(op, target, args, kwargs or {})
         node.meta["pp_location"] = user_location(3)
         return node

@@ -9,6 +9,7 @@ export step later tells which of them depend on a dynamic axis, in words.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from dataclasses import dataclass
@@ -36,16 +37,45 @@ class SizeUse:
 
 
 class ShapeInt(int):
-    """An ``int`` read from a traced value's shape; arithmetic on it is noted as a use."""
+    """An ``int`` read from a traced value's shape, or integer arithmetic on such ints.
 
-    _pp_source: tuple[Any, Any, int]  # (recorder, fx node, axis)
+    It remembers how it was computed (``_pp_expr``: ``("size", node, axis)`` or
+    ``(operator, a, b)``), so where it becomes an op's argument the graph computes it
+    from the input's size instead of holding the traced number. Uses that leave the
+    integers (``/``, ``float()``, ``int()``...) are noted: there the size is fixed.
+    """
+
+    _pp_rec: Any
+    _pp_expr: tuple[Any, ...]
 
     def _use(self, how: str) -> None:
-        rec, node, axis = self._pp_source
+        rec = self._pp_rec
         if rec.active:
-            rec.shape_reads.append(
-                SizeUse(node, axis, int.__int__(self), how, user_location(3), _inside())
-            )
+            where, inside = user_location(3), _inside()
+            for node, axis, value in leaves(self):
+                rec.shape_reads.append(SizeUse(node, axis, value, how, where, inside))
+
+
+def leaves(value: ShapeInt) -> list[tuple[Any, int, int]]:
+    """``(node, axis, traced size)`` of every size read ``value`` is computed from."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is not ShapeInt:
+            continue
+        expr = item._pp_expr
+        if expr[0] == "size":
+            found.append((expr[1], expr[2], int.__int__(item)))
+        else:
+            stack.extend(expr[1:])
+    return found
+
+
+def _shape_int(rec: Any, value: int, expr: tuple[Any, ...]) -> ShapeInt:
+    out = ShapeInt(value)
+    out._pp_rec = rec
+    out._pp_expr = expr
+    return out
 
 
 def _inside() -> str | None:
@@ -63,25 +93,41 @@ def _noting(name: str, symbol: str) -> Any:
 
     def method(self: ShapeInt, *args: Any) -> Any:
         self._use(symbol)
-        return base(int.__int__(self), *args)
+        return base(int.__int__(self), *(int(a) if type(a) is ShapeInt else a for a in args))
 
     method.__name__ = name
     return method
 
 
+def _symbolic(name: str, op: Any, reflected: bool) -> Any:
+    """Integer arithmetic that stays symbolic (``h // 2``, ``w - 4``); other operands: a use."""
+    base = getattr(int, name)
+
+    def method(self: ShapeInt, other: Any) -> Any:
+        if type(other) is not ShapeInt and (type(other) is not int):
+            self._use(name.strip("_"))
+            return base(int.__int__(self), other)
+        result = base(int.__int__(self), int.__int__(other))
+        expr = (op, other, self) if reflected else (op, self, other)
+        return _shape_int(self._pp_rec, result, expr)
+
+    method.__name__ = name
+    return method
+
+
+for _name, _op in {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+}.items():
+    setattr(ShapeInt, f"__{_name}__", _symbolic(f"__{_name}__", _op, False))
+    setattr(ShapeInt, f"__r{_name}__", _symbolic(f"__r{_name}__", _op, True))
+
 for _name, _symbol in {
-    "__add__": "+",
-    "__radd__": "+",
-    "__sub__": "-",
-    "__rsub__": "-",
-    "__mul__": "*",
-    "__rmul__": "*",
     "__truediv__": "/",
     "__rtruediv__": "/",
-    "__floordiv__": "//",
-    "__rfloordiv__": "//",
-    "__mod__": "%",
-    "__rmod__": "%",
     "__divmod__": "divmod",
     "__pow__": "**",
     "__neg__": "-",
@@ -116,36 +162,54 @@ def tag_shape(rec: Any, node: Any, shape: tuple[int, ...], depth: int = 3) -> An
     """``shape`` with each size a :class:`ShapeInt` of ``node``'s axis (same container type)."""
     if node is None or _from_internals(depth):
         return shape
-    tagged = []
-    for axis, size in enumerate(shape):
-        value = ShapeInt(size)
-        value._pp_source = (rec, node, axis)
-        tagged.append(value)
-    return type(shape)(tagged)
+    return type(shape)(
+        _shape_int(rec, size, ("size", node, axis)) for axis, size in enumerate(shape)
+    )
 
 
 def tag_size(rec: Any, node: Any, axis: int, size: int, depth: int = 3) -> Any:
     """One size (``t.size(axis)``, ``len(x)``) as a :class:`ShapeInt`."""
     if node is None or _from_internals(depth):
         return size
-    value = ShapeInt(size)
-    value._pp_source = (rec, node, axis)
-    return value
+    return _shape_int(rec, size, ("size", node, axis))
 
 
-def note_literal_sizes(rec: Any, target: Any, args: Any) -> None:
-    """A recorded op's arguments holding read sizes: each is a use (it becomes a constant)."""
-    stack = [args]
-    while stack:
-        item = stack.pop()
+def symbolic_args(rec: Any, target: Any, args: Any) -> Any:
+    """``args`` with each size read in this recorder's graph replaced by graph nodes
+    computing it from the input (``x.size(2) // 2``); other read sizes are noted as uses."""
+    kind = type(args)
+    if kind is ShapeInt:
+        node = _emit(rec, args)
+        if node is None:
+            args._use(f"an argument of {getattr(target, '__name__', target)}")
+            return int.__int__(args)
+        return node
+    if kind is tuple or kind is list:
+        return kind(symbolic_args(rec, target, a) for a in args)
+    if kind is dict:
+        return {k: symbolic_args(rec, target, v) for k, v in args.items()}
+    if kind is slice:
+        return slice(*(symbolic_args(rec, target, p) for p in (args.start, args.stop, args.step)))
+    return args
+
+
+def _emit(rec: Any, value: ShapeInt) -> Any:
+    """Graph nodes computing ``value`` (None when a read is not from ``rec``'s graph)."""
+    expr = value._pp_expr
+    graph = rec.graph
+    if expr[0] == "size":
+        node = expr[1]
+        if value._pp_rec is not rec or getattr(node, "graph", None) is not graph:
+            return None
+        return graph.create_node("call_method", "size", (node, expr[2]))
+    operands = []
+    for item in expr[1:]:
         if type(item) is ShapeInt:
-            item._use(f"an argument of {getattr(target, '__name__', target)}")
-        elif isinstance(item, (tuple, list)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, slice):
-            stack.extend((item.start, item.stop, item.step))
+            item = _emit(rec, item)
+            if item is None:
+                return None
+        operands.append(item)
+    return graph.create_node("call_function", expr[0], tuple(operands))
 
 
 def traced_shape(array: Any) -> Any:
