@@ -10,6 +10,7 @@ replays the written model at other sizes against the recorded graph run eagerly.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -105,6 +106,38 @@ def _name_output_axes(trace: NodeTrace, name: str, base: _Probe, grown: _Probe) 
                 port.dynamic[axis] = name if a == _sizes(trace)[name] else f"{name}_derived"
 
 
+_SELECTING = {torch.index_select: 1, "index_select": 1, torch.gather: 1, "gather": 1}
+
+
+def _constant(node: Any) -> bool:
+    """Whether ``node`` is a graph constant (perhaps cast): indices fixed at trace time."""
+    while isinstance(node, fx.Node) and node.op == "call_method" and node.target in ("to", "long"):
+        node = node.args[0]
+    return isinstance(node, fx.Node) and node.op == "get_attr"
+
+
+def _constant_selections(graph: fx.Graph) -> list[tuple[fx.Node, fx.Node, int]]:
+    """``(op, source, axis)`` of ops picking positions of ``source`` along ``axis`` with
+    constant indices (a gather built from sizes in NumPy: right only at the traced size)."""
+    found = []
+    for node in graph.nodes:
+        if node.op not in ("call_function", "call_method") or not node.args:
+            continue
+        source = node.args[0]
+        if node.target in _SELECTING and len(node.args) >= 3:
+            axis = node.args[1]
+            if isinstance(axis, int) and _constant(node.args[2]):
+                found.append((node, source, axis))
+        elif node.target is operator.getitem and isinstance(node.args[1], (tuple, fx.Node)):
+            index = node.args[1] if isinstance(node.args[1], tuple) else (node.args[1],)
+            for axis, item in enumerate(index):
+                if item is Ellipsis:
+                    break
+                if _constant(item):
+                    found.append((node, source, axis))
+    return found
+
+
 def narrowings(trace: NodeTrace) -> list[str]:
     """Each way a dynamic dimension of ``trace`` is fixed in its recorded graph, in words.
 
@@ -134,6 +167,16 @@ def narrowings(trace: NodeTrace) -> list[str]:
                 f"{name} is fixed to {use.value} by a size read from traced data and used in "
                 f"{use.how}{inside}, at {use.where}"
             )
+        for node, source, axis in _constant_selections(module.graph):
+            before, after = base.shapes.get(source), probe.shapes.get(source)
+            if before is None or after is None or axis >= len(before):
+                continue
+            if before[axis] != after[axis] and (node.meta.get("pp_location"), None) not in seen:
+                seen.add((node.meta.get("pp_location"), None))
+                found.append(
+                    f"{name} is fixed to {before[axis]} by {_where(node)}: it picks positions "
+                    f"along axis {axis} with indices computed at the traced size"
+                )
         if exc is None:
             _name_output_axes(trace, name, base, probe)
         if exc is not None and not seen:

@@ -99,13 +99,13 @@ def _noting(name: str, symbol: str) -> Any:
     return method
 
 
-def _symbolic(name: str, op: Any, reflected: bool) -> Any:
+def _symbolic(name: str, op: Any, reflected: bool, symbol: str) -> Any:
     """Integer arithmetic that stays symbolic (``h // 2``, ``w - 4``); other operands: a use."""
     base = getattr(int, name)
 
     def method(self: ShapeInt, other: Any) -> Any:
         if type(other) is not ShapeInt and (type(other) is not int):
-            self._use(name.strip("_"))
+            self._use(f"{symbol} with {type(other).__name__}")
             return base(int.__int__(self), other)
         result = base(int.__int__(self), int.__int__(other))
         expr = (op, other, self) if reflected else (op, self, other)
@@ -115,15 +115,15 @@ def _symbolic(name: str, op: Any, reflected: bool) -> Any:
     return method
 
 
-for _name, _op in {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "floordiv": operator.floordiv,
-    "mod": operator.mod,
+for _name, (_op, _sign) in {
+    "add": (operator.add, "+"),
+    "sub": (operator.sub, "-"),
+    "mul": (operator.mul, "*"),
+    "floordiv": (operator.floordiv, "//"),
+    "mod": (operator.mod, "%"),
 }.items():
-    setattr(ShapeInt, f"__{_name}__", _symbolic(f"__{_name}__", _op, False))
-    setattr(ShapeInt, f"__r{_name}__", _symbolic(f"__r{_name}__", _op, True))
+    setattr(ShapeInt, f"__{_name}__", _symbolic(f"__{_name}__", _op, False, _sign))
+    setattr(ShapeInt, f"__r{_name}__", _symbolic(f"__r{_name}__", _op, True, _sign))
 
 for _name, _symbol in {
     "__truediv__": "/",
