@@ -138,6 +138,31 @@ def _constant_selections(graph: fx.Graph) -> list[tuple[fx.Node, fx.Node, int]]:
     return found
 
 
+def _item_picks(graph: fx.Graph) -> list[tuple[fx.Node, fx.Node, int]]:
+    """``(op, source, axis)`` of ``x[3]``-style picks: one item of an axis, by number."""
+    found = []
+    for node in graph.nodes:
+        if node.op != "call_function" or node.target is not operator.getitem:
+            continue
+        index = node.args[1] if isinstance(node.args[1], tuple) else (node.args[1],)
+        for axis, item in enumerate(index):
+            if item is Ellipsis:
+                break
+            if type(item) is int:
+                found.append((node, node.args[0], axis))
+    return found
+
+
+def _outputs_follow(graph: fx.Graph, base: _Probe, grown: _Probe) -> bool:
+    """Whether some output of the graph changes shape with the grown dimension."""
+    output = next((n for n in graph.nodes if n.op == "output"), None)
+    if output is None:
+        return True
+    flat: list[fx.Node] = []
+    fx.node.map_arg(output.args, flat.append)
+    return any(base.shapes.get(n) != grown.shapes.get(n) for n in flat)
+
+
 def narrowings(trace: NodeTrace) -> list[str]:
     """Each way a dynamic dimension of ``trace`` is fixed in its recorded graph, in words.
 
@@ -177,6 +202,16 @@ def narrowings(trace: NodeTrace) -> list[str]:
                     f"{name} is fixed to {before[axis]} by {_where(node)}: it picks positions "
                     f"along axis {axis} with indices computed at the traced size"
                 )
+        if exc is None and not _outputs_follow(module.graph, base, probe):
+            for node, source, axis in _item_picks(module.graph):
+                before, after = base.shapes.get(source), probe.shapes.get(source)
+                if before and after and axis < len(before) and before[axis] != after[axis]:
+                    found.append(
+                        f"{name} is fixed to {before[axis]} by {_where(node)}: it takes item "
+                        f"{node.args[1]} of a dynamic axis by number (a Python loop over "
+                        f"range(len(...)) or over the items?) and no output follows {name}"
+                    )
+                    break
         if exc is None:
             _name_output_axes(trace, name, base, probe)
         if exc is not None and not seen:
