@@ -175,3 +175,30 @@ def test_dynamic_argument_refused_before_anything_changes(tmp_path, dynamic, mes
             annotate.input_tensors("node", inputs, dynamic=dynamic)
         assert message in str(caught.value)
         assert "node" not in last_session().nodes
+
+
+GENERAL_REPLACEMENTS = {
+    "flip": lambda x: cv2.flip(x, -1),
+    "gray": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2GRAY),
+    "hsv": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2HSV),
+    "blur": lambda x: cv2.blur(x, (3, 3)),
+    "box": lambda x: cv2.boxFilter(x, -1, (5, 5)),
+    "gauss_replicate": lambda x: cv2.GaussianBlur(x, (3, 3), 0, borderType=cv2.BORDER_REPLICATE),
+    "normalize": lambda x: cv2.normalize(x.astype(np.float32), None, 0, 1, cv2.NORM_MINMAX),
+}
+
+
+def test_shipped_replacements_keep_height_and_width_dynamic(tmp_path):
+    """The recorded graphs hold no size fixed at trace time, and each output axis is named
+    after the dimension it follows (checked without exporting, to stay fast)."""
+    from patchport.export.dynamic_check import narrowings
+
+    with patchport.session("general", save_path=tmp_path, patching=["opencv"]):
+        for name, function in GENERAL_REPLACEMENTS.items():
+            bgr = annotate.input_tensors(
+                name, {"bgr": frame(24, 32)}, dynamic={"bgr": {0: "h", 1: "w"}}
+            )
+            annotate.output_tensors(name, {"out": function(bgr)})
+    for name, trace in last_session().nodes.items():
+        assert narrowings(trace) == [], name
+        assert trace.outputs[0].dynamic == {0: "h", 1: "w"}, name

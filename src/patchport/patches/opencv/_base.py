@@ -197,12 +197,15 @@ def _fill_or_shift(index: np.ndarray, before: int, length: int) -> np.ndarray:
     return np.where(index < 0, np.where(before_fill, 0, length + 1), index + 1)
 
 
-_MIRRORED = (cv2.BORDER_REFLECT_101, cv2.BORDER_REFLECT)
+_MIRRORED = (cv2.BORDER_REFLECT_101, cv2.BORDER_REFLECT, cv2.BORDER_REPLICATE)
 
 
 def _mirror(t: torch.Tensor, dim: int, before: int, after: int, border: int) -> torch.Tensor:
-    """Mirror borders by slicing from the ends (no indices computed from the size, so the
-    same graph holds at every image size: dynamic axes stay dynamic)."""
+    """Mirror (or replicate) borders by slicing from the ends (no indices computed from
+    the size, so the same graph holds at every image size: dynamic axes stay dynamic)."""
+    if border == cv2.BORDER_REPLICATE:
+        first, last = t.narrow(dim, 0, 1), t.narrow(dim, t.shape[dim] - 1, 1)
+        return torch.cat([first] * before + [t] + [last] * after, dim)
     skip = 1 if border == cv2.BORDER_REFLECT_101 else 0
     parts = [t.narrow(dim, skip, before).flip(dim)] if before else []
     parts.append(t)
