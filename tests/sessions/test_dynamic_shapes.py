@@ -100,6 +100,11 @@ def test_dynamic_height_and_width_through_opencv_replacements(bundle):
         out = manager.run_policy({**mock, "camera/bgr": torch.from_numpy(bgr)})["camera/chw"]
         assert out.shape == (3, height, width)
         np.testing.assert_allclose(out.numpy(), camera(bgr), rtol=1e-5, atol=1e-5)
+    # the 5x5 mirrored border needs 3 rows: smaller frames are refused by name, not run
+    with pytest.raises(
+        InputShapeError, match=r"'camera/bgr' has h=2 but .* accepts h in \[3, inf\]"
+    ):
+        manager.run_policy({**mock, "camera/bgr": torch.from_numpy(frame(2, 40))})
 
 
 @pytest.mark.parametrize("node", [*POLICY_BACKENDS, "camera"])

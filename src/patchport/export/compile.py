@@ -28,7 +28,13 @@ from .backends import (
     load_runner,
     write_model,
 )
-from .dynamic_check import dynamic_axes, generated_size_problems, refuse_narrowings
+from .dynamic_check import (
+    dynamic_axes,
+    generated_size_problems,
+    merge_smallest,
+    refuse_narrowings,
+    smallest_sizes,
+)
 from .pipeline import graph_ports, run_order, split_edges
 from .spec import SYSTEM_KEY, digests_of, system_info, write_spec
 from .visualize import draw_pipeline
@@ -207,8 +213,9 @@ def _write_node(trace: NodeTrace, directory: Path) -> _Written:
         dynamic_axes(trace),
     )
     metadata = write_model(trace.export_with, job)
+    ranges = merge_smallest(job.dynamic_ranges, smallest_sizes(trace))
     for port in trace.inputs:
-        port.ranges = {n: r for n, r in job.dynamic_ranges.items() if n in port.dynamic.values()}
+        port.ranges = {n: r for n, r in ranges.items() if n in port.dynamic.values()}
     return _Written(path, backend.model_type, metadata)
 
 

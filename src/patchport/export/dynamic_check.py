@@ -281,3 +281,30 @@ def refuse_narrowings(traces: Sequence[NodeTrace]) -> None:
             + "\nfix: compute those sizes with traced operations (or use a replacement that "
             "does), or remove the dimension from annotate.input_tensors(..., dynamic=...)."
         )
+
+
+def smallest_sizes(trace: NodeTrace, up_to: int = 8) -> dict[str, int]:
+    """``{name: smallest size}`` for dimensions the recorded graph cannot run below
+    (a 5x5 mirrored border needs 3 rows): from that size up to ``up_to`` (or the traced
+    size) every size runs. Dimensions that run from 1 are left out."""
+    found = {}
+    for name, size in _sizes(trace).items():
+        smallest = 1
+        for candidate in range(min(size, up_to), 0, -1):
+            if _probe(trace.graph_module, resized_inputs(trace, {name: candidate}))[1] is not None:
+                smallest = candidate + 1
+                break
+        if smallest > 1:
+            found[name] = smallest
+    return found
+
+
+def merge_smallest(
+    ranges: dict[str, list[int | None]], smallest: dict[str, int]
+) -> dict[str, list[int | None]]:
+    """The exporter's accepted ranges, raised to the smallest sizes the graph runs at."""
+    merged = {name: list(bounds) for name, bounds in ranges.items()}
+    for name, size in smallest.items():
+        bounds = merged.setdefault(name, [1, None])
+        bounds[0] = max(bounds[0] or 1, size)
+    return merged
