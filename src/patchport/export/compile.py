@@ -167,6 +167,11 @@ def _add_generated_sizes(
 ) -> None:
     """Dynamic axes: also replay at sizes the session did not see (see dynamic_check)."""
     problems, count = generated_size_problems(trace, runner, rtol, atol)
+    if problems and str(trace.export_with).startswith("jit"):
+        problems.append(
+            f"export_with={trace.export_with!r} does not keep this graph general over its "
+            f"dynamic axes (TorchScript fixed a size); use 'onnx' or 'pt2' for this node"
+        )
     result.samples += count
     result.problems += problems
     result.ok = result.ok and not problems
