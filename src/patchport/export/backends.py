@@ -170,10 +170,46 @@ class ExportJob:
     output_names: list[str]
     path: Path
     params: dict[str, Any] = field(default_factory=dict)  # annotate's backend_params
+    dynamic: dict[str, dict[int, str]] = field(default_factory=dict)  # port -> {axis: name}
+    # set by the writer: {name: [min, max]} a dynamic dimension is accepted in, if narrower
+    dynamic_ranges: dict[str, list[int | None]] = field(default_factory=dict)
 
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
         return tuple(as_tensor(value) for value in self.example_inputs)
+
+    def export_arguments(self, exporter: str) -> tuple[tuple, dict[str, Any]]:
+        """Example args and the dynamic-axes keywords for ``exporter`` (see dynamic_export)."""
+        from .dynamic_export import export_arguments
+
+        return export_arguments(self.args, self.input_names, self.dynamic, exporter)
+
+    def export_dynamic(self, export: Callable[..., Any], args: tuple) -> Any:
+        """``export(args, **dynamic_shapes)``: with this node's dynamic axes if it has any."""
+        if not self.dynamic:
+            return export(args)
+        from .dynamic_export import export_dynamic
+
+        return export_dynamic(export, args, self.input_names, self.dynamic)
+
+    def read_ranges(self, program: Any) -> None:
+        """Keep the sizes the exported program accepts (refuses a dimension torch fixed)."""
+        from .dynamic_export import accepted_ranges
+
+        self.dynamic_ranges = accepted_ranges(
+            self.path.stem, program, self.input_names, self.dynamic
+        )
+
+    @property
+    def signature_module(self) -> torch.nn.Module:
+        """The graph with its ports as named ``forward`` parameters (a lazily compiled fx
+        module takes ``*args``, which ``dynamic_shapes`` cannot describe)."""
+        from torch import fx
+
+        module = self.graph_module
+        if self.dynamic and isinstance(module, fx.GraphModule):
+            return fx.GraphModule(module, module.graph)
+        return module
 
 
 @dataclass(frozen=True)
@@ -192,34 +228,48 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
     from .onnx_decompositions import decompose_for_onnx
     from .onnx_kernels import fit_to_onnx_runtime
 
-    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(
-            decompose_for_onnx(job.graph_module, job.args),
-            job.args,
+    args, _ = job.export_arguments("onnx-dynamo")
+    module = decompose_for_onnx(job.signature_module, args)
+
+    def export(args: tuple, **dynamic: Any) -> Any:
+        return torch.onnx.export(
+            module,
+            args,
             str(job.path),
             dynamo=True,
             verbose=False,
             optimize=False,  # its rewrites drop constants within 1e-8 of 0 or 1
             external_data=False,
             **_onnx_options(job),
+            **dynamic,
         )
+
+    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+        warnings.simplefilter("ignore")
+        program = job.export_dynamic(export, args)
     name_onnx_ports(job.path, job.input_names, job.output_names)
+    if job.dynamic:
+        job.read_ranges(program.exported_program)
+        from .dynamic_export import name_onnx_dims
+
+        name_onnx_dims(job.path, job.input_names, job.dynamic)
     fit_to_onnx_runtime(job.path, program)
 
 
 def _write_onnx_torchscript(job: ExportJob) -> None:
     """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
+    args, dynamic = job.export_arguments("onnx-torchscript")
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             job.graph_module.eval(),
-            job.args,
+            args,
             str(job.path),
             dynamo=False,
             input_names=list(job.input_names),
             output_names=onnx_output_names(job.input_names, job.output_names),
             **_onnx_options(job),
+            **dynamic,
         )
     _keep_every_input(job)
     name_onnx_ports(job.path, job.input_names, job.output_names)
@@ -268,7 +318,12 @@ def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
 
 
 def _write_pt2(job: ExportJob) -> None:
-    program = torch.export.export(job.graph_module, job.args)
+    args, _ = job.export_arguments("torch.export")
+    program = job.export_dynamic(
+        lambda a, **dynamic: torch.export.export(job.signature_module, a, **dynamic), args
+    )
+    if job.dynamic:
+        job.read_ranges(program)
     torch.export.save(program, str(job.path))
 
 
@@ -392,6 +447,14 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
     except ExportBackendError:
         raise
     except Exception as exc:
+        if job.dynamic:
+            from .dynamic_export import DynamicShapeError, explain_export_failure
+
+            if isinstance(exc, DynamicShapeError):
+                raise
+            raise DynamicShapeError(
+                explain_export_failure(job.path.stem, job.dynamic, exc)
+            ) from exc
         raise ExportBackendError(
             f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
             f"{type(exc).__name__}: {exc}"

@@ -18,7 +18,10 @@ from .spec import read_spec
 
 # Port keys that describe the value itself; every other key is semantics (LEAPP flattens
 # TensorSemantics fields such as kind, element_names, temporal_period_ms into the port).
-_VALUE_KEYS = frozenset({"name", "shape", "dtype", "type", "dynamic", "dynamic_dims", "value"})
+_VALUE_KEYS = frozenset(
+    {"name", "shape", "dtype", "type", "dynamic", "dynamic_dims", "dynamic_axes", "value"}
+    | {"dynamic_ranges"}
+)
 _VALUE_KINDS = frozenset({"torch", "numpy", "tensor", "ndarray"})
 
 
@@ -32,6 +35,7 @@ class PortView:
     dtype: str
     dynamic: tuple[int, ...] = ()
     semantics: dict[str, Any] = field(default_factory=dict)
+    dim_names: tuple[tuple[int, str], ...] = ()  # (axis, name) from annotate's dynamic=
 
     @property
     def key(self) -> str:
@@ -40,8 +44,9 @@ class PortView:
 
     def describe(self) -> str:
         """``dtype[d0, d1]`` with dynamic dimensions shown by name (or ``?``)."""
+        names = dict(self.dim_names)
         dims = [
-            str(d) if i not in self.dynamic or isinstance(d, str) else "?"
+            str(d) if i not in self.dynamic or isinstance(d, str) else names.get(i, "?")
             for i, d in enumerate(self.shape)
         ]
         return f"{self.dtype}[{', '.join(dims)}]"
@@ -153,9 +158,11 @@ def _shape(raw: Any) -> list[Any]:
 def _port(node: str, raw: dict[str, Any]) -> PortView:
     shape = _shape(raw.get("shape"))
     dynamic = {i for i, d in enumerate(shape) if not isinstance(d, int) or d < 0}
-    declared = raw.get("dynamic_dims", raw.get("dynamic"))
+    names: tuple[tuple[int, str], ...] = ()
+    declared = raw.get("dynamic_axes", raw.get("dynamic_dims", raw.get("dynamic")))
     if isinstance(declared, dict):
         dynamic |= {int(k) for k in declared}
+        names = tuple((int(k), v) for k, v in declared.items() if isinstance(v, str))
     elif isinstance(declared, (list, tuple)):
         dynamic |= {int(k) for k in declared if isinstance(k, int) or str(k).isdigit()}
     semantics = {k: v for k, v in raw.items() if k not in _VALUE_KEYS}
@@ -168,6 +175,7 @@ def _port(node: str, raw: dict[str, Any]) -> PortView:
         dtype=str(raw.get("dtype", "?")),
         dynamic=tuple(sorted(dynamic)),
         semantics=semantics,
+        dim_names=names,
     )
 
 

@@ -28,6 +28,13 @@ from .backends import (
     load_runner,
     write_model,
 )
+from .dynamic_check import (
+    dynamic_axes,
+    generated_size_problems,
+    merge_smallest,
+    refuse_narrowings,
+    smallest_sizes,
+)
 from .pipeline import graph_ports, run_order, split_edges
 from .spec import SYSTEM_KEY, digests_of, system_info, write_spec
 from .staging import writes_atomically
@@ -156,6 +163,21 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
     )
 
 
+def _add_generated_sizes(
+    result: NodeValidation, trace: NodeTrace, runner: Any, rtol: float, atol: float
+) -> None:
+    """Dynamic axes: also replay at sizes the session did not see (see dynamic_check)."""
+    problems, count = generated_size_problems(trace, runner, rtol, atol)
+    if problems and str(trace.export_with).startswith("jit"):
+        problems.append(
+            f"export_with={trace.export_with!r} does not keep this graph general over its "
+            f"dynamic axes (TorchScript fixed a size); use 'onnx' or 'pt2' for this node"
+        )
+    result.samples += count
+    result.problems += problems
+    result.ok = result.ok and not problems
+
+
 def port_names(trace: NodeTrace, model_type: str | None) -> tuple[list[str], list[str]]:
     """The node's input and output names in the bundle: the names the user gave, on every
     backend. A name used on both sides stays one name in the bundle; inside an ONNX model
@@ -194,8 +216,13 @@ def _write_node(trace: NodeTrace, directory: Path) -> _Written:
         outputs,
         path,
         trace.backend_params,
+        dynamic_axes(trace),
     )
-    return _Written(path, backend.model_type, write_model(trace.export_with, job))
+    metadata = write_model(trace.export_with, job)
+    ranges = merge_smallest(job.dynamic_ranges, smallest_sizes(trace))
+    for port in trace.inputs:
+        port.ranges = {n: r for n, r in ranges.items() if n in port.dynamic.values()}
+    return _Written(path, backend.model_type, metadata)
 
 
 def _bring_own_model(trace: NodeTrace, given: Path, directory: Path) -> _Written:
@@ -353,6 +380,7 @@ def compile_graph(
             f"compile_graph(): session {session.name!r} has no finished node; "
             f"call annotate.output_tensors(...) for each node."
         )
+    refuse_narrowings([t for t in nodes.values() if not t.skip_export])
     directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}
@@ -384,6 +412,7 @@ def compile_graph(
             started = progress.clock()
             runner = load_runner(file.model_type, file.path, port_names(trace, file.model_type)[0])
             validation.append(_validate(trace, runner, rtol, atol))
+            _add_generated_sizes(validation[-1], trace, runner, rtol, atol)
             progress.validated(index, len(nodes), validation[-1], started)
     checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
     result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)

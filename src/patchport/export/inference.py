@@ -18,6 +18,7 @@ import torch
 from .backends import load_runner
 from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
 from .input_checks import check_policy_inputs
+from .input_shapes import check_input_shape
 from .pipeline import merge_flows, run_order
 from .spec import SYSTEM_KEY, read_spec
 from .spec_checks import read_checked_spec
@@ -206,6 +207,9 @@ class InferenceManager:
             for node, buffers in self._buffers.items()
             for name in buffers
         }
+        self._described = {
+            f"{node}/{p['name']}": p for node, model in self.models.items() for p in model["inputs"]
+        }
         self._missing = set(self.inputs)  # pipeline inputs not given since the last reset
         self._last = {  # the last outputs; zeros before the first run
             f"{node}/{p['name']}": torch.zeros(tuple(p["shape"]), dtype=_dtype(p["dtype"]))
@@ -233,8 +237,13 @@ class InferenceManager:
         if key not in self._slots:
             self._port(key)  # raises, naming the inputs
         buffers, name = self._slots[key]
+        value = _as_torch(key, value)
+        check_input_shape(key, self._described[key], tuple(value.shape))
         with torch.no_grad():  # a new tensor: the old one may be an output the caller holds
-            buffers[name] = torch.empty_like(buffers[name]).copy_(_as_torch(key, value))
+            if value.shape == buffers[name].shape:
+                buffers[name] = torch.empty_like(buffers[name]).copy_(value)
+            else:  # a dynamic axis at another size
+                buffers[name] = value.to(buffers[name].dtype, copy=True)
         self._missing.discard(key)
 
     def get_mock_input(self) -> dict[str, torch.Tensor]:

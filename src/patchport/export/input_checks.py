@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ..errors import PatchportError
+from .input_shapes import check_input_shape, expected_shape
 
 
 class PolicyInputError(PatchportError, ValueError):
@@ -39,7 +40,7 @@ class MissingPolicyInputError(PatchportError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _expectations(manager: Any) -> dict[str, tuple[tuple[int, ...], Any, Any]]:
+def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any]]:
     """Shape, NumPy dtype and torch dtype of every node input (pipeline inputs and the
     inputs fed by other nodes or by feedback, which LEAPP lets a caller overwrite too)."""
     found = manager.__dict__.get("_policy_input_expectations")
@@ -53,7 +54,7 @@ def _expectations(manager: Any) -> dict[str, tuple[tuple[int, ...], Any, Any]]:
                     dtype = np.dtype(name)
                 except TypeError:  # bfloat16 and other dtypes NumPy lacks
                     dtype = name
-                found[f"{node}/{spec['name']}"] = (tuple(spec["shape"]), dtype, torch_dtype)
+                found[f"{node}/{spec['name']}"] = (spec, dtype, torch_dtype)
         manager.__dict__["_policy_input_expectations"] = found
     return found
 
@@ -68,6 +69,7 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
             f"keys {manager.inputs}, got {type(inputs).__name__}."
         )
     expected = _expectations(manager)
+    named: dict[str, tuple[int, str]] = {}  # dynamic dimension -> (size, first key)
     for key, value in inputs.items():
         found = expected.get(key)
         if found is None:
@@ -76,7 +78,8 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
                 f"run_policy: key {key!r} is {what}; the inputs are {manager.inputs} (and the "
                 f"other node inputs {sorted(set(expected) - set(manager.inputs))}). Remove it."
             )
-        shape, dtype, torch_dtype = found
+        description, dtype, torch_dtype = found
+        shown = f"{dtype}{expected_shape(description)}"
         if isinstance(value, np.ndarray):
             ok_dtype = value.dtype == dtype
         elif isinstance(value, torch.Tensor):
@@ -84,15 +87,15 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
         else:
             raise PolicyInputTypeError(
                 f"run_policy: input {key!r} must be a torch tensor or a NumPy array "
-                f"({dtype}{list(shape)}), got {type(value).__name__}."
+                f"({shown}), got {type(value).__name__}."
             )
-        if tuple(value.shape) != shape or not ok_dtype:
+        if not ok_dtype:
             got = str(value.dtype).replace("torch.", "")
             raise PolicyInputError(
-                f"run_policy: input {key!r} expected {dtype}{list(shape)}, got "
-                f"{got}{list(value.shape)}; convert it (e.g. .astype('{dtype}')) or re-export "
-                f"with that shape."
+                f"run_policy: input {key!r} expected {shown}, got {got}{list(value.shape)}; "
+                f"convert it (e.g. .astype('{dtype}')) or re-export with that dtype."
             )
+        check_input_shape(key, description, tuple(value.shape), named)
     if never_given:
         missing = [key for key in manager.inputs if key in never_given and key not in inputs]
         if missing:

@@ -22,6 +22,7 @@ from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs
 from ..tracing.values import make_traced, plain, to_numpy_side
 from .buffers import BufferTracker, bake_input
+from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
 from .method import method
 from .names import check_file_name
@@ -120,19 +121,46 @@ def _returned(payload: Payload, traced: dict[str, Any]) -> Any:
     return single_or_tuple(values)
 
 
-def input_tensors(node: str, tensors: Any) -> Any:
+def input_tensors(node: str, tensors: Any, dynamic: dict[str, dict[int, str]] | None = None) -> Any:
     """Declare ``node``'s inputs; return traced values (one value, or a tuple in order).
 
     ``tensors`` is ``{name: value}`` (values may be nested lists/tuples/dicts) or a list
     of :class:`~patchport.TensorSemantics`. The given arrays and tensors are not
     modified; the traced values are new objects. Outside a session: the values as given.
+    ``dynamic={"image": {0: "batch", 2: "width"}}`` lets those axes change size in the
+    exported model (one name on several ports: equal sizes).
     """
     session = current_session()
     if session is None:
         return passthrough(tensors)
     payload = normalize("annotate.input_tensors", node, tensors)
+    existing = session.nodes.get(node)
+    axes = _dynamic_axes(node, dynamic, payload, existing)
     trace = _node("annotate.input_tensors", session, node, create=True)
-    return _returned(payload, _declare("annotate.input_tensors", session, trace, payload))
+    traced = _declare("annotate.input_tensors", session, trace, payload)
+    if axes and not trace.finished:
+        for port in trace.inputs:
+            port.dynamic = axes.get(port.name, port.dynamic)
+        trace.recorder.track_shapes = True
+    return _returned(payload, traced)
+
+
+def _dynamic_axes(
+    node: str, dynamic: Any, payload: Payload, trace: NodeTrace | None
+) -> dict[str, dict[int, str]]:
+    """Checked ``dynamic=`` of this call; a later pass may repeat the first pass's axes."""
+    shapes = {key: _port(key, value).shape for key, value in payload.flat.items()}
+    ports = trace.inputs if trace is not None else []
+    earlier = {p.name: p.dynamic for p in ports if p.dynamic and p.name not in shapes}
+    axes = check_dynamic(node, dynamic, shapes, earlier, {p.name: p.shape for p in ports})
+    if trace is not None and trace.finished and dynamic is not None:
+        first = {p.name: p.dynamic for p in ports if p.name in shapes and p.dynamic}
+        if axes != first:
+            raise PatchDefinitionError(
+                f"annotate.input_tensors({node!r}, ..., dynamic=...): {axes} differs from the "
+                f"first pass {first}; a node keeps one signature (omit dynamic= on later passes)."
+            )
+    return axes
 
 
 def state_tensors(node: str, tensors: dict[str, Any]) -> Any:

@@ -18,16 +18,24 @@ class Port:
     shape: tuple[int, ...]
     dtype: str
     semantics: dict[str, Any] = field(default_factory=dict)  # TensorSemantics.to_dict()
+    dynamic: dict[int, str] = field(default_factory=dict)  # axis -> dimension name
+    ranges: dict[str, list[int | None]] = field(default_factory=dict)  # name -> [min, max]
 
     def as_dict(self, name: str | None = None) -> dict[str, Any]:
-        """The port as the bundle YAML describes it (LEAPP's keys)."""
-        return {
+        """The port as the bundle YAML describes it (LEAPP's keys; ``dynamic_axes``, which
+        LEAPP's loader ignores, only where an axis may change size)."""
+        described = {
             "name": name or self.name,
             "dtype": self.dtype,
             "shape": list(self.shape),
             "type": "tensor",
             **self.semantics,
         }
+        if self.dynamic:
+            described["dynamic_axes"] = dict(self.dynamic)
+        if self.ranges:  # only where the exported model accepts fewer sizes than [1, inf)
+            described["dynamic_ranges"] = {n: list(r) for n, r in self.ranges.items()}
+        return described
 
 
 @dataclass

@@ -48,6 +48,9 @@ class Recorder:
         self._fast = _fast_node_supported(self.graph)
         self._names: dict[Any, str] = {}
         self._id = next(_ids)
+        # a node with dynamic input axes: shape reads and op locations are noted
+        self.track_shapes = False
+        self.shape_reads: list[tuple[Any, int | None, str, str]] = []  # node, axis, what, where
         _ACTIVE_COUNT[0] += 1
 
     def __repr__(self) -> str:
@@ -63,6 +66,8 @@ class Recorder:
         ``op`` is ``"call_function"`` or ``"call_method"`` (then ``target`` is the name).
         """
         graph = self.graph
+        if self.track_shapes:
+            return self._call_noted(target, args, kwargs, op)
         if not self._fast:
             return graph.create_node(op, target, args, kwargs or {})
         candidate = self._names.get(target)
@@ -75,6 +80,18 @@ class Recorder:
         graph._insert(node)
         graph._find_nodes_lookup_table.insert(node)
         graph._len += 1
+        return node
+
+    def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
+        """``call`` in a node with dynamic axes: sizes read in Python that become arguments
+        are computed in the graph from the inputs' sizes (see shape_reads), and the node
+        keeps the user's line (for reports in words)."""
+        from .shape_reads import symbolic_args
+
+        args = symbolic_args(self, target, args)
+        kwargs = symbolic_args(self, target, kwargs) if kwargs else kwargs
+        node = self.graph.create_node(op, target, args, kwargs or {})
+        node.meta["pp_location"] = user_location(3)
         return node
 
     def cast(self, node: Any, dtype: torch.dtype) -> fx.Node:

@@ -18,6 +18,7 @@ from .indexing import index_put
 from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
+from .shape_reads import tag_shape, tag_size
 from .values import (
     TracedArray,
     TracedTensor,
@@ -169,6 +170,8 @@ _FAST_ARG_TYPES = (int, float, bool)
 
 def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     """Run ``func`` eagerly (subclass dispatch off) and record it on the graph."""
+    if func in _SIZE_READERS:
+        return _read_size(func, args, kwargs)
     if not kwargs and args:
         fast = _fast_call(func, args)
         if fast is not None:
@@ -225,6 +228,23 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     elif type(result) is torch.Tensor and (result._is_view() or target in _ALIASING):
         _link_layout(rec, func, args, kwargs, wrapped)
     return wrapped
+
+
+_SIZE_READERS = {torch.Tensor.shape.__get__, torch.Tensor.size, torch.Tensor.__len__}
+
+
+def _read_size(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """``t.shape`` / ``t.size()`` / ``len(t)``: sizes noted where used in a dynamic node."""
+    with _DISABLE():
+        result = func(*args, **kwargs)
+    x = args[0]
+    rec = active_recorder(x)
+    if rec is None or not rec.track_shapes:
+        return result
+    if isinstance(result, int):
+        axis = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+        return tag_size(rec, x._pp_node, axis % max(x.dim(), 1), result)
+    return tag_shape(rec, x._pp_node, result)
 
 
 # calls that may return a tensor sharing memory without being an autograd view

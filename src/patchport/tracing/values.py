@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import fx
 
+from . import shape_reads as _shape_reads
 from .recorder import _ACTIVE_COUNT, Recorder
 
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -126,6 +127,9 @@ for _name in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__
               "__lt__", "__le__", "__eq__", "__ne__"):  # fmt: skip
     setattr(TracedTensor, _name, _scalar_aware(_name))
 TracedTensor.__hash__ = torch.Tensor.__hash__  # defining __eq__ must not drop hashing
+# sizes read in a node with dynamic axes are noted where used (see shape_reads)
+TracedArray.shape = property(_shape_reads.traced_shape, np.ndarray.shape.__set__)  # type: ignore[assignment]
+TracedArray.__len__ = _shape_reads.traced_len  # type: ignore[method-assign]
 
 _TRACED_TYPES = (TracedArray, TracedTensor)
 

@@ -228,6 +228,24 @@ def _fill_or_shift(index: np.ndarray, before: int, length: int) -> np.ndarray:
     return np.where(index < 0, np.where(before_fill, 0, length + 1), index + 1)
 
 
+_MIRRORED = (cv2.BORDER_REFLECT_101, cv2.BORDER_REFLECT, cv2.BORDER_REPLICATE)
+
+
+def _mirror(t: torch.Tensor, dim: int, before: int, after: int, border: int) -> torch.Tensor:
+    """Mirror (or replicate) borders by slicing from the ends (no indices computed from
+    the size, so the same graph holds at every image size: dynamic axes stay dynamic)."""
+    if border == cv2.BORDER_REPLICATE:
+        first, last = t.narrow(dim, 0, 1), t.narrow(dim, t.shape[dim] - 1, 1)
+        return torch.cat([first] * before + [t] + [last] * after, dim)
+    skip = 1 if border == cv2.BORDER_REFLECT_101 else 0
+    parts = [t.narrow(dim, skip, before).flip(dim)] if before else []
+    parts.append(t)
+    if after:
+        end = t.shape[dim] - skip
+        parts.append(t.narrow(dim, end - after, after).flip(dim))
+    return torch.cat(parts, dim) if len(parts) > 1 else t
+
+
 def pad(
     t: torch.Tensor,
     top: int,
@@ -238,6 +256,8 @@ def pad(
     value: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
 ) -> torch.Tensor:
     """Pad an (H, W, C) tensor like cv2.copyMakeBorder (constant value per channel)."""
+    if border in _MIRRORED and max(top, bottom) < t.shape[0] and max(left, right) < t.shape[1]:
+        return _mirror(_mirror(t, 0, top, bottom, border), 1, left, right, border)
     height, width, channels = t.shape
     rows = border_index(height, top, bottom, border)
     cols = border_index(width, left, right, border)
