@@ -42,7 +42,7 @@ GOOD = np.zeros((5, 3), dtype=np.uint8)
         ({}, KeyError, r"missing inputs \['pre/raw'\]"),
         ({"pre/raw": GOOD, "pre/rwa": GOOD}, ValueError, r"'pre/rwa' is not a node input"),
         ({"pre/raw": GOOD, "post/total": GOOD}, ValueError, r"'post/total' is an output"),
-        ({"pre/raw": GOOD[:4]}, ValueError, r"'pre/raw' expected uint8\[5, 3\], got uint8\[4, 3\]"),
+        ({"pre/raw": GOOD[:4]}, ValueError, r"shape \[4, 3\] but its port expects \[5, 3\]"),
         ({"pre/raw": GOOD.astype(np.float64)}, ValueError, r"expected uint8\[5, 3\], got float64"),
         ({"pre/raw": torch.zeros(5, 3)}, ValueError, r"expected uint8\[5, 3\], got float32"),
         (
