@@ -23,6 +23,7 @@ import torch
 from ..errors import PatchportError, PatchportWarning
 
 Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
+_log = logging.getLogger(__name__)
 
 
 class ExportBackendError(PatchportError, RuntimeError):
@@ -186,7 +187,28 @@ class Backend:
     metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
 
 
+def _write_onnx_direct(job: ExportJob) -> bool:
+    """Write the graph with the direct FX->ONNX translator; False where it cannot."""
+    from .fx_onnx import OPSET, Untranslatable, write_direct
+
+    if any("dynamic" in key for key in job.params):  # shapes the example does not fix
+        _log.debug("onnx %s: dynamic dimensions, using torch.onnx", job.path.stem)
+        return False
+    names = onnx_output_names(job.input_names, job.output_names)
+    opset = job.params.get("opset_version", OPSET)
+    try:
+        write_direct(job.graph_module, job.args, job.input_names, names, job.path, opset)
+    except Untranslatable as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
+        return False
+    _log.debug("onnx %s: written by the direct FX->ONNX translator", job.path.stem)
+    return True
+
+
 def _write_onnx_dynamo(job: ExportJob) -> None:
+    if _write_onnx_direct(job):
+        return
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
         warnings.simplefilter("ignore")
         torch.onnx.export(
