@@ -196,3 +196,14 @@ def test_port_names_like_operators_and_shared_with_inputs(tmp_path):
     flipped, plus = session.run(None, {"x": FRAME})
     np.testing.assert_array_equal(flipped, FRAME[::-1])
     np.testing.assert_array_equal(plus, FRAME + 1)
+
+
+def test_dynamic_dimensions_are_left_to_torch_onnx(tmp_path):
+    from patchport.export.backends import _write_onnx_direct
+
+    node = trace_node(tmp_path, lambda x: {"y": x + 1}, {"x": FRAME})
+    job = ExportJob(node.graph_module, [FRAME], ["x"], ["y"], tmp_path / "n.onnx")
+    job.params["dynamic_shapes"] = {"x": {0: "batch"}}
+    assert not _write_onnx_direct(job) and not job.path.exists()
+    job.params.clear()
+    assert _write_onnx_direct(job) and job.path.exists()

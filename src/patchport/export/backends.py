@@ -191,7 +191,8 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
     from .fx_onnx import OPSET, Untranslatable, write_direct
 
-    if any("dynamic" in key for key in job.params):  # shapes the example does not fix
+    declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
+    if any("dynamic" in key and value for key, value in declared.items()):
         _log.debug("onnx %s: dynamic dimensions, using torch.onnx", job.path.stem)
         return False
     names = onnx_output_names(job.input_names, job.output_names)
