@@ -74,7 +74,7 @@ MEASURE = textwrap.dedent(
     # one traced NumPy op (a traced uint8 image plus a number) and the same op on plain data
     image = np.zeros((8, 12, 3), np.uint8)
     out["numpy_op_plain_us"] = per_call_us(lambda: image + 1)
-    start("numpy_op", save_path=tempfile.mkdtemp())
+    start("numpy_op", save_path=tempfile.mkdtemp(), patching=[])
     try:
         x = annotate.input_tensors("op", {"x": image})
         x = x[0] if isinstance(x, (list, tuple)) else x
@@ -243,7 +243,8 @@ def main(repeats: int = 3) -> None:
             for side, python, adapter in sides:
                 try:
                     seconds = first_export(python, adapter, backend)
-                except Exception:  # noqa: BLE001 - reported as n/a below
+                except Exception as exc:  # noqa: BLE001 - reported below
+                    print(f"first export, {side} {backend}: failed: {exc}", file=sys.stderr)
                     continue
                 firsts.setdefault((side, backend), []).append(seconds)
     ours = measure(sys.executable, PATCHPORT_ADAPTER)

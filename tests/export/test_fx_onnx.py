@@ -8,6 +8,7 @@ import warnings
 
 import cv2
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
 import torch
@@ -124,7 +125,8 @@ def assert_translation_replays(node, rng):
     outputs = onnx_output_names(names, [p.name for p in node.outputs])
     example = [torch.as_tensor(node.samples[0].inputs[n]) for n in names]
     model, _ = fx_onnx.translate(node.graph_module, example, names, outputs)
-    session = onnxruntime.InferenceSession(model.SerializeToString())
+    onnx.checker.check_model(onnx.load_from_string(model), full_check=True)
+    session = onnxruntime.InferenceSession(model)
     assert [i.name for i in session.get_inputs()] == names
     assert [o.name for o in session.get_outputs()] == outputs
     for _ in range(2):

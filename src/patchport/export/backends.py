@@ -204,7 +204,11 @@ def _write_onnx_direct(job: ExportJob) -> bool:
         _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
         return False
     _log.debug("onnx %s: written by the direct FX->ONNX translator", job.path.stem)
+    _DIRECT_OPSETS[job.path] = int(opset)
     return True
+
+
+_DIRECT_OPSETS: dict[Path, int] = {}  # path -> opset of files the direct writer just wrote
 
 
 def _write_onnx_dynamo(job: ExportJob) -> None:
@@ -246,6 +250,9 @@ def _onnx_options(job: ExportJob) -> dict[str, Any]:
 
 
 def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
+    opset = _DIRECT_OPSETS.pop(job.path, None)
+    if opset is not None:  # written here: no need to import onnx to read it back
+        return {"opset_version": opset}
     import onnx
 
     model = onnx.load(str(job.path), load_external_data=False)

@@ -13,12 +13,15 @@ dimensions are not translated here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+
+from . import onnx_proto
 
 OPSET = 20
 
@@ -28,22 +31,21 @@ class Untranslatable(Exception):
 
 
 def _dtype_table() -> dict[torch.dtype, int]:
-    from onnx import TensorProto as T
-
+    P = onnx_proto
     return {
-        torch.float32: T.FLOAT,
-        torch.float64: T.DOUBLE,
-        torch.float16: T.FLOAT16,
-        torch.bfloat16: T.BFLOAT16,
-        torch.int8: T.INT8,
-        torch.int16: T.INT16,
-        torch.int32: T.INT32,
-        torch.int64: T.INT64,
-        torch.uint8: T.UINT8,
-        torch.uint16: T.UINT16,
-        torch.uint32: T.UINT32,
-        torch.uint64: T.UINT64,
-        torch.bool: T.BOOL,
+        torch.float32: P.FLOAT,
+        torch.float64: P.DOUBLE,
+        torch.float16: P.FLOAT16,
+        torch.bfloat16: P.BFLOAT16,
+        torch.int8: P.INT8,
+        torch.int16: P.INT16,
+        torch.int32: P.INT32,
+        torch.int64: P.INT64,
+        torch.uint8: P.UINT8,
+        torch.uint16: P.UINT16,
+        torch.uint32: P.UINT32,
+        torch.uint64: P.UINT64,
+        torch.bool: P.BOOL,
     }
 
 
@@ -85,10 +87,8 @@ class _Builder:
         return f"{self.prefix}{self.count}"
 
     def node(self, op: str, inputs: Sequence[str], **attrs: Any) -> str:
-        from onnx import helper
-
         out = self.fresh()
-        self.nodes.append(helper.make_node(op, list(inputs), [out], **attrs))
+        self.nodes.append(onnx_proto.Node(op, list(inputs), [out], attrs))
         return out
 
     def bind(self, tensor: torch.Tensor, name: str) -> None:
@@ -105,10 +105,8 @@ class _Builder:
         return False
 
     def array(self, array: np.ndarray) -> str:
-        from onnx import numpy_helper
-
         name = self.fresh()
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(onnx_proto.tensor(name, array))
         return name
 
     def tensor(self, value: torch.Tensor) -> str:
@@ -792,11 +790,9 @@ def translate(
     output_names: list[str],
     opset: int = OPSET,
 ) -> tuple[Any, list[Any]]:
-    """The ONNX model of ``graph_module`` on ``args``, and the eager outputs it must give.
-
-    Raises :class:`Untranslatable` when some call is outside the table.
+    """The ONNX model bytes of ``graph_module`` on ``args``, and the eager outputs they
+    must give. Raises :class:`Untranslatable` when some call is outside the table.
     """
-    from onnx import helper
     from torch import fx
     from torch.utils import _pytree
 
@@ -816,7 +812,7 @@ def translate(
             raise Untranslatable(f"input {name!r} of dtype {tensor.dtype}")
         b.bind(tensor, name)
         feeds.append(tensor)
-        inputs.append(helper.make_tensor_value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
+        inputs.append(onnx_proto.value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
     with torch.no_grad(), _Translating(b):
         result = fx.Interpreter(graph_module).run(*feeds)
     flat, _ = _pytree.tree_flatten(result)
@@ -826,15 +822,9 @@ def translate(
     for name, tensor in zip(output_names, flat):
         if tensor.dtype not in b.onnx_type:
             raise Untranslatable(f"output {name!r} of dtype {tensor.dtype}")
-        b.nodes.append(helper.make_node("Identity", [b.tensor(tensor)], [name]))
-        outputs.append(helper.make_tensor_value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
-    graph = helper.make_graph(b.nodes, "main_graph", inputs, outputs, b.initializers)
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", opset)],
-        producer_name="patchport",
-        ir_version=10,
-    )
+        b.nodes.append(onnx_proto.Node("Identity", [b.tensor(tensor)], [name]))
+        outputs.append(onnx_proto.value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
+    model = onnx_proto.model(b.nodes, b.initializers, inputs, outputs, opset)
     return model, [t.detach().clone() for t in flat]
 
 
@@ -857,11 +847,9 @@ def write_direct(
 ) -> None:
     """Translate, check the model in ONNX Runtime against the eager graph on ``args``,
     and save it to ``path``; raise :class:`Untranslatable` (nothing written) otherwise."""
-    import onnx
     import onnxruntime
 
-    model, expected = translate(graph_module, args, input_names, output_names, opset)
-    data = model.SerializeToString()
+    data, expected = translate(graph_module, args, input_names, output_names, opset)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     try:
@@ -875,4 +863,4 @@ def write_direct(
     for name, have, want in zip(output_names, got, expected):
         if not _same(np.asarray(have), want):
             raise Untranslatable(f"output {name!r} differs from the eager graph")
-    onnx.save(model, str(path))
+    Path(path).write_bytes(data)
