@@ -209,3 +209,33 @@ def test_dynamic_dimensions_are_left_to_torch_onnx(tmp_path):
     assert not _write_onnx_direct(job) and not job.path.exists()
     job.params.clear()
     assert _write_onnx_direct(job) and job.path.exists()
+
+
+PROPERTY_DTYPES = [np.uint8, np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float32]
+
+
+def test_property_ops_on_every_dtype_translate_or_fall_back(tmp_path):
+    """Each op of the tracing property test, on each dtype: the translation replays the
+    graph on fresh inputs exactly (integers) or refuses; most of them translate."""
+    from tests.tracing.helpers import assert_same, conform, fresh_like, make
+    from tests.tracing.test_property import OPS
+
+    translated, refused = 0, []
+    for dtype in PROPERTY_DTYPES:
+        for name, op in sorted(OPS.items()):
+            x = make((3, 4), dtype, 7, low=0 if dtype == np.uint8 else -3, high=9)
+            with np.errstate(all="ignore"):
+                graph = conform(op, x, rtol=1e-4)
+            try:
+                model, _ = fx_onnx.translate(graph, [torch.from_numpy(x)], ["x0"], ["y"])
+            except fx_onnx.Untranslatable as exc:
+                refused.append(f"{name}/{np.dtype(dtype)}: {str(exc).splitlines()[0]}")
+                continue
+            translated += 1
+            fresh = fresh_like(x, 1)
+            session = onnxruntime.InferenceSession(model)
+            (got,) = session.run(None, {"x0": fresh})
+            want = graph(torch.from_numpy(fresh.copy()))
+            assert_same(np.asarray(got), want.numpy(), rtol=1e-5)
+    print(f"translated {translated}, refused {len(refused)}:", *refused, sep="\n  ")
+    assert translated >= 0.7 * (translated + len(refused)), refused

@@ -374,6 +374,20 @@ def _pow(b: _Builder, out: torch.Tensor, x: Any, exponent: Any) -> str:
     return b.cast(result, compute, out.dtype)
 
 
+@_emits("square")
+def _square(b: _Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    return _binary("Mul")(b, out, x, x)
+
+
+@_emits("cumsum")
+def _cumsum(b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, *, dtype: Any = None) -> str:
+    if out.dtype == torch.bool or out.dtype.is_floating_point and out.dtype not in _NATIVE:
+        raise Untranslatable(f"cumsum in {out.dtype}")
+    compute = compute_dtype(out.dtype)
+    result = b.node("CumSum", [b.value(x, compute), b.ints([dim % max(x.ndim, 1)])])
+    return b.cast(result, compute, out.dtype)
+
+
 # ------------------------------------------------------------------------------ casts
 @_emits("to", "type", "float", "double", "half", "int", "long", "short", "char", "byte", "bool")
 def _to(b: _Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
@@ -451,6 +465,29 @@ def _rot90(b: _Builder, out: torch.Tensor, x: torch.Tensor, k: int = 1, dims: An
     perm[first], perm[second] = perm[second], perm[first]
     flipped = _flip_axes(b, b.tensor(x), [second if k == 1 else first])
     return b.node("Transpose", [flipped], perm=perm)
+
+
+@_emits("roll")
+def _roll(b: _Builder, out: torch.Tensor, x: torch.Tensor, shifts: Any, dims: Any = None) -> str:
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    if dims is None or dims == ():
+        name = b.node("Reshape", [b.tensor(x), b.ints([-1])])
+        rolled = _roll_axes(b, name, [x.numel()], shifts, [0])
+        return b.node("Reshape", [rolled, b.ints(out.shape)])
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return _roll_axes(b, b.tensor(x), list(x.shape), shifts, [d % x.ndim for d in dims])
+
+
+def _roll_axes(b: _Builder, name: str, shape: list[int], shifts: list, dims: list) -> str:
+    for shift, dim in zip(shifts, dims):
+        n = shape[dim]
+        k = shift % n if n else 0
+        if not k:
+            continue
+        tail = b.node("Slice", [name, b.ints([n - k]), b.ints([n]), b.ints([dim])])
+        head = b.node("Slice", [name, b.ints([0]), b.ints([n - k]), b.ints([dim])])
+        name = b.node("Concat", [tail, head], axis=dim)
+    return name
 
 
 @_emits("narrow")
@@ -754,6 +791,8 @@ class _Translating(TorchFunctionMode):
                 else:
                     b.bind(result, b.node("Identity", [b.tensor(x)]))
             return result
+        if name == "__setitem__" and touched:
+            return _setitem(b, func, *args)
         if name in ("__setitem__",) or (name.endswith("_") and not name.startswith("_")):
             if touched or (args and id(args[0]) in b.names):
                 raise Untranslatable(f"in-place {name}")
@@ -776,6 +815,36 @@ class _Translating(TorchFunctionMode):
             raise Untranslatable(f"{name}: {exc}") from None
         b.bind(result, value)
         return result
+
+
+def _setitem(b: _Builder, func: Any, x: torch.Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` with a basic index: a ScatterND of the positions it covers.
+
+    Refused when another traced tensor shares x's memory (a view would change too)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if any(not (i is None or i is Ellipsis or type(i) in (int, slice)) for i in items):
+        raise Untranslatable("__setitem__ with an advanced index")
+    storage = x.untyped_storage().data_ptr()
+    for other in b.keep:
+        if (
+            other is not x
+            and isinstance(other, torch.Tensor)
+            and id(other) in b.names
+            and id(other) not in b.constants
+            and other.untyped_storage().data_ptr() == storage
+        ):
+            raise Untranslatable("__setitem__ on a tensor that has traced views")
+    base = b.tensor(x)  # before the write: an initializer holds the data as it was
+    positions = np.arange(x.numel(), dtype=np.int64).reshape(tuple(x.shape))[index]
+    func(x, index, value)
+    flat = b.node("Reshape", [base, b.ints([-1])])
+    updates = b.node("Expand", [b.value(value, x.dtype), b.ints(positions.shape)])
+    scattered = b.node(
+        "ScatterND",
+        [flat, b.array(positions.reshape(-1, 1)), b.node("Reshape", [updates, b.ints([-1])])],
+    )
+    b.constants.pop(id(x), None)
+    b.bind(x, b.node("Reshape", [scattered, b.ints(x.shape)]))
 
 
 def _is_torch_callable(func: Any, name: str) -> bool:
