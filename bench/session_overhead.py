@@ -87,7 +87,7 @@ MEASURE = textwrap.dedent(
     # traced pass (input_tensors, the workflow, output_tensors) / the plain workflow call:
     # median over passes 2..6 of one node (the first pass pays one-time set-up)
     for backend in ("jit", "onnx"):
-        start("passes", save_path=tempfile.mkdtemp(),
+        start(f"passes_{backend}", save_path=tempfile.mkdtemp(),
               patching=[FunctionPatch(cv2, "cvtColor", traced_cvt_color)])
         try:
             times = []
