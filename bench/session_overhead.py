@@ -56,6 +56,9 @@ MEASURE = textwrap.dedent(
     MOD = __import__(sys.argv[1])
     FunctionPatch, start, stop, compile_graph, annotate, InferenceManager = MOD.api()
 
+    # one torch thread: on a shared machine OpenMP waits make tiny ops' timings erratic
+    torch.set_num_threads(1)
+
     def per_call_us(fn, number=20000):
         return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
 
