@@ -47,6 +47,41 @@ def median_ms(run, repeats: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def profile(model_path: str, feed: dict, threads: int | None, runs: int = 10) -> None:
+    """Run the model with ONNX Runtime's profiler; print the time per op type and the
+    slowest nodes (kernel time averaged over ``runs`` runs, the first included)."""
+    import json
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads or 0
+    options.enable_profiling = True
+    options.profile_file_prefix = str(Path(tempfile.mkdtemp()) / "ort")
+    session = onnxruntime.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+    for _ in range(runs):
+        session.run(None, feed)
+    events = json.loads(Path(session.end_profiling()).read_text())
+    by_type: dict[str, float] = {}
+    by_node: dict[str, tuple[str, float, str]] = {}
+    for event in events:
+        args = event.get("args", {})
+        if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
+            continue
+        op = args.get("op_name", "?")
+        micros = event["dur"] / runs
+        by_type[op] = by_type.get(op, 0.0) + micros
+        node = event["name"][: -len("_kernel_time")]
+        shape = str(args.get("output_type_shape", ""))[:60]
+        by_node[node] = (op, by_node.get(node, (op, 0.0, ""))[1] + micros, shape)
+    total = sum(by_type.values())
+    label = "default threads" if threads is None else f"{threads} thread"
+    print(f"\nONNX Runtime profile ({label}), kernel time per run: {total / 1e3:.2f} ms")
+    for op, micros in sorted(by_type.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"  {op:24} {micros / 1e3:8.2f} ms  {micros / total:6.1%}")
+    print("  slowest nodes:")
+    for node, (op, micros, shape) in sorted(by_node.items(), key=lambda kv: -kv[1][1])[:10]:
+        print(f"    {node[:40]:40} {op:14} {micros / 1e3:7.2f} ms  {shape}")
+
+
 def main(repeats: int = 30) -> None:
     maps = pipelines.undistort_maps(HEIGHT, WIDTH)
     model = pipelines.TinyCNN().eval()
@@ -93,6 +128,8 @@ def main(repeats: int = 30) -> None:
         print(f"{name:48}  {ms:8.2f}  {ratio:6.2f}")
     print(f"max |diff| exported vs OpenCV on a fresh frame: {np.abs(got - expected).max():.2e}")
     print(f"trace {traced:.2f} s, export + replay validation {exported:.2f} s")
+    for threads in (None, 1):
+        profile(str(result.models["camera"]), {session.get_inputs()[0].name: fresh}, threads)
 
 
 KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))

@@ -25,6 +25,7 @@ from ..errors import PatchportError, PatchportWarning
 from .bundle_safety import load_pt2 as load_pt2_safely
 
 Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
+_log = logging.getLogger(__name__)
 
 
 class ExportBackendError(PatchportError, RuntimeError):
@@ -224,7 +225,33 @@ class Backend:
     metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
 
 
+def _write_onnx_direct(job: ExportJob) -> bool:
+    """Write the graph with the direct FX->ONNX translator; False where it cannot."""
+    from .fx_onnx import OPSET, Untranslatable, write_direct
+
+    declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
+    if any("dynamic" in key and value for key, value in declared.items()):
+        _log.debug("onnx %s: dynamic dimensions, using torch.onnx", job.path.stem)
+        return False
+    names = onnx_output_names(job.input_names, job.output_names)
+    opset = job.params.get("opset_version", OPSET)
+    try:
+        write_direct(job.graph_module, job.args, job.input_names, names, job.path, opset)
+    except Untranslatable as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
+        return False
+    _log.debug("onnx %s: written by the direct FX->ONNX translator", job.path.stem)
+    _DIRECT_OPSETS[job.path] = int(opset)
+    return True
+
+
+_DIRECT_OPSETS: dict[Path, int] = {}  # path -> opset of files the direct writer just wrote
+
+
 def _write_onnx_dynamo(job: ExportJob) -> None:
+    if _write_onnx_direct(job):
+        return
     from .onnx_decompositions import decompose_for_onnx
     from .onnx_kernels import fit_to_onnx_runtime
 
@@ -310,6 +337,9 @@ def _onnx_options(job: ExportJob) -> dict[str, Any]:
 
 
 def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
+    opset = _DIRECT_OPSETS.pop(job.path, None)
+    if opset is not None:  # written here: no need to import onnx to read it back
+        return {"opset_version": opset}
     import onnx
 
     model = onnx.load(str(job.path), load_external_data=False)

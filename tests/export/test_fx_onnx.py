@@ -1,0 +1,243 @@
+"""The direct FX->ONNX translator: recorded graphs give ONNX models that compute what the
+graph computes on fresh inputs (integers bit-exact), and what it cannot write falls back."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import cv2
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+import torch
+
+import patchport
+from patchport import annotate
+from patchport.export import fx_onnx
+from patchport.export.backends import ExportJob, onnx_output_names, write_model
+from patchport.patches import opencv
+from patchport.sessions.lifecycle import last_session
+from tests.patches import pipelines
+
+pytestmark = pytest.mark.filterwarnings("ignore:annotate.output_tensors")
+
+FRAME = np.random.default_rng(5).integers(0, 256, (20, 30, 3), dtype=np.uint8)
+MAPS = tuple(
+    m.astype(np.float32) for m in np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
+)
+ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
+
+
+def opencv_calls(bgr, gray):
+    """Every OpenCV replacement on traced images (the same calls as the contract test)."""
+    small = bgr[2:16, 5:25]
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    h, s, v = cv2.split(hsv)
+    return {
+        "gray": cv2.cvtColor(small, cv2.COLOR_BGR2GRAY),
+        "rgb": cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB),
+        "resize": cv2.resize(bgr, None, fx=1.5, fy=1.25),
+        "resize_area": cv2.resize(bgr, (20, 14), interpolation=cv2.INTER_AREA),
+        "remap": cv2.remap(bgr, *MAPS, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
+        "warpAffine": cv2.warpAffine(gray, ROTATION, (26, 22), borderValue=7),
+        "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
+        "blur": cv2.blur(gray, (3, 3)),
+        "boxFilter": cv2.boxFilter(small, cv2.CV_32F, (3, 5), normalize=False),
+        "copyMakeBorder": cv2.copyMakeBorder(small, 1, 2, 3, 4, cv2.BORDER_REFLECT_101),
+        "flip": cv2.flip(small, -1),
+        "rotate": cv2.rotate(gray[::-1, 3:], cv2.ROTATE_90_COUNTERCLOCKWISE),
+        "transpose": cv2.transpose(small),
+        "normalize": cv2.normalize(gray, None, 0, 1, cv2.NORM_MINMAX, cv2.CV_32F),
+        "convertScaleAbs": cv2.convertScaleAbs(gray, alpha=-1.5, beta=40),
+        "addWeighted": cv2.addWeighted(small, 0.7, cv2.flip(small, 1), 0.3, 2.5),
+        "threshold": cv2.threshold(s, 90, 255, cv2.THRESH_BINARY)[1],
+        "inRange": cv2.inRange(hsv, (0, 40, 40), (90, 255, 255)),
+        "split": h,
+        "merge": cv2.merge([v, s, h]),
+    }
+
+
+def numpy_calls(a, f):
+    """A broad sample of the NumPy table on a uint8 image and a float32 array."""
+    g = f * 2.0 - 1.0
+    return {
+        "arith": (a.astype(np.int16) * 3 - 7) // 1 + np.uint8(5),
+        "wrap": a + a,  # uint8 wraparound
+        "mix": a * 0.5 + f[..., None],
+        "div": a / 255.0,
+        "cmp": (a > 100) & (a < 200) | (a == 7),
+        "where": np.where(a > 128, a, 255 - a),
+        "clip": np.clip(g * 300, -255, 255).astype(np.int32),
+        "unary": np.abs(g) + np.sqrt(np.abs(g)) + np.exp(-g) - np.floor(g * 3) + np.round(g),
+        "reduce": a.sum(axis=(0, 1)) + a.max(axis=0).astype(np.int64).sum(),
+        "mean": f.mean(axis=1, keepdims=True) + f.min() - f.max(),
+        "shape": np.transpose(a, (2, 0, 1)).reshape(3, -1)[:, ::3],
+        "stack": np.stack([a[..., 0], a[..., 2]], axis=-1),
+        "concat": np.concatenate([f, f[::-1]], axis=0),
+        "flip": a[::-1, :, ::-1],
+        "index": a[2:7, 1, None],
+        "matmul": f @ f.T,
+        "tanh": np.tanh(f).astype(np.float64),
+        "minimum": np.minimum(np.maximum(a, 30), 220),
+        "logic": np.logical_not(a > 3) ^ (a < 9),
+    }
+
+
+def torch_calls(x):
+    """Torch calls a policy network makes."""
+    image = torch.from_numpy(x).permute(2, 0, 1).float().unsqueeze(0) / 255.0
+    conv = torch.nn.functional.conv2d(image, torch.ones(4, 3, 3, 3) / 27, stride=2, padding=1)
+    pooled = torch.nn.functional.max_pool2d(torch.relu(conv), 2)
+    flat = torch.flatten(torch.nn.functional.adaptive_avg_pool2d(pooled, 1), 1)
+    head = torch.nn.functional.linear(flat, torch.eye(4), torch.arange(4.0))
+    return {
+        "head": torch.softmax(head, dim=-1),
+        "sigmoid": torch.sigmoid(conv).mean(dim=(2, 3)),
+        "clamp": torch.clamp(conv, min=0.1).to(torch.float16),
+        "cat": torch.cat([flat, head], dim=1).transpose(0, 1),
+        "narrow": conv.narrow(3, 1, 3).sum(-1),
+    }
+
+
+def trace_node(tmp_path, function, inputs, patching=None):
+    """Trace ``function`` on ``inputs`` in one session; return the finished node."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", patchport.TraceLossWarning)
+        with patchport.session("translate", tmp_path, patching=patching):
+            traced = annotate.input_tensors("node", inputs)
+            if not isinstance(traced, (list, tuple)):
+                traced = [traced]
+            annotate.output_tensors("node", function(*traced), export_with=None)
+    return last_session().nodes["node"]
+
+
+def fresh_like(value, rng):
+    if value.dtype == np.uint8:
+        return rng.integers(0, 256, value.shape, dtype=np.uint8)
+    return rng.random(value.shape).astype(value.dtype)
+
+
+def assert_translation_replays(node, rng):
+    """The translated model on fresh inputs gives the graph's results (ints bit-exact)."""
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    example = [torch.as_tensor(node.samples[0].inputs[n]) for n in names]
+    model, _ = fx_onnx.translate(node.graph_module, example, names, outputs)
+    onnx.checker.check_model(onnx.load_from_string(model), full_check=True)
+    session = onnxruntime.InferenceSession(model)
+    assert [i.name for i in session.get_inputs()] == names
+    assert [o.name for o in session.get_outputs()] == outputs
+    for _ in range(2):
+        fresh = [fresh_like(np.asarray(node.samples[0].inputs[n]), rng) for n in names]
+        want = node.graph_module(*[torch.from_numpy(f) for f in fresh])
+        want = [want] if isinstance(want, torch.Tensor) else list(want)
+        got = session.run(None, dict(zip(names, fresh)))
+        for name, g, w in zip(outputs, got, want):
+            w = w.numpy()
+            assert g.dtype == w.dtype and g.shape == w.shape, name
+            if w.dtype.kind in "fc":
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+            else:
+                np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def test_every_opencv_replacement_translates_and_replays(tmp_path):
+    gray = np.ascontiguousarray(FRAME[..., 1])
+    node = trace_node(tmp_path, opencv_calls, {"bgr": FRAME, "gray": gray}, opencv.all())
+    assert_translation_replays(node, np.random.default_rng(1))
+
+
+def test_numpy_table_sample_translates_and_replays(tmp_path):
+    inputs = {"a": FRAME[:8, :6], "f": np.random.default_rng(2).random((8, 6), np.float32)}
+    node = trace_node(tmp_path, numpy_calls, inputs)
+    assert_translation_replays(node, np.random.default_rng(3))
+
+
+def test_torch_policy_calls_translate_and_replay(tmp_path):
+    node = trace_node(tmp_path, torch_calls, {"x": FRAME[:12, :16]})
+    assert_translation_replays(node, np.random.default_rng(4))
+
+
+def test_camera_pipeline_translates_and_replays(tmp_path):
+    maps = pipelines.undistort_maps(48, 64)
+    model = pipelines.TinyCNN().eval()
+    frame = FRAME.repeat(3, 0).repeat(3, 1)[:48, :64]
+
+    def policy(bgr):
+        return {"action": pipelines.policy(bgr, maps, (32, 24), model)}
+
+    node = trace_node(tmp_path, policy, {"bgr": frame}, opencv.all())
+    assert_translation_replays(node, np.random.default_rng(5))
+
+
+def test_untranslatable_graph_falls_back_to_torch_onnx(tmp_path, caplog):
+    node = trace_node(
+        tmp_path,
+        lambda x: {"y": torch.nn.functional.gelu(torch.from_numpy(x).float() / 100)},
+        {"x": FRAME},
+    )
+    args = [torch.from_numpy(FRAME)]
+    with pytest.raises(fx_onnx.Untranslatable, match="gelu"):
+        fx_onnx.translate(node.graph_module, args, ["x"], ["y"])
+    job = ExportJob(node.graph_module, [FRAME], ["x"], ["y"], tmp_path / "node.onnx")
+    with caplog.at_level(logging.DEBUG, logger="patchport.export.backends"):
+        write_model("onnx", job)
+    assert "torch.onnx fallback" in caplog.text and "gelu" in caplog.text
+    session = onnxruntime.InferenceSession(str(job.path))
+    want = node.graph_module(torch.from_numpy(FRAME))[0].numpy()
+    np.testing.assert_allclose(session.run(None, {"x": FRAME})[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_port_names_like_operators_and_shared_with_inputs(tmp_path):
+    """Names such as ``Identity`` or an output named like its input keep working."""
+    node = trace_node(tmp_path, lambda x: {"x": x[::-1], "Identity": x + 1}, {"x": FRAME})
+    job = ExportJob(node.graph_module, [FRAME], ["x"], ["x", "Identity"], tmp_path / "n.onnx")
+    write_model("onnx", job)
+    session = onnxruntime.InferenceSession(str(job.path))
+    assert [o.name for o in session.get_outputs()] == ["x_out", "Identity"]
+    flipped, plus = session.run(None, {"x": FRAME})
+    np.testing.assert_array_equal(flipped, FRAME[::-1])
+    np.testing.assert_array_equal(plus, FRAME + 1)
+
+
+def test_dynamic_dimensions_are_left_to_torch_onnx(tmp_path):
+    from patchport.export.backends import _write_onnx_direct
+
+    node = trace_node(tmp_path, lambda x: {"y": x + 1}, {"x": FRAME})
+    job = ExportJob(node.graph_module, [FRAME], ["x"], ["y"], tmp_path / "n.onnx")
+    job.params["dynamic_shapes"] = {"x": {0: "batch"}}
+    assert not _write_onnx_direct(job) and not job.path.exists()
+    job.params.clear()
+    assert _write_onnx_direct(job) and job.path.exists()
+
+
+PROPERTY_DTYPES = [np.uint8, np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float32]
+
+
+def test_property_ops_on_every_dtype_translate_or_fall_back(tmp_path):
+    """Each op of the tracing property test, on each dtype: the translation replays the
+    graph on fresh inputs exactly (integers) or refuses; most of them translate."""
+    from tests.tracing.helpers import assert_same, conform, fresh_like, make
+    from tests.tracing.test_property import OPS
+
+    translated, refused = 0, []
+    for dtype in PROPERTY_DTYPES:
+        for name, op in sorted(OPS.items()):
+            x = make((3, 4), dtype, 7, low=0 if dtype == np.uint8 else -3, high=9)
+            with np.errstate(all="ignore"):
+                graph = conform(op, x, rtol=1e-4)
+            try:
+                model, _ = fx_onnx.translate(graph, [torch.from_numpy(x)], ["x0"], ["y"])
+            except fx_onnx.Untranslatable as exc:
+                refused.append(f"{name}/{np.dtype(dtype)}: {str(exc).splitlines()[0]}")
+                continue
+            translated += 1
+            fresh = fresh_like(x, 1)
+            session = onnxruntime.InferenceSession(model)
+            (got,) = session.run(None, {"x0": fresh})
+            want = graph(torch.from_numpy(fresh.copy()))
+            assert_same(np.asarray(got), want.numpy(), rtol=1e-5)
+    print(f"translated {translated}, refused {len(refused)}:", *refused, sep="\n  ")
+    assert translated >= 0.7 * (translated + len(refused)), refused
