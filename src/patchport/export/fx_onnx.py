@@ -567,6 +567,17 @@ def _gather_index(b: _Builder, out: torch.Tensor, x: torch.Tensor, items: tuple)
     return b.node("GatherND", [b.tensor(x), b.node("Concat", columns, axis=-1)])
 
 
+@_emits("select")
+def _select(b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any) -> str:
+    if isinstance(index, torch.Tensor):
+        raise Untranslatable("select with a tensor index")
+    dim %= x.ndim
+    index = index + x.shape[dim] if index < 0 else index
+    starts, ends, axes = b.ints([index]), b.ints([index + 1]), b.ints([dim])
+    picked = b.node("Slice", [b.tensor(x), starts, ends, axes])
+    return b.node("Reshape", [picked, b.ints(out.shape)])  # select drops the axis
+
+
 @_emits("index_select")
 def _index_select(b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any) -> str:
     if index.ndim != 1:
