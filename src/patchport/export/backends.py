@@ -41,7 +41,20 @@ def as_tensor(value: Any) -> torch.Tensor:
         return torch.from_numpy(value)
     if isinstance(value, torch.Tensor):
         return value.as_subclass(torch.Tensor)
-    return torch.from_numpy(np.ascontiguousarray(value))
+    return numpy_tensor(value)
+
+
+def numpy_tensor(value: Any) -> torch.Tensor:
+    """``torch.from_numpy`` for any array or NumPy scalar: 0-d stays 0-d (unlike
+    ``ascontiguousarray``), a strided view is copied, and uint64 that NumPy hands out as
+    ``numpy.ulonglong`` (ONNX Runtime does) is read under its canonical dtype, same bytes."""
+    array = np.asarray(value)
+    if not array.flags.c_contiguous:  # a 0-d array always is, so this keeps its shape
+        array = np.ascontiguousarray(array)
+    canonical = np.dtype(array.dtype.name)
+    if array.dtype.char != canonical.char:
+        array = array.view(canonical)
+    return torch.from_numpy(array)
 
 
 def as_numpy(value: Any) -> np.ndarray:
@@ -401,7 +414,7 @@ def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> 
 
     def run_onnx(inputs: Sequence[Any]) -> list[torch.Tensor]:
         feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-        return [torch.from_numpy(np.ascontiguousarray(r)) for r in session.run(None, feed)]
+        return [numpy_tensor(r) for r in session.run(None, feed)]
 
     return run_onnx
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .backends import load_runner
+from .backends import load_runner, numpy_tensor
 from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
@@ -36,7 +36,7 @@ def _as_torch(key: str, value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value.cpu()
     if isinstance(value, (np.ndarray, np.generic)):
-        return torch.from_numpy(np.ascontiguousarray(value))
+        return numpy_tensor(value)
     raise TypeError(
         f"InferenceManager: input {key!r} must be a torch tensor or a NumPy array, got "
         f"{type(value).__name__}."
