@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import warnings
 
-import cv2
 import numpy as np
 import onnx
 import onnxruntime
@@ -20,43 +19,10 @@ from patchport.export.backends import ExportJob, onnx_output_names, write_model
 from patchport.patches import opencv
 from patchport.sessions.lifecycle import last_session
 from tests.patches import pipelines
+from tests.patches.test_opencv_contract import FRAME
+from tests.patches.test_opencv_contract import all_functions as opencv_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:annotate.output_tensors")
-
-FRAME = np.random.default_rng(5).integers(0, 256, (20, 30, 3), dtype=np.uint8)
-MAPS = tuple(
-    m.astype(np.float32) for m in np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
-)
-ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
-
-
-def opencv_calls(bgr, gray):
-    """Every OpenCV replacement on traced images (the same calls as the contract test)."""
-    small = bgr[2:16, 5:25]
-    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-    h, s, v = cv2.split(hsv)
-    return {
-        "gray": cv2.cvtColor(small, cv2.COLOR_BGR2GRAY),
-        "rgb": cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB),
-        "resize": cv2.resize(bgr, None, fx=1.5, fy=1.25),
-        "resize_area": cv2.resize(bgr, (20, 14), interpolation=cv2.INTER_AREA),
-        "remap": cv2.remap(bgr, *MAPS, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
-        "warpAffine": cv2.warpAffine(gray, ROTATION, (26, 22), borderValue=7),
-        "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
-        "blur": cv2.blur(gray, (3, 3)),
-        "boxFilter": cv2.boxFilter(small, cv2.CV_32F, (3, 5), normalize=False),
-        "copyMakeBorder": cv2.copyMakeBorder(small, 1, 2, 3, 4, cv2.BORDER_REFLECT_101),
-        "flip": cv2.flip(small, -1),
-        "rotate": cv2.rotate(gray[::-1, 3:], cv2.ROTATE_90_COUNTERCLOCKWISE),
-        "transpose": cv2.transpose(small),
-        "normalize": cv2.normalize(gray, None, 0, 1, cv2.NORM_MINMAX, cv2.CV_32F),
-        "convertScaleAbs": cv2.convertScaleAbs(gray, alpha=-1.5, beta=40),
-        "addWeighted": cv2.addWeighted(small, 0.7, cv2.flip(small, 1), 0.3, 2.5),
-        "threshold": cv2.threshold(s, 90, 255, cv2.THRESH_BINARY)[1],
-        "inRange": cv2.inRange(hsv, (0, 40, 40), (90, 255, 255)),
-        "split": h,
-        "merge": cv2.merge([v, s, h]),
-    }
 
 
 def numpy_calls(a, f):
