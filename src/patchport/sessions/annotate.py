@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
-from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError
+from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs
 from ..tracing.values import make_traced, plain, to_numpy_side
@@ -26,6 +26,7 @@ from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
 from .method import method
 from .names import check_file_name
+from .output_views import equal_output, output_source, remember_output
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
 from .state import NodeTrace, Port, Sample, Session
 from .verify import plain_copy
@@ -101,9 +102,11 @@ def _declare(
     traced: dict[str, Any] = {}
     for key, value in payload.flat.items():
         if trace.sources.get(key) is None:
-            source = session.output_owner.get(id(value))
-            if source is not None and source[0] is value:
-                trace.sources[key] = source[1]  # on a later pass: how feedback is found
+            source = output_source(session, value)
+            if source is not None:
+                trace.sources[key] = source  # on a later pass: how feedback is found
+            elif not trace.finished and not state:
+                _warn_if_copy(caller, session, trace.name, key, value)
         if not trace.finished:
             trace.inputs.append(_port(key, value, payload.semantics.get(key)))
             if state:
@@ -446,7 +449,7 @@ def output_tensors(
     trace.pending_states = {}
     trace.entries += 1
     for key, value in flat.items():
-        session.output_owner[id(value)] = (value, f"{node}/{key}")
+        remember_output(session, value, f"{node}/{key}")
     returned = []
     for name, value in payload.entries.items():
         returned.append(rebuild(name, value, lambda _port, leaf: _owned(session, node, leaf)))
@@ -458,8 +461,23 @@ def _owned(session: Session, node: str, leaf: Any) -> Any:
     value = plain(leaf)
     source = session.output_owner.get(id(leaf))
     if source is not None:
-        session.output_owner[id(value)] = (value, source[1])
+        remember_output(session, value, source[1])
     return value
+
+
+def _warn_if_copy(caller: str, session: Session, node: str, key: str, value: Any) -> None:
+    """Say when an input holds an earlier output's values in other memory: it becomes
+    a pipeline input instead of that output's edge."""
+    port = equal_output(session, plain(value))
+    if port is not None:
+        warnings.warn(
+            f"{caller}({node!r}, ...): input '{node}/{key}' holds the same values as output "
+            f"'{port}' but is a copy of it, so it becomes an input of the exported pipeline "
+            f"instead of that output's edge. Pass the value annotate.output_tensors returned, "
+            f"or a view of it (torch.from_numpy, .numpy(), np.asarray), to connect them.",
+            TraceLossWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[str]:

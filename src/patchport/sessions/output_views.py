@@ -1,0 +1,75 @@
+"""Which node output a value handed to ``input_tensors`` is: the object itself, or a
+zero-copy view of its memory (``torch.from_numpy``, ``.numpy()``, ``np.asarray``).
+
+A view holds the same bytes in the same layout, so wiring it as the output's edge is
+exact. A copy with equal values is not wired (equal data may be a coincidence); the
+caller warns so that the user learns why the port became a pipeline input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .state import Session
+
+MemoryKey = tuple[int, tuple[int, ...], tuple[int, ...], str]
+
+
+def memory_key(value: Any) -> MemoryKey | None:
+    """(address, shape, byte strides, dtype) of a CPU array or tensor; else None."""
+    if isinstance(value, np.ndarray):
+        address = value.__array_interface__["data"][0]
+        return address, value.shape, value.strides, value.dtype.str
+    if isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.is_sparse:
+        try:
+            dtype = np.dtype(torch.empty((), dtype=value.dtype).numpy().dtype)
+        except TypeError:  # bfloat16 and others NumPy has no dtype for
+            return None
+        strides = tuple(step * value.element_size() for step in value.stride())
+        return value.data_ptr(), tuple(value.shape), strides, dtype.str
+    return None
+
+
+def remember_output(session: Session, value: Any, port: str) -> None:
+    """Record ``value`` as the data of output ``port`` (by identity and by memory)."""
+    session.output_owner[id(value)] = (value, port)
+    key = memory_key(value)
+    if key is not None and key[0] != 0 and 0 not in key[1]:
+        session.output_views[key] = (value, port)
+
+
+def output_source(session: Session, value: Any) -> str | None:
+    """The output port ``value`` is (or views without copying), else None."""
+    owner = session.output_owner.get(id(value))
+    if owner is not None and owner[0] is value:
+        return owner[1]
+    key = memory_key(value)
+    view = session.output_views.get(key) if key is not None else None
+    return view[1] if view is not None else None
+
+
+def equal_output(session: Session, value: Any) -> str | None:
+    """An output port holding equal values in other memory (a copy), else None."""
+    data = _as_numpy(value)
+    if data is None:
+        return None
+    for owned, port in session.output_views.values():
+        other = _as_numpy(owned)
+        if other is not None and other.shape == data.shape and other.dtype == data.dtype:
+            if np.array_equal(other, data):
+                return port
+    return None
+
+
+def _as_numpy(value: Any) -> np.ndarray | None:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, torch.Tensor) and value.device.type == "cpu":
+        try:
+            return value.detach().numpy()
+        except TypeError:
+            return None
+    return None
