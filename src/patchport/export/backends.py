@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._stack import user_stacklevel
 from ..errors import PatchportError, PatchportWarning
 from .bundle_safety import load_pt2 as load_pt2_safely
 
@@ -375,6 +376,13 @@ def _write_jit_trace(job: ExportJob) -> None:
     torch.jit.save(torch.jit.freeze(traced), str(job.path))  # constants folded in
 
 
+def _first_lines(text: str, count: int = 2, limit: int = 240) -> str:
+    """The first ``count`` non-empty lines of an error, joined: TorchScript's messages
+    start with a blank line and put the failing source line second."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " ".join(lines[:count])[:limit] or "no message"
+
+
 def _write_jit_script(job: ExportJob) -> None:
     """Script the graph (keeps shape-dependent code general); trace where scripting fails."""
     from torch import fx
@@ -389,10 +397,10 @@ def _write_jit_script(job: ExportJob) -> None:
     except Exception as exc:  # fx code TorchScript cannot compile: tracing still records it
         warnings.warn(
             f"export_with='jit-script': TorchScript could not compile node model "
-            f"{job.path.stem!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
+            f"{job.path.stem!r} ({type(exc).__name__}: {_first_lines(str(exc))}); "
             f"it was traced instead (export_with='jit-trace'), which fixes its shapes.",
             PatchportWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         _write_jit_trace(job)
         return
