@@ -1,6 +1,9 @@
 """A node's output reaches the next node through a zero-copy view (``torch.from_numpy``,
 ``.numpy()``, ``np.asarray``) as well as by identity; a copy stays a separate input, said."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -49,3 +52,19 @@ def test_a_copy_of_an_output_stays_an_input_and_is_said(tmp_path):
     result = patchport.compile_graph(visualize=False)
     manager = patchport.InferenceManager(result.yaml_path)
     assert manager.inputs == ["prep/frame", "policy/x"]
+
+
+def test_a_long_loop_does_not_keep_every_output_alive(tmp_path):
+    rng = np.random.default_rng(2)
+    alive = []
+    with patchport.session("loop", save_path=tmp_path):
+        for _ in range(12):
+            frame = annotate.input_tensors(
+                "prep", {"frame": rng.integers(0, 255, (6, 8), np.uint8)}
+            )
+            x = annotate.output_tensors("prep", {"x": prep(frame)})
+            alive.append(weakref.ref(x))
+        del x
+        gc.collect()
+        held = sum(ref() is not None for ref in alive)
+    assert held <= 5, f"{held} of 12 outputs are still held by the session"

@@ -459,9 +459,9 @@ def output_tensors(
 def _owned(session: Session, node: str, leaf: Any) -> Any:
     """The plain value handed back for an output, remembered as that output's data."""
     value = plain(leaf)
-    source = session.output_owner.get(id(leaf))
+    source = output_source(session, leaf)
     if source is not None:
-        remember_output(session, value, source[1])
+        remember_output(session, value, source)
     return value
 
 

@@ -8,6 +8,7 @@ caller warns so that the user learns why the port became a pipeline input.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -34,21 +35,36 @@ def memory_key(value: Any) -> MemoryKey | None:
 
 
 def remember_output(session: Session, value: Any, port: str) -> None:
-    """Record ``value`` as the data of output ``port`` (by identity and by memory)."""
-    session.output_owner[id(value)] = (value, port)
+    """Record ``value`` as the data of output ``port`` (by identity and by memory) for as
+    long as the user holds it: a loop of many passes must not keep every output alive."""
     key = memory_key(value)
-    if key is not None and key[0] != 0 and 0 not in key[1]:
-        session.output_views[key] = (value, port)
+    if key is not None and (key[0] == 0 or 0 in key[1]):
+        key = None
+    ident = id(value)
+
+    def forget(_dead: Any) -> None:
+        if session.output_owner.get(ident, (None,))[0] is reference:
+            del session.output_owner[ident]
+        if key is not None and session.output_views.get(key, (None,))[0] is reference:
+            del session.output_views[key]
+
+    try:
+        reference: Any = weakref.ref(value, forget)
+    except TypeError:  # not weak-referenceable: hold it (identity stays unique)
+        reference = _Strong(value)
+    session.output_owner[ident] = (reference, port)
+    if key is not None:
+        session.output_views[key] = (reference, port)
 
 
 def output_source(session: Session, value: Any) -> str | None:
     """The output port ``value`` is (or views without copying), else None."""
     owner = session.output_owner.get(id(value))
-    if owner is not None and owner[0] is value:
+    if owner is not None and owner[0]() is value:
         return owner[1]
     key = memory_key(value)
     view = session.output_views.get(key) if key is not None else None
-    return view[1] if view is not None else None
+    return view[1] if view is not None and view[0]() is not None else None
 
 
 def equal_output(session: Session, value: Any) -> str | None:
@@ -56,12 +72,24 @@ def equal_output(session: Session, value: Any) -> str | None:
     data = _as_numpy(value)
     if data is None:
         return None
-    for owned, port in session.output_views.values():
-        other = _as_numpy(owned)
+    for reference, port in list(session.output_views.values()):
+        other = _as_numpy(reference())
         if other is not None and other.shape == data.shape and other.dtype == data.dtype:
             if np.array_equal(other, data):
                 return port
     return None
+
+
+class _Strong:
+    """A reference that always resolves, for values ``weakref`` cannot point at."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
 
 
 def _as_numpy(value: Any) -> np.ndarray | None:

@@ -87,10 +87,9 @@ class Session:
     patches: PatchDetails
     nodes: dict[str, NodeTrace] = field(default_factory=dict)
     produced: dict[int, list[str]] = field(default_factory=dict)  # id(PatchInfo) -> node names
-    output_owner: dict[int, tuple[Any, str]] = field(default_factory=dict)  # id -> (obj, port)
-    output_views: dict[tuple, tuple[Any, str]] = field(
-        default_factory=dict
-    )  # memory -> (obj, port)
+    # outputs the user still holds: id -> (weakref, port) and memory -> (weakref, port)
+    output_owner: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    output_views: dict[tuple, tuple[Any, str]] = field(default_factory=dict)
     checks: dict[str, list[float]] = field(default_factory=dict)  # target -> [largest, calls]
     active: bool = True
     dry_run: bool = False  # trace and describe; write no models (LEAPP's start(dry_run=))
