@@ -18,13 +18,9 @@ from typing import Any, NamedTuple
 import torch
 from torch.utils import _pytree as pytree
 
-from ..errors import PatchportError
+from ..errors import ExportArgumentError
 from ..patching import PatchDetails
 from .model_state import ModelState
-
-
-class ExportArgumentError(PatchportError, TypeError):
-    """An argument of :func:`patchport.torch.export` is not usable; nothing was changed."""
 
 
 @dataclass(frozen=True)

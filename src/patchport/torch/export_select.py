@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ..errors import PatchportError
+from ..errors import ExportFailedError, NarrowedExportError
 from .apply import apply_patches_for_model
 from .export_check import (
     Attempt,
@@ -32,23 +32,6 @@ from .export_check import (
     check_program,
     eager_outputs,
 )
-
-
-class ExportFailedError(PatchportError, RuntimeError):
-    """No configuration exported the model; ``attempts`` says why each one failed."""
-
-    def __init__(self, message: str, attempts: list[Attempt]) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-
-
-class NarrowedExportError(PatchportError, ValueError):
-    """Every configuration's program rejects inputs that were asked for, or computes a
-    wrong value on one; ``result`` holds the best program and its report."""
-
-    def __init__(self, message: str, result: ExportResult) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)
