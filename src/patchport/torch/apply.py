@@ -118,24 +118,29 @@ def apply_patches_for_model(
             _put_back(details, state)
     except BaseException:
         _put_back(details, state)  # an interrupt may have cut the first one short
-        _print_model_changes(details, verbose)
+        _print_model_changes(state, verbose)
         raise
-    _print_model_changes(details, verbose)
+    _print_model_changes(state, verbose)
     if verbose:
         for patch in details:
             print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")
 
 
-def _print_model_changes(details: PatchDetails, verbose: int) -> None:
-    if verbose:
-        for change in details.model_changes:
+def _print_model_changes(state: Any, verbose: int) -> None:
+    if verbose and state is not None:
+        for change in state.changes:
             print(f"[patchport] model state: {change}")
 
 
 def _put_back(details: PatchDetails, state: Any) -> None:
-    """Restore the patches, then the model's state; safe to run again (idempotent)."""
+    """Restore the patches, then the model's state; safe to run again (idempotent).
+
+    What was put back stays listed in ``state.changes``; the yielded details show it as
+    their read-only ``model_changes`` (kept for compatibility).
+    """
     try:
         details.restore()
     finally:
         if state is not None:
-            details.model_changes += state.restore()
+            state.restore()
+            details._model_changes = tuple(state.changes)

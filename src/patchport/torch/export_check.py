@@ -56,6 +56,8 @@ class ExportReport:
     configuration: str = ""
     attempts: list[Attempt] = field(default_factory=list)
     choice: str = ""
+    # model attributes and buffers the export replaced, put back afterwards (one line each)
+    model_changes: list[str] = field(default_factory=list)
 
     @property
     def is_general(self) -> bool:

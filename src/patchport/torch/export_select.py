@@ -172,6 +172,7 @@ def export(
             expected_outputs=expected,
         )
         report.backed_size_oblivious = configuration.backed_size_oblivious
+        report.model_changes = details.model_changes
         report.configuration = configuration.name
         attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
         programs.append((len(attempts) - 1, program))
