@@ -77,7 +77,7 @@ class ExportFailedError(PatchportError, RuntimeError):
 
     def __init__(self, message: str, attempts: list[Any]) -> None:
         super().__init__(message)
-        self.attempts = attempts  # patchport.torch.export_check.Attempt records
+        self.attempts = attempts  # patchport.torch.export_report.Attempt records
 
 
 class NarrowedExportError(PatchportError, ValueError):
@@ -86,7 +86,7 @@ class NarrowedExportError(PatchportError, ValueError):
 
     def __init__(self, message: str, result: Any) -> None:
         super().__init__(message)
-        self.result = result  # a patchport.torch.export_check.ExportResult
+        self.result = result  # a patchport.torch.export_report.ExportResult
 
 
 # --- compiling a graph into a bundle -------------------------------------------------

@@ -21,17 +21,13 @@ from typing import Any
 
 import torch
 
-from ..errors import ExportFailedError, NarrowedExportError
+from ..errors import ExportArgumentError, ExportFailedError, NarrowedExportError
 from .apply import apply_patches_for_model
-from .export_check import (
-    Attempt,
-    ExportReport,
-    ExportResult,
-    _check_arguments,
-    _name_dims,
-    check_program,
-    eager_outputs,
-)
+from .export_arguments import check_arguments
+from .export_check import check_program
+from .export_dimensions import name_dims
+from .export_report import Attempt, ExportReport, ExportResult
+from .export_shape_checks import eager_outputs
 
 
 @dataclass(frozen=True)
@@ -106,15 +102,13 @@ def export(
     Returns ``ExportResult(program, report)``; the model is left exactly as it was.
     """
     kwargs = {} if kwargs is None else kwargs
-    _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
     if not isinstance(backed_size_oblivious, (bool, type(None))):
-        from .export_check import ExportArgumentError
-
         raise ExportArgumentError(
             f"patchport.torch.export(backed_size_oblivious=...): expected True, False or None "
             f"(try both), got {backed_size_oblivious!r}."
         )
-    plain_shapes = _name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
+    plain_shapes = name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
     if "transformers" in sys.modules:  # a cache input or output needs its pytree node
         from .transformers_inputs import register_cache_pytrees
 
