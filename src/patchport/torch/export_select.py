@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -22,12 +23,15 @@ from typing import Any
 import torch
 
 from ..errors import ExportArgumentError, ExportFailedError, NarrowedExportError
+from ..verbose import say
 from .apply import apply_patches_for_model
 from .export_arguments import check_arguments
 from .export_check import check_program
 from .export_dimensions import name_dims
 from .export_report import Attempt, ExportReport, ExportResult
 from .export_shape_checks import eager_outputs
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -219,5 +223,4 @@ def _narrowed_message(model: torch.nn.Module, report: ExportReport) -> str:
 
 
 def _say(verbose: int, attempt: Attempt) -> None:
-    if verbose:
-        print(f"[patchport] export {attempt.to_text()}")
+    say(logger, verbose, "export %s", attempt.to_text())
