@@ -18,11 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import BundleCommandError
+
 _PROG = "patchport bundle"
-
-
-class BundleCommandError(Exception):
-    """A problem the command reports in one line and exits 2 on."""
 
 
 def _view(path: str) -> Any:

@@ -274,7 +274,10 @@ def test_export_leaves_the_eager_model_exactly_as_it_was():
     attributes = set(vars(rotary))
     buffers = {k: v.clone() for k, v in rotary._buffers.items()}
     for _ in range(2):
-        export(model, (), inputs(model, 2, 5), dynamic_shapes=shapes(model, False))
+        result = export(model, (), inputs(model, 2, 5), dynamic_shapes=shapes(model, False))
+        plain_try = result.report.attempts[0]  # what each try put back is on its report
+        assert plain_try.configuration == "plain" and plain_try.report is not None
+        assert any("long_inv_freq: removed" in c for c in plain_try.report.model_changes)
         assert set(vars(rotary)) == attributes
         assert all(torch.equal(rotary._buffers[k], v) for k, v in buffers.items())
         with torch.no_grad():

@@ -22,15 +22,11 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
-from ..errors import PatchportError, PatchportWarning
+from ..errors import ExportBackendError, PatchportWarning
 from .bundle_safety import load_pt2 as load_pt2_safely
 
 Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 _log = logging.getLogger(__name__)
-
-
-class ExportBackendError(PatchportError, RuntimeError):
-    """A backend failed to write or load a node's model."""
 
 
 def as_tensor(value: Any) -> torch.Tensor:

@@ -19,15 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import PatchportError
-
-
-class BundleSafetyError(PatchportError, ValueError):
-    """A bundle asks to open a file outside its folder, or to run code while loading."""
-
-
-class ModelIntegrityError(PatchportError, ValueError):
-    """A model file does not match the SHA-256 recorded in the pipeline description."""
+from ..errors import BundleSafetyError, ModelIntegrityError
 
 
 def resolve_inside(bundle_yaml: Path, node: str, model_path: Any) -> Path:

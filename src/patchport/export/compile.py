@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PatchDefinitionError, PatchportError, PatchStateError
+from ..errors import PatchDefinitionError, PatchStateError, ValidationError
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
@@ -41,10 +41,6 @@ from .staging import writes_atomically
 from .visualize import draw_pipeline
 
 _SUSPECT_ORIGINS = ("native", "another recorder", "derived from traced data")
-
-
-class ValidationError(PatchportError, AssertionError):
-    """An exported model does not reproduce the eager computation."""
 
 
 @dataclass

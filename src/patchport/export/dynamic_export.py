@@ -14,11 +14,7 @@ from typing import Any
 
 import torch
 
-from ..errors import PatchportError
-
-
-class DynamicShapeError(PatchportError, ValueError):
-    """A dynamic axis cannot change size in the exported model; the message says why."""
+from ..errors import DynamicShapeError
 
 
 def grown_examples(args: tuple[torch.Tensor, ...], dynamic: list[dict[int, str]]) -> tuple:

@@ -21,13 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from ..errors import Untranslatable
 from . import onnx_proto
 
 OPSET = 20
-
-
-class Untranslatable(Exception):
-    """The graph uses something the direct translator does not write; use torch.onnx."""
 
 
 def _dtype_table() -> dict[torch.dtype, int]:

@@ -14,30 +14,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import PatchportError
+from ..errors import (
+    MissingPolicyInputError,
+    PolicyInputError,
+    PolicyInputTypeError,
+    UnknownPolicyInputError,
+)
 from .input_shapes import check_input_shape, expected_shape
-
-
-class PolicyInputError(PatchportError, ValueError):
-    """An input of run_policy has the wrong shape or dtype, or is unknown to the bundle."""
-
-
-class PolicyInputTypeError(PatchportError, TypeError):
-    """run_policy was given something else than a dict of arrays or tensors."""
-
-
-class UnknownPolicyInputError(PatchportError, KeyError, ValueError):
-    """run_policy was given a key that is no node input of the bundle."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class MissingPolicyInputError(PatchportError, KeyError):
-    """run_policy was not given every input the bundle needs."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any]]:

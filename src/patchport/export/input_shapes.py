@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import PatchportError
-
-
-class InputShapeError(PatchportError, ValueError):
-    """An input's shape does not fit the shape its port declares; nothing was run."""
+from ..errors import InputShapeError
 
 
 def expected_shape(description: dict[str, Any]) -> list[Any]:

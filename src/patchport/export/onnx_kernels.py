@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import PatchportError, PatchportWarning
+from ..errors import OnnxKernelError, OnnxPrecisionWarning
 
 _TYPE_NAMES = {
     1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
@@ -44,14 +44,6 @@ _LOSSY = {
     ("double", "float"): "values rounded to float32: about 7 significant digits, fewer where "
     "the function amplifies rounding (tan near its poles), magnitudes up to 3.4e38",
 }
-
-
-class OnnxPrecisionWarning(PatchportWarning):
-    """An ONNX node runs in a narrower dtype than NumPy's, for lack of an ORT kernel."""
-
-
-class OnnxKernelError(PatchportError, TypeError):
-    """An exported ONNX node has no ONNX Runtime CPU kernel for its dtype."""
 
 
 @dataclass(frozen=True)

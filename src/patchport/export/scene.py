@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import DrawingUnavailable as DrawingUnavailable  # its historical home
+
 FONT_SIZE = 13
 TITLE_SIZE = 14
 MARGIN = 24
@@ -26,10 +28,6 @@ COLOURS = {
     "other": "#e9ecef",
 }
 FEEDBACK_DASH = (7, 5)
-
-
-class DrawingUnavailable(ImportError):
-    """The picture needs the ``draw`` extra (fast-sugiyama, Pillow)."""
 
 
 # --- scene -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import PatchportError
+from ..errors import BundleFormatError
 
 PIPELINE_KEYS = (
     "configs",
@@ -22,10 +22,6 @@ PIPELINE_KEYS = (
     "inputs",
     "outputs",
 )
-
-
-class BundleFormatError(PatchportError, ValueError):
-    """A bundle's YAML cannot be read or does not describe a pipeline."""
 
 
 def read_checked_spec(path: Path, read: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:

@@ -39,8 +39,6 @@ class PatchDetails:
         self.patched: list[PatchInfo] = []
         self.skipped: list[SkippedPatch] = []
         self.kept_external: list[PatchInfo] = []
-        # model attributes/buffers an export replaced and that were put back (model=...)
-        self.model_changes: list[Any] = []
         self._applied: list[PatchInfo] = []
         self._anchors: list[tuple[str, str]] = []  # filled in place, so nothing is lost
         if patches is not None:
@@ -61,6 +59,14 @@ class PatchDetails:
 
     def __repr__(self) -> str:
         return f"PatchDetails({self.n_patches} patches, {len(self.skipped)} skipped)"
+
+    _model_changes: tuple[str, ...] = ()  # set by apply_patches_for_model(model=...) on exit
+
+    @property
+    def model_changes(self) -> list[str]:
+        """Read-only, kept for compatibility: what ``apply_patches_for_model(model=...)``
+        put back on the model (``patchport.torch.export``: ``ExportReport.model_changes``)."""
+        return list(self._model_changes)
 
     @property
     def n_patches(self) -> int:

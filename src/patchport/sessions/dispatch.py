@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
-from ..errors import PatchMismatchError, PatchMismatchWarning, PatchportError
+from ..errors import PatchMismatchError, PatchMismatchWarning, PatchRuleError
 from ..patching import PatchInfo
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
@@ -34,10 +34,6 @@ _PLAIN_TYPES = frozenset(
     {np.ndarray, torch.Tensor, int, float, bool, str, bytes, type(None), complex}
 )
 _running = threading.local()  # FunctionPatches whose replacement runs on this thread
-
-
-class PatchRuleError(PatchportError, ValueError):
-    """A replacement broke one of the rules for traced calls (purity, no buffers, ...)."""
 
 
 def iter_values(obj: Any, depth: int = 0) -> Iterator[Any]:

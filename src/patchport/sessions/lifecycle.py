@@ -29,27 +29,24 @@ from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
 from .function_patch import FunctionPatch, validate_function_patches
 from .names import check_start_arguments
-from .state import Session
+from .state import SESSIONS, Session
 
 logger = logging.getLogger("patchport")
-
-_current: list[Session | None] = [None]
-_last: list[Session | None] = [None]
 
 
 def current_session() -> Session | None:
     """The active session, if any."""
-    return _current[0]
+    return SESSIONS.current
 
 
 def last_session() -> Session | None:
     """The active session, or the last one stopped."""
-    return _current[0] or _last[0]
+    return SESSIONS.current or SESSIONS.last
 
 
 def require_session(caller: str) -> Session:
     """The active session, or a clear error naming ``caller``."""
-    session = _current[0]
+    session = SESSIONS.current
     if session is None:
         raise PatchStateError(
             f"{caller}: no tracing session is active; call patchport.start(name) first."
@@ -242,9 +239,9 @@ def start(
     nodes described but not exported, ``max_cached_io`` passes per node are kept for
     validation.
     """
-    if _current[0] is not None:
+    if SESSIONS.current is not None:
         raise PatchStateError(
-            f"patchport.start({name!r}): session {_current[0].name!r} is still active; call "
+            f"patchport.start({name!r}): session {SESSIONS.current.name!r} is still active; call "
             f"patchport.stop() before starting another (its patches would otherwise mix)."
         )
     check_start_arguments(name, save_path)
@@ -272,7 +269,7 @@ def start(
     details.extend(_watch_patches(watch, patched, patch_aliases))
     try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
         details.apply()
-        _current[0] = session
+        SESSIONS.current = session
         if verbose:
             logger.setLevel(logging.INFO)
         logger.info("patchport: session %r started with %d patches", name, details.n_patches)
@@ -334,10 +331,10 @@ def _release(session: Session, remember: bool) -> None:
         finally:
             session.patches.restore()
     finally:
-        if _current[0] is session:
+        if SESSIONS.current is session:
             if remember:
-                _last[0] = session
-            _current[0] = None
+                SESSIONS.last = session
+            SESSIONS.current = None
         session.active = False
 
 
@@ -354,7 +351,7 @@ def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[
             active = start(name, save_path, **options)
             yield active
         finally:
-            if active is not None and _current[0] is active:
+            if active is not None and SESSIONS.current is active:
                 stop()
     except BaseException:
         if active is not None:

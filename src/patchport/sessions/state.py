@@ -139,3 +139,16 @@ class Session:
     def record_nodes(self, patch: PatchInfo, nodes: list[Any]) -> None:
         """Remember the graph nodes a replacement call appended (for the session report)."""
         self.produced.setdefault(id(patch), []).extend(node.name for node in nodes)
+
+
+@dataclass
+class SessionSlots:
+    """The process-wide session state, declared in one place: which session is active
+    (between ``start`` and ``stop``) and which one stopped last (what ``compile_graph``
+    and ``session_patches()`` read after ``stop``). Only ``lifecycle`` writes it."""
+
+    current: Session | None = None
+    last: Session | None = None
+
+
+SESSIONS = SessionSlots()

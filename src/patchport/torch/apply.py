@@ -9,8 +9,9 @@ from typing import Any
 
 from ..errors import PatchDefinitionError
 from ..patching import PatchDetails, PatchInfo, SkippedPatch
+from ..verbose import say
 
-logger = logging.getLogger("patchport")
+logger = logging.getLogger(__name__)
 
 
 def collect_patches(
@@ -81,6 +82,8 @@ def apply_patches_for_model(
     exit, exceptions included.
     ``patch_transformers=True`` also registers transformers' ``DynamicCache`` as a pytree
     node; that registration is kept, since running the exported program needs it.
+    Each patch applied, skipped or restored is an INFO record of the ``patchport.torch``
+    loggers; ``verbose`` also prints those lines on stdout.
     """
     if model is not None and not isinstance(model, torch_module_type()):
         raise PatchDefinitionError(
@@ -89,7 +92,7 @@ def apply_patches_for_model(
         )
     details = collect_patches(patch_torch, patch_transformers, extra_patches, model=model)
     for skipped in details.skipped:
-        logger.info("patchport: skipped %s (%s): %s", skipped.name, skipped.target, skipped.reason)
+        logger.debug("skipped %s (%s): %s", skipped.name, skipped.target, skipped.reason)
     if patch_transformers:
         from .transformers_inputs import register_cache_pytrees
 
@@ -102,40 +105,44 @@ def apply_patches_for_model(
 
                 state = ModelState.capture(model)
             with details:
-                if verbose:
-                    for patch in details:
-                        print(
-                            f"[patchport] applied [{patch.family}] {patch.name} on "
-                            f"{patch.target_name}"
-                        )
-                    for skipped in details.skipped:
-                        print(
-                            f"[patchport] skipped [{skipped.family}] {skipped.name}: "
-                            f"{skipped.reason}"
-                        )
+                for patch in details:
+                    say(logger, verbose, "applied [%s] %s on %s", *_names(patch))
+                for skipped in details.skipped:
+                    say(logger, verbose, "skipped [%s] %s: %s", *_names(skipped))
                 yield details
         finally:
             _put_back(details, state)
     except BaseException:
         _put_back(details, state)  # an interrupt may have cut the first one short
-        _print_model_changes(details, verbose)
+        _print_model_changes(state, verbose)
         raise
-    _print_model_changes(details, verbose)
-    if verbose:
-        for patch in details:
-            print(f"[patchport] restored {patch.target_name} ({patch.calls} call(s))")
+    _print_model_changes(state, verbose)
+    for patch in details:
+        say(logger, verbose, "restored %s (%d call(s))", patch.target_name, patch.calls)
 
 
-def _print_model_changes(details: PatchDetails, verbose: int) -> None:
-    if verbose:
-        for change in details.model_changes:
-            print(f"[patchport] model state: {change}")
+def _names(patch: PatchInfo | SkippedPatch) -> tuple[str, str, str]:
+    """``(family, name, target)`` of an applied patch, ``(family, name, reason)`` of a
+    skipped one: what the applied/skipped lines show."""
+    if isinstance(patch, SkippedPatch):
+        return patch.family, patch.name, patch.reason
+    return patch.family, patch.name, patch.target_name
+
+
+def _print_model_changes(state: Any, verbose: int) -> None:
+    for change in state.changes if state is not None else ():
+        say(logger, verbose, "model state: %s", change)
 
 
 def _put_back(details: PatchDetails, state: Any) -> None:
-    """Restore the patches, then the model's state; safe to run again (idempotent)."""
+    """Restore the patches, then the model's state; safe to run again (idempotent).
+
+    What was put back stays listed in ``state.changes``; the yielded details show it as
+    their read-only ``model_changes`` (kept for compatibility).
+    """
     try:
         details.restore()
     finally:
         if state is not None:
-            details.model_changes += state.restore()
+            state.restore()
+            details._model_changes = tuple(state.changes)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -21,34 +22,16 @@ from typing import Any
 
 import torch
 
-from ..errors import PatchportError
+from ..errors import ExportArgumentError, ExportFailedError, NarrowedExportError
+from ..verbose import say
 from .apply import apply_patches_for_model
-from .export_check import (
-    Attempt,
-    ExportReport,
-    ExportResult,
-    _check_arguments,
-    _name_dims,
-    check_program,
-    eager_outputs,
-)
+from .export_arguments import check_arguments
+from .export_check import check_program
+from .export_dimensions import name_dims
+from .export_report import Attempt, ExportReport, ExportResult
+from .export_shape_checks import eager_outputs
 
-
-class ExportFailedError(PatchportError, RuntimeError):
-    """No configuration exported the model; ``attempts`` says why each one failed."""
-
-    def __init__(self, message: str, attempts: list[Attempt]) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-
-
-class NarrowedExportError(PatchportError, ValueError):
-    """Every configuration's program rejects inputs that were asked for, or computes a
-    wrong value on one; ``result`` holds the best program and its report."""
-
-    def __init__(self, message: str, result: ExportResult) -> None:
-        super().__init__(message)
-        self.result = result
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -123,15 +106,13 @@ def export(
     Returns ``ExportResult(program, report)``; the model is left exactly as it was.
     """
     kwargs = {} if kwargs is None else kwargs
-    _check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
     if not isinstance(backed_size_oblivious, (bool, type(None))):
-        from .export_check import ExportArgumentError
-
         raise ExportArgumentError(
             f"patchport.torch.export(backed_size_oblivious=...): expected True, False or None "
             f"(try both), got {backed_size_oblivious!r}."
         )
-    plain_shapes = _name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
+    plain_shapes = name_dims(dynamic_shapes)[1] if dynamic_shapes is not None else None
     if "transformers" in sys.modules:  # a cache input or output needs its pytree node
         from .transformers_inputs import register_cache_pytrees
 
@@ -189,6 +170,7 @@ def export(
             expected_outputs=expected,
         )
         report.backed_size_oblivious = configuration.backed_size_oblivious
+        report.model_changes = details.model_changes
         report.configuration = configuration.name
         attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
         programs.append((len(attempts) - 1, program))
@@ -241,5 +223,4 @@ def _narrowed_message(model: torch.nn.Module, report: ExportReport) -> str:
 
 
 def _say(verbose: int, attempt: Attempt) -> None:
-    if verbose:
-        print(f"[patchport] export {attempt.to_text()}")
+    say(logger, verbose, "export %s", attempt.to_text())

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
+from ..verbose import say
 from ..versions import installed_version
+
+logger = logging.getLogger(__name__)
 
 
 def register_cache_pytrees() -> bool:
@@ -113,9 +117,8 @@ def register_flattening_functions(
         before = {cls for cls in _cache_classes() if cls in pytree.SUPPORTED_NODES}
         register_cache_pytrees()
         added = [c for c in _cache_classes() if c in pytree.SUPPORTED_NODES and c not in before]
-        if verbose:
-            for cls in added:
-                print(f"[patchport] registered {cls.__name__} as a pytree node")
+        for cls in added:
+            say(logger, verbose, "registered %s as a pytree node", cls.__name__)
     try:
         yield added
     finally:
@@ -123,5 +126,4 @@ def register_flattening_functions(
             pytree._deregister_pytree_node(cls)
             fx_pytree.SUPPORTED_NODES.pop(cls, None)
             fx_pytree.SUPPORTED_NODES_EXACT_MATCH.pop(cls, None)
-            if verbose:
-                print(f"[patchport] unregistered {cls.__name__}")
+            say(logger, verbose, "unregistered %s", cls.__name__)

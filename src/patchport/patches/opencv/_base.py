@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...errors import PatchportError
+from ...errors import UnsupportedCaseError
 
 try:
     import cv2
@@ -22,10 +22,6 @@ except ImportError as error:  # pragma: no cover - the opencv extra is not insta
         "patchport.patches.opencv needs OpenCV: pip install 'patchport[opencv]' "
         "(opencv-python-headless)."
     ) from error
-
-
-class UnsupportedCaseError(PatchportError, ValueError):
-    """A patched OpenCV call used an argument value its replacement does not support."""
 
 
 @dataclass(frozen=True)

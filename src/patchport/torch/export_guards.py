@@ -1,0 +1,169 @@
+"""Guard analysis: what an exported program accepts less than what was asked for
+(fixed sizes, bounds, excluded values), said in words; relations between inputs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from .export_dimensions import Dimension
+from .export_report import Narrowing
+
+_COMPARISON = re.compile(r"^(.*?)\s*(<=|>=|==|!=|<|>)\s*(.*)$")
+_SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\]|\.\w+)*\.size\(\)\[\d+\]")
+
+
+def _readable(expression: str, names: dict[str, str]) -> str:
+    text = _SOURCE.sub(lambda m: names.get(m.group(0), m.group(0)), expression)
+    text = re.sub(r"\(\(-1\)\*([^()]+?)\)", r"- \1", text)
+    return text.replace("+ -", "- ").replace("  ", " ").strip()
+
+
+def _always_holds(guard: str, names: dict[str, str]) -> bool:
+    """True when a guard holds for every positive size (sympy can prove it)."""
+    import sympy
+
+    symbols: dict[str, Any] = {}
+    keys: dict[str, str] = {}  # one symbol per name: dimensions named alike are one size
+
+    def symbol(match: re.Match) -> str:
+        label = names.get(match.group(0), match.group(0))
+        key = keys.setdefault(label, f"d{len(keys)}")
+        symbols[key] = sympy.Symbol(key, integer=True, positive=True)
+        return key
+
+    text = _SOURCE.sub(symbol, guard)
+    match = _COMPARISON.match(text)
+    if match is None or "L[" in text:
+        return False
+    left, op, right = match.groups()
+    try:
+        relation = sympy.Rel(
+            sympy.sympify(left, locals=symbols), sympy.sympify(right, locals=symbols), op
+        )
+        return bool(sympy.simplify(relation) is sympy.true)
+    except (sympy.SympifyError, TypeError, ValueError):
+        return False
+
+
+def _without_parentheses(text: str) -> str:
+    """``(a + b)`` -> ``a + b``; ``(a) + (b)`` and unbalanced text are kept as they are."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for index, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0 and index < len(text) - 1:
+                return text
+        text = text[1:-1].strip()
+    return text
+
+
+def _scaled(left: str, right: str) -> tuple[str, str]:
+    """``8*seq``, ``8`` -> ``seq``, ``1``: say the condition on the dimension itself."""
+    match = re.fullmatch(r"(\d+)\*(.+)", left)
+    if match and _is_integer(right) and int(right.strip("()")) % int(match.group(1)) == 0:
+        return _without_parentheses(match.group(2)), str(
+            int(right.strip("()")) // int(match.group(1))
+        )
+    return left, right
+
+
+def _is_integer(text: str) -> bool:
+    return re.fullmatch(r"\(?-?\d+\)?", text.strip()) is not None
+
+
+def analyse_guards(
+    dims: list[Dimension], ep: Any
+) -> tuple[dict[str, str], list[Narrowing], list[str], list[Narrowing]]:
+    """Narrowings (constants, bounds, excluded values), relations, and assumptions
+    (a lower bound of 2 that the program does not enforce: torch's 0/1 specialization)."""
+    import sympy
+
+    requested: dict[str, str] = {}
+    narrowings: list[Narrowing] = []
+    relations: list[str] = []
+    assumptions: list[Narrowing] = []
+    by_symbol: dict[Any, str] = {}
+    names = {dim.source: dim.label for dim in dims}
+    for dim in dims:
+        requested[dim.source] = dim.label
+        size = dim.size
+        if isinstance(size, int):
+            narrowings.append(
+                Narrowing(dim.label, f"{dim.label} was fixed to {size} (asked to be dynamic)")
+            )
+            continue
+        if not isinstance(size, torch.SymInt):
+            continue
+        expr = size.node.expr
+        if not isinstance(expr, sympy.Symbol):
+            relations.append(f"{dim.label} = {expr}")
+            continue
+        if expr in by_symbol and by_symbol[expr] != dim.label:
+            relations.append(f"{dim.label} must equal {by_symbol[expr]}")
+        by_symbol.setdefault(expr, dim.label)
+        bounds = ep.range_constraints.get(expr)
+        if bounds is None:
+            continue
+        lower, upper = bounds.lower, bounds.upper
+        if isinstance(lower, sympy.Integer) and int(lower) == 2 and dim.requested_min < 2:
+            # the program still runs sizes 0 and 1 (torch skips checking a bound of 2),
+            # but the trace assumed >= 2: only a shape check can say whether 1 is right
+            text = f"{dim.label} was traced as >= 2; size 1 runs but was not traced"
+            assumptions.append(Narrowing(dim.label, text))
+        elif isinstance(lower, sympy.Integer) and int(lower) > dim.requested_min:
+            narrowings.append(Narrowing(dim.label, f"{dim.label} must be >= {int(lower)}"))
+        if isinstance(upper, sympy.Integer):
+            if dim.requested_max is None or int(upper) < dim.requested_max:
+                narrowings.append(Narrowing(dim.label, f"{dim.label} must be <= {int(upper)}"))
+    for guard in getattr(ep, "_guards_code", None) or []:
+        if _always_holds(guard, names):
+            continue  # e.g. (batch*seq) % batch == 0: true for every size, not a narrowing
+        text = _readable(guard, names)
+        involved = [label for source, label in names.items() if source in guard]
+        match = _COMPARISON.match(text)
+        if match is None or not involved:
+            relations.append(text)
+            continue
+        left, op, right = (part.strip() for part in match.groups())
+        left, right = _without_parentheses(left), _without_parentheses(right)
+        if left == right:
+            continue  # two dimensions the user gave the same name: asked for, not narrowed
+        left, right = _scaled(left, right)
+        constant_side = _is_integer(right) or _is_integer(left)
+        if len(set(involved)) == 1 and constant_side:
+            if _trivially_true(op, left, right, dims, involved[0]):
+                continue
+            narrowings.append(Narrowing(involved[0], _must(left, op, right)))
+        elif op in ("!=", "==") and constant_side:
+            narrowings.append(Narrowing(involved[0], _must(left, op, right)))
+        else:
+            relations.append(f"{left} {op} {right}")
+    return requested, _unique(narrowings), list(dict.fromkeys(relations)), _unique(assumptions)
+
+
+def _must(left: str, op: str, right: str) -> str:
+    """``seq must be != 1``, ``past must be <= 12``, ``width must be 3``."""
+    return f"{left} must be {right}" if op == "==" else f"{left} must be {op} {right}"
+
+
+def _trivially_true(op: str, left: str, right: str, dims: list[Dimension], label: str) -> bool:
+    """``seq >= 1`` and the like hold for every size that was asked for."""
+    if left.strip() != label or not _is_integer(right):
+        return False
+    value = int(right.strip("()"))
+    low = next(d.requested_min for d in dims if d.label == label)
+    return (op == ">=" and value <= low) or (op == ">" and value < low)
+
+
+def _unique(items: list[Narrowing]) -> list[Narrowing]:
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        if item.text not in seen:
+            seen.add(item.text)
+            kept.append(item)
+    return kept
