@@ -6,6 +6,7 @@ import torch
 
 from patchport.errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from patchport.patching import PatchDetails, PatchInfo
+from patchport.patching.patch_details import ExceptionGroup  # the backport on Python 3.10
 
 from . import targets
 

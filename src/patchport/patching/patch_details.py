@@ -14,6 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+try:  # Python >= 3.11; on 3.10 the backport (a dependency there) provides it
+    from builtins import ExceptionGroup
+except ImportError:  # pragma: no cover - Python 3.10
+    from exceptiongroup import ExceptionGroup
+
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from .graph_involvement import nodes_by_patch
