@@ -20,11 +20,10 @@ import torch
 
 from .._stack import user_stacklevel
 from ..errors import PatchMismatchError, PatchMismatchWarning, PatchportError
-from ..patching import PatchInfo
+from ..patching import FunctionPatch, PatchInfo
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
-from .function_patch import FunctionPatch
 from .inplace import split_inplace_dst, write_inplace
 from .verify import check_results, plain_copy
 

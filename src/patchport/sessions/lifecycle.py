@@ -25,9 +25,9 @@ from ..errors import (
     TraceLossWarning,
 )
 from ..patching import PatchDetails, PatchInfo
+from ..patching.function_patch import FunctionPatch, validate_function_patches
 from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
-from .function_patch import FunctionPatch, validate_function_patches
 from .names import check_start_arguments
 from .state import Session
 
