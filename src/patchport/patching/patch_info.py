@@ -228,7 +228,9 @@ class PatchInfo:
         """Build the installed object, shaped like the original (staticmethod, classmethod).
 
         By default a thin wrapper counts calls; with ``count_calls=False`` the replacement is
-        installed as is (it then counts what it wants itself, e.g. only traced calls).
+        installed as is and counts what it wants itself (e.g. only traced calls) on
+        ``active_patch_of(itself).calls``: either way the installed object is marked with
+        this PatchInfo, the one place calls are counted.
         """
         func = self.patch
         if isinstance(func, (staticmethod, classmethod)):
