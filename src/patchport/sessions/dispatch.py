@@ -24,7 +24,7 @@ from ..patching import FunctionPatch, PatchInfo, active_patch_of
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
-from .inplace import split_inplace_dst, write_inplace
+from .inplace import inplace_refusal, split_inplace_dst, write_inplace
 from .verify import check_results, plain_copy
 
 _MAX_DEPTH = 4
@@ -139,7 +139,10 @@ class PatchedCall:
         if self.verify is not False:
             self._check_against_original(*given, inputs, before, result)
         if inplace_target is not None:  # cv2.subtract(img, mean, img): img is written
-            return write_inplace(recorder, inplace_target, result, name)
+            refusal = inplace_refusal(inplace_target, result, name)
+            if refusal is not None:
+                raise PatchRuleError(refusal)
+            return write_inplace(recorder, inplace_target, result)
         return result
 
     def _check_against_original(
