@@ -6,6 +6,7 @@ session, a shipped :class:`~patchport.patching.declaration.PatchDeclaration` thr
 """
 
 from .declaration import PatchDeclaration, split_resolved, version_skip_reason
+from .families import PatchFamily
 from .function_patch import FunctionPatch
 from .patch_details import PatchDetails, SkippedPatch
 from .patch_info import PatchInfo, active_patch_of, original_of
@@ -14,6 +15,7 @@ __all__ = [
     "FunctionPatch",
     "PatchDeclaration",
     "PatchDetails",
+    "PatchFamily",
     "PatchInfo",
     "SkippedPatch",
     "active_patch_of",

@@ -24,7 +24,7 @@ from ..errors import (
     TraceLossError,
     TraceLossWarning,
 )
-from ..patching import PatchDetails, PatchInfo
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from ..patching.function_patch import FunctionPatch, validate_function_patches
 from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
@@ -137,10 +137,10 @@ def _function_patches(
         call = PatchedCall(
             declaration, original, session.verify, session.record_nodes, session.record_check
         )
-        points = [(declaration.module, declaration.function_name, "user")]
+        points = [(declaration.module, declaration.function_name, PatchFamily.USER)]
         aliases = list(find_aliases(original, declaration.module, declaration.function_name))
         if patch_aliases:
-            points += [(module, name, "alias") for module, name in aliases]
+            points += [(module, name, PatchFamily.ALIAS) for module, name in aliases]
         else:
             for module, name in aliases:
                 message = (

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PatchDefinitionError
-from ..patching import PatchInfo, SkippedPatch
+from ..patching import PatchFamily, PatchInfo, SkippedPatch
 from ..patching.declaration import VersionedDeclaration, split_resolved
 from ..versions import installed_version
 
-FAMILY = "transformers"
+FAMILY = PatchFamily.TRANSFORMERS
 
 
 _ROTARY = {"rotary_forward_without_state"}

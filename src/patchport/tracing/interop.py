@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..patching import PatchDetails, PatchInfo
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .values import (
     NP_TO_TORCH,
     TracedArray,
@@ -213,7 +213,7 @@ def interop_patch_infos(aliases: AliasFinder | None = None) -> list[PatchInfo]:
             replacement,
             module,
             attribute,
-            family="interop",
+            family=PatchFamily.INTEROP,
             description="keeps traced data traced across NumPy/torch conversions",
         )
         for module, attribute, replacement in points

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..patching import PatchDetails, PatchInfo
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
 from .values import active_recorder, find_recorder, plain, plain_tree
@@ -119,7 +119,7 @@ def watch_patch_infos(
             make_watcher(qualname, getattr(owner, name)),
             owner,
             name,
-            family="watch",
+            family=PatchFamily.WATCH,
             count_calls=False,
             description="warns when traced data reaches native code",
         )

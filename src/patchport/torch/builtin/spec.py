@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...patching import PatchInfo, SkippedPatch
+from ...patching import PatchFamily, PatchInfo, SkippedPatch
 from ...patching.declaration import VersionedDeclaration
 from ...versions import installed_version
 
@@ -25,7 +25,7 @@ class BuiltinPatch(VersionedDeclaration):
     PatchInfo, or one SkippedPatch saying why not.
     """
 
-    family: str
+    family: PatchFamily
     module: str
     attribute: str
     replacement: Callable[..., Any]
