@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "PatchInfo": "patchport.patching",
     "PatchDetails": "patchport.patching",
-    "FunctionPatch": "patchport.sessions",
+    "FunctionPatch": "patchport.patching",
     "PatchRuleError": "patchport.sessions",
     "annotate": "patchport.sessions",
     "start": "patchport.sessions",

@@ -6,6 +6,7 @@ import torch
 
 from patchport.errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from patchport.patching import PatchDetails, PatchInfo
+from patchport.patching.patch_details import ExceptionGroup  # the backport on Python 3.10
 
 from . import targets
 
@@ -221,3 +222,47 @@ def test_report_lists_patches_exercised_without_nodes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "no patch was involved" in PatchDetails().make_report([])
+
+
+class UndoFails(PatchInfo):
+    """A patch whose restore fails (a frozen target, say): it stays applied."""
+
+    def undo(self):
+        raise RuntimeError(f"cannot restore {self.target_name}")
+
+
+def test_every_restore_error_is_raised_together_after_restoring_all_the_others():
+    original = (targets.scale, targets.offset, vars(targets.Child)["tool"])
+    details = PatchDetails(
+        [
+            UndoFails(triple, targets, "scale"),
+            PatchInfo.make(plus_ten, targets, "offset"),
+            UndoFails(triple, targets.Child, "tool"),
+        ]
+    )
+    details.apply()
+    try:
+        with pytest.raises(ExceptionGroup) as caught:
+            details.restore()
+        messages = sorted(str(exc) for exc in caught.value.exceptions)
+        assert messages == [
+            "cannot restore tests.patching.targets.Child.tool",
+            "cannot restore tests.patching.targets.scale",
+        ]
+        assert "2 patches" in str(caught.value)
+        assert targets.offset is original[1]  # restored despite the failures around it
+        assert not details.is_applied
+    finally:
+        for patch in details:
+            if patch.applied:
+                PatchInfo.undo(patch)
+    assert (targets.scale, targets.offset, vars(targets.Child)["tool"]) == original
+
+
+def test_a_single_restore_error_is_raised_as_it_is():
+    details = PatchDetails([UndoFails(triple, targets, "scale")]).apply()
+    try:
+        with pytest.raises(RuntimeError, match="cannot restore tests.patching.targets.scale"):
+            details.restore()
+    finally:
+        PatchInfo.undo(details[0])

@@ -156,3 +156,18 @@ def test_to_dict_row():
     row = PatchInfo.make(triple, targets, "scale", family="custom").to_dict()
     assert row["name"] == "triple" and row["target"] == "tests.patching.targets.scale"
     assert row["applied"] is False and row["calls"] == 0
+
+
+def test_shipped_families_are_an_enum_that_reads_like_the_names():
+    from patchport.patching import PatchFamily
+
+    assert {f.value for f in PatchFamily} >= {"torch", "transformers", "interop", "watch"}
+    patch = PatchInfo.make(triple, targets, "scale", family=PatchFamily.TORCH)
+    assert patch.family == "torch" and patch.family is PatchFamily.TORCH
+    row = patch.to_dict()
+    assert row["family"] == "torch" and type(row["family"]) is str  # YAML/JSON-safe rows
+    assert "family='torch'" in repr(patch)
+    assert patch.format_diff().startswith("torch: tests.patching.targets.scale -> triple")
+    assert patch.refid == "patch-torch-tests-patching-targets-scale"
+    # a user's own family stays a plain string
+    assert PatchInfo.make(triple, targets, "scale", family="mine").to_dict()["family"] == "mine"

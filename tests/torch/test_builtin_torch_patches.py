@@ -131,7 +131,7 @@ def _replacement(*args):
     ],
 )
 def test_builtin_patch_that_does_not_fit_is_skipped_with_its_reason(spec, reason):
-    resolved = spec.resolve()
+    [resolved] = spec.resolve()
     assert isinstance(resolved, SkippedPatch)
     assert reason in resolved.reason
 

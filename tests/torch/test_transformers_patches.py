@@ -8,6 +8,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from patchport.patching import PatchDetails, SkippedPatch  # noqa: E402
+from patchport.patching.declaration import PatchDeclaration  # noqa: E402
 from patchport.torch import apply_patches_for_model, make_dynamic_cache  # noqa: E402
 from patchport.torch.builtin import BuiltinPatch, builtin_patches  # noqa: E402
 from patchport.torch.builtin.transformers_attention import (  # noqa: E402
@@ -18,10 +19,11 @@ from patchport.torch.model_state import ModelState  # noqa: E402
 from patchport.torch.transformers_patches import (  # noqa: E402
     EXPORTER_PATCHES_NOT_APPLIED,
     MODULE_PATCHES,
-    FunctionPatch,
+    CopiedHelperPatch,
+    ExporterPatches,
     ModulePatch,
+    copied_helper_patches,
     exporter_patches,
-    function_patches,
     model_patches,
 )
 
@@ -183,7 +185,7 @@ def test_patch_whose_target_is_missing_in_installed_transformers_is_skipped():
         spec.versions,
         spec.why,
     )
-    resolved = missing.resolve()
+    [resolved] = missing.resolve()
     assert isinstance(resolved, SkippedPatch)
     assert "AttentionInterface.get_interface_gone not found in transformers 5." in resolved.reason
     other = BuiltinPatch(
@@ -195,17 +197,23 @@ def test_patch_whose_target_is_missing_in_installed_transformers_is_skipped():
         "<4.0",
         spec.why,
     )
-    assert "written for transformers<4.0, installed" in other.resolve().reason
+    assert "written for transformers<4.0, installed" in other.resolve()[0].reason
     old = ModulePatch(**{**MODULE_PATCHES[0].__dict__, "versions": ">=9.0"})
-    patches, skipped = old.resolve_for(dynamic_llama())
-    assert patches == [] and "written for transformers>=9.0" in skipped[0].reason
-    gone = FunctionPatch(
-        **{**function_patches()[0].__dict__, "reference": "transformers.models.llama.gone"}
+    gone = CopiedHelperPatch(
+        **{**copied_helper_patches()[0].__dict__, "reference": "transformers.models.llama.gone"}
     )
-    patches, skipped = gone.resolve_for(dynamic_llama())
-    assert patches == [] and "reference transformers.models.llama.gone not found" in (
-        skipped[0].reason
-    )
+    model = dynamic_llama()
+    # the four declaration kinds share one contract: resolve(model) -> patches and skips
+    for declaration, reason in [
+        (other, "written for transformers<4.0, installed"),
+        (old, "written for transformers>=9.0, installed"),
+        (gone, "reference transformers.models.llama.gone not found"),
+        (ExporterPatches("no_such_backend"), "ships no exporter patch registry"),
+    ]:
+        assert isinstance(declaration, PatchDeclaration)
+        [skipped] = declaration.resolve(model)
+        assert isinstance(skipped, SkippedPatch) and reason in skipped.reason
+        assert skipped.family == declaration.family == "transformers"
     patches, skipped = exporter_patches(backend="no_such_backend")
     assert patches == [] and "ships no exporter patch registry" in skipped[0].reason
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from patchport.errors import TraceLossWarning
+from patchport.errors import PatchRestoreWarning, TraceLossWarning
 from patchport.tracing import Recorder, finish, trace_input, watch_natives
 from patchport.tracing.native import watchable_names
 
@@ -25,9 +25,10 @@ def test_only_public_functions_of_cv2_are_wrapped_and_all_are_restored() -> None
     assert all(vars(cv2)[k] is v for k, v in before.items())
 
 
-def test_a_later_assignment_is_kept_on_restore() -> None:
+def test_a_later_assignment_is_kept_on_restore_and_reported() -> None:
     original = cv2.flip
-    with watch_natives():
+    # the same PatchInfo install path as a session: the kept value is reported
+    with pytest.warns(PatchRestoreWarning, match=r"cv2\.flip"), watch_natives():
         mine = lambda *a, **k: "someone else's"  # noqa: E731
         cv2.flip = mine
     try:

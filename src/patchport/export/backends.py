@@ -97,7 +97,7 @@ def _onnx_export_patches() -> Any:
     """The patches applied around patchport's own ONNX exports (listed like any other)."""
     from torch.onnx._internal.exporter import _registration
 
-    from ..patching import PatchDetails, PatchInfo
+    from ..patching import PatchDetails, PatchFamily, PatchInfo
 
     return PatchDetails(
         [
@@ -105,7 +105,7 @@ def _onnx_export_patches() -> Any:
                 classmethod(reuse_onnx_registry),
                 _registration.ONNXRegistry,
                 "from_torchlib",
-                family="export",
+                family=PatchFamily.EXPORT,
                 description="reuse the ONNX op registry across exports",
             ),
         ]

@@ -14,6 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+try:  # Python >= 3.11; on 3.10 the backport (a dependency there) provides it
+    from builtins import ExceptionGroup
+except ImportError:  # pragma: no cover - Python 3.10
+    from exceptiongroup import ExceptionGroup
+
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchRestoreWarning, PatchStateError
 from .graph_involvement import nodes_by_patch
@@ -140,8 +145,10 @@ class PatchDetails:
     def restore(self) -> None:
         """Undo applied patches in reverse order; keep (and report) foreign reassignments.
 
-        Safe to interrupt: an interrupt (or error) cutting the pass short triggers a second
-        pass that finishes it, and calling restore again after a cut-short call does too.
+        Every patch is tried: one failure is raised as it is, several together as an
+        ``ExceptionGroup``, once all the others are restored. Safe to interrupt: an
+        interrupt cutting the pass short triggers a second pass that finishes it, and
+        calling restore again after a cut-short call does too.
         """
         try:
             self._restore_pass()
@@ -159,12 +166,16 @@ class PatchDetails:
                     patch.undo()
                 if patch.was_reassigned and patch not in self.kept_external:
                     self._report_kept(patch)
-            except Exception as exc:  # keep restoring the others, then raise the first
+            except Exception as exc:  # keep restoring the others, then raise them all
                 errors.append(exc)
         self._anchors.clear()
         self._applied.clear()
-        if errors:
+        if len(errors) == 1:
             raise errors[0]
+        if errors:
+            raise ExceptionGroup(
+                f"PatchDetails.restore: {len(errors)} patches could not be restored", errors
+            )
 
     def _report_kept(self, patch: PatchInfo) -> None:
         warnings.warn(

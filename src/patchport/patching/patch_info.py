@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import PatchDefinitionError, PatchStateError, PatchTargetError
+from .families import PatchFamily
 from .source_diff import source_of, unified_diff
 
 _MISSING = object()
@@ -46,7 +47,7 @@ class PatchInfo:
         patch: Callable[..., Any],
         owner: Any,
         attribute: str,
-        family: str = "",
+        family: str = "",  # a PatchFamily for patchport's own, any name for the user's
         depends_on: list[PatchInfo] | None = None,
         versions: str = "",
         description: str = "",
@@ -122,7 +123,7 @@ class PatchInfo:
     @property
     def refid(self) -> str:
         """A stable id for rst anchors: family and target, made of safe characters only."""
-        raw = f"patch-{self.family or 'custom'}-{self.target_name}"
+        raw = f"patch-{self.family or PatchFamily.CUSTOM}-{self.target_name}"
         return re.sub(r"[^A-Za-z0-9-]+", "-", raw).strip("-").lower()
 
     @property
@@ -136,7 +137,7 @@ class PatchInfo:
 
     def __repr__(self) -> str:
         state = "applied" if self.applied else "not applied"
-        return f"PatchInfo({self.name} -> {self.target_name}, family={self.family!r}, {state})"
+        return f"PatchInfo({self.name} -> {self.target_name}, family={str(self.family)!r}, {state})"
 
     # -- apply / restore ----------------------------------------------------------------
     def check_can_apply(self) -> None:
@@ -151,7 +152,7 @@ class PatchInfo:
         if holder is not None:
             raise PatchStateError(
                 f"Patch {self.name}: {self.target_name} is already patched by {holder.name} "
-                f"(family {holder.family!r}); restore that patch first."
+                f"(family {str(holder.family)!r}); restore that patch first."
             )
 
     def do(self) -> None:
@@ -175,7 +176,7 @@ class PatchInfo:
             if holder is not self:
                 raise PatchStateError(
                     f"Patch {self.name}: {self.target_name} was just patched by {holder.name} "
-                    f"(family {holder.family!r}, another thread?); restore that patch first."
+                    f"(family {str(holder.family)!r}, another thread?); restore that patch first."
                 )
             self._installed = installed  # applied from here: undo() settles the rest
             setattr(self.owner, self.attribute, installed)
@@ -228,7 +229,9 @@ class PatchInfo:
         """Build the installed object, shaped like the original (staticmethod, classmethod).
 
         By default a thin wrapper counts calls; with ``count_calls=False`` the replacement is
-        installed as is (it then counts what it wants itself, e.g. only traced calls).
+        installed as is and counts what it wants itself (e.g. only traced calls) on
+        ``active_patch_of(itself).calls``: either way the installed object is marked with
+        this PatchInfo, the one place calls are counted.
         """
         func = self.patch
         if isinstance(func, (staticmethod, classmethod)):
@@ -283,7 +286,7 @@ class PatchInfo:
         """A row describing this patch, for tables and dataframes."""
         return {
             "name": self.name,
-            "family": self.family,
+            "family": str(self.family),
             "target": self.target_name,
             "versions": self.versions,
             "applied": self.applied,

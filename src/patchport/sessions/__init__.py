@@ -1,8 +1,8 @@
 """Tracing sessions: function patches, annotations, and the session lifecycle."""
 
+from ..patching import FunctionPatch
 from . import annotate
 from .dispatch import PatchRuleError
-from .function_patch import FunctionPatch
 from .lifecycle import current_session, last_session, session, session_patches, start, stop
 
 __all__ = [

@@ -10,7 +10,10 @@ production code keeps its annotations.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +27,7 @@ from ..tracing.values import make_traced, plain, to_numpy_side
 from .buffers import BufferTracker, bake_input
 from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
-from .method import method
+from .method import bind_ports, check_node_name, named_outputs
 from .names import check_file_name
 from .output_views import equal_output, output_source, remember_output
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
@@ -493,3 +496,46 @@ def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[
             "(compute it from the traced values annotate.input_tensors returned)",
         )
     return constant
+
+
+def method(
+    node_name: str | None = None,
+    export_with: str | None = "onnx",
+    backend_params: dict[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: each call of the function inside a session is a pass through a node.
+
+    Tensor arguments are the node's inputs, tensor defaults its buffers, the returned
+    values its outputs (named as in the ``return`` statement). Outside a session the
+    function runs untouched.
+    """
+    check_node_name(node_name)
+
+    def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+        name = node_name or func.__name__
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if current_session() is None:
+                return func(*args, **kwargs)
+            bound, inputs, buffers = bind_ports(signature, args, kwargs)
+            for param in bound.arguments:
+                if param in inputs:
+                    value = bound.arguments[param]
+                    bound.arguments[param] = input_tensors(name, {param: value})
+                elif param in buffers:  # a tensor default: a constant of the node
+                    value = bound.arguments[param]
+                    bound.arguments[param] = register_buffer(name, {param: value})
+            result = func(*bound.args, **bound.kwargs)
+            output_tensors(
+                name,
+                named_outputs(func, result),
+                export_with=export_with,
+                backend_params=backend_params,
+            )
+            return result
+
+        return wrapper
+
+    return decorator

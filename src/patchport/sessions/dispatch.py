@@ -20,12 +20,11 @@ import torch
 
 from .._stack import user_stacklevel
 from ..errors import PatchMismatchError, PatchMismatchWarning, PatchRuleError
-from ..patching import PatchInfo
+from ..patching import FunctionPatch, PatchInfo, active_patch_of
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
-from .function_patch import FunctionPatch
-from .inplace import split_inplace_dst, write_inplace
+from .inplace import inplace_refusal, split_inplace_dst, write_inplace
 from .verify import check_results, plain_copy
 
 _MAX_DEPTH = 4
@@ -75,7 +74,6 @@ class PatchedCall:
         original = self.original
         active = _ACTIVE_COUNT
         call = self
-        info_box: list[PatchInfo] = []
 
         def dispatcher(*args: Any, **kwargs: Any) -> Any:
             if not active[0]:
@@ -92,19 +90,23 @@ class PatchedCall:
             recorder = find_recorder(args, kwargs)
             if recorder is None:
                 return original(*args, **kwargs)
-            return call.call_replacement(info_box[0], recorder, args, kwargs)
+            # the PatchInfo that installed this dispatcher marked it with itself
+            return call.call_replacement(active_patch_of(dispatcher), recorder, args, kwargs)
 
         replacement = self.declaration.replacement
         dispatcher.__name__ = getattr(replacement, "__name__", "replacement")
         dispatcher.__qualname__ = getattr(replacement, "__qualname__", dispatcher.__name__)
         dispatcher.__doc__ = getattr(replacement, "__doc__", None)
         dispatcher.__wrapped__ = replacement  # type: ignore[attr-defined]
-        dispatcher.__patchport_info_box__ = info_box  # type: ignore[attr-defined]
         return dispatcher
 
     # -- the traced path ---------------------------------------------------------------
     def call_replacement(self, info: PatchInfo, recorder: Any, args: tuple, kwargs: dict) -> Any:
-        """Run the replacement on traced data and enforce the rules around it."""
+        """Run the replacement on traced data and enforce the rules around it.
+
+        Installed with ``count_calls=False``, the dispatcher counts here, on its
+        PatchInfo, only the calls that reach the replacement.
+        """
         name = self.declaration.target_name
         replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
         running: set[int] = _running.__dict__.setdefault("ids", set())
@@ -133,7 +135,10 @@ class PatchedCall:
         if self.verify is not False:
             self._check_against_original(*given, inputs, before, result)
         if inplace_target is not None:  # cv2.subtract(img, mean, img): img is written
-            return write_inplace(recorder, inplace_target, result, name)
+            refusal = inplace_refusal(inplace_target, result, name)
+            if refusal is not None:
+                raise PatchRuleError(refusal)
+            return write_inplace(recorder, inplace_target, result)
         return result
 
     def _check_against_original(

@@ -37,20 +37,27 @@ def split_inplace_dst(
     return bound.args, bound.kwargs, args[0]
 
 
-def write_inplace(recorder: Any, target: Any, result: Any, what: str) -> Any:
-    """Make ``target`` hold ``result`` (values now, computation in the graph); return it."""
+def inplace_refusal(target: Any, result: Any, what: str) -> str | None:
+    """Why ``result`` cannot be written into ``target`` (another shape or dtype), or None."""
     data = plain(result)
     shape, dtype = tuple(np.shape(data)), getattr(data, "dtype", None)
+    if shape == tuple(target.shape) and str(dtype) == str(target.dtype):
+        return None
+    return (
+        f"{what} was called with its traced input as dst= but the result is "
+        f"{dtype}{list(shape)}, not the input's {target.dtype}{list(target.shape)}; it "
+        f"cannot be written in place. Use the return value instead (drop dst=)."
+    )
+
+
+def write_inplace(recorder: Any, target: Any, result: Any) -> Any:
+    """Make ``target`` hold ``result`` (values now, computation in the graph); return it.
+
+    The caller checked :func:`inplace_refusal` first: shapes and dtypes agree.
+    """
+    data = plain(result)
     if isinstance(target, np.ndarray) and isinstance(data, torch.Tensor):
         data = data.numpy()
-    if shape != tuple(target.shape) or str(dtype) != str(target.dtype):
-        from .dispatch import PatchRuleError
-
-        raise PatchRuleError(
-            f"{what} was called with its traced input as dst= but the result is "
-            f"{dtype}{list(shape)}, not the input's {target.dtype}{list(target.shape)}; it "
-            f"cannot be written in place. Use the return value instead (drop dst=)."
-        )
     if isinstance(target, np.ndarray):
         np.copyto(np.ndarray.view(target, np.ndarray), data)
     else:

@@ -24,10 +24,10 @@ from ..errors import (
     TraceLossError,
     TraceLossWarning,
 )
-from ..patching import PatchDetails, PatchInfo
+from ..patching import PatchDetails, PatchFamily, PatchInfo
+from ..patching.function_patch import FunctionPatch, validate_function_patches
 from .aliases import find_aliases, find_aliases_of
 from .dispatch import PatchedCall
-from .function_patch import FunctionPatch, validate_function_patches
 from .names import check_start_arguments
 from .state import SESSIONS, Session
 
@@ -100,78 +100,29 @@ def _expand_patching(patching: Iterable[Any] | None) -> list[FunctionPatch]:
 def _interop_patches(patch_aliases: bool = True) -> list[PatchInfo]:
     """The conversion patches, also where user code from-imported them
     (``from torch import from_numpy``)."""
-    from ..tracing import INTEROP_REPLACEMENTS
+    from ..tracing.interop import interop_patch_infos
 
-    points = [(module, attribute, r) for (module, attribute), r in INTEROP_REPLACEMENTS.items()]
-    if patch_aliases:
-        originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
-        replacement_of = {id(getattr(m, a)): r for m, a, r in points}
-        points += [
-            (module, name, replacement_of[id(original)])
-            for module, name, original in find_aliases_of(originals)
-        ]
-    return [
-        PatchInfo(
-            replacement,
-            module,
-            attribute,
-            family="interop",
-            description="keeps traced data traced across NumPy/torch conversions",
-        )
-        for module, attribute, replacement in points
-    ]
+    return interop_patch_infos(find_aliases_of if patch_aliases else None)
 
 
 def _watch_patches(
     watch: Any, patched: set[tuple[int, str]], watch_aliases: bool = True
 ) -> list[PatchInfo]:
-    from ..tracing.native import _watcher as make_watcher
-    from ..tracing.native import watchable_names
+    from ..tracing.native import default_watched_modules, watch_patch_infos
 
     if watch is False:
         return []
-    modules: list[types.ModuleType] = []
     if watch is None or watch is True:
-        with contextlib.suppress(ImportError):
-            import cv2
-
-            modules.append(cv2)
+        modules = default_watched_modules()
     else:
-        for module in watch:
+        modules = list(watch)
+        for module in modules:
             if not isinstance(module, types.ModuleType):
                 raise PatchDefinitionError(
                     f"start(watch=...): expected modules whose native functions to watch, got "
                     f"{type(module).__name__}; pass e.g. watch=[cv2, my_native_module]."
                 )
-            modules.append(module)
-    infos = []
-    watched: dict[int, Any] = {}
-    qualnames: dict[int, str] = {}
-    for module in modules:
-        for name in watchable_names(module):
-            if (id(module), name) in patched:
-                continue
-            original = getattr(module, name)
-            watched[id(original)] = original
-            qualnames[id(original)] = f"{module.__name__}.{name}"
-            infos.append(_watcher_info(make_watcher, qualnames[id(original)], module, name))
-    if watch_aliases and watched:
-        # ``from cv2 import erode`` binds the original in user code: watch it there too
-        for module, name, original in find_aliases_of(watched):
-            if (id(module), name) not in patched:
-                infos.append(_watcher_info(make_watcher, qualnames[id(original)], module, name))
-    return infos
-
-
-def _watcher_info(make_watcher: Any, qualname: str, owner: Any, name: str) -> PatchInfo:
-    return PatchInfo(
-        make_watcher(qualname, getattr(owner, name)),
-        owner,
-        name,
-        family="watch",
-        count_calls=False,
-        description="warns when traced data reaches native code",
-    )
+    return watch_patch_infos(modules, patched, find_aliases_of if watch_aliases else None)
 
 
 def _function_patches(
@@ -183,10 +134,10 @@ def _function_patches(
         call = PatchedCall(
             declaration, original, session.verify, session.record_nodes, session.record_check
         )
-        points = [(declaration.module, declaration.function_name, "user")]
+        points = [(declaration.module, declaration.function_name, PatchFamily.USER)]
         aliases = list(find_aliases(original, declaration.module, declaration.function_name))
         if patch_aliases:
-            points += [(module, name, "alias") for module, name in aliases]
+            points += [(module, name, PatchFamily.ALIAS) for module, name in aliases]
         else:
             for module, name in aliases:
                 message = (
@@ -197,18 +148,17 @@ def _function_patches(
                 if session.strict:
                     raise TraceLossError(message)
                 warnings.warn(message, TraceLossWarning, stacklevel=user_stacklevel())
-        for owner, name, family in points:
-            dispatcher = call.make_dispatcher()
-            info = PatchInfo(
-                dispatcher,
+        infos += [
+            PatchInfo(
+                call.make_dispatcher(),
                 owner,
                 name,
                 family=family,
-                count_calls=False,
+                count_calls=False,  # the dispatcher counts traced calls only
                 description=f"{declaration.target_name} -> traced replacement",
             )
-            dispatcher.__patchport_info_box__.append(info)
-            infos.append(info)
+            for owner, name, family in points
+        ]
     return infos
 
 

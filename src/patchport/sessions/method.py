@@ -1,15 +1,14 @@
-"""annotate.method: a decorated function becomes a node (arguments in, return values out).
+"""What ``annotate.method`` reads from the decorated function: its ports, by name.
 
 Each tensor argument is an input named after its parameter; a tensor default the call
 did not override is a buffer (baked in); outputs are named after the variables in the
 function's ``return`` statement (``output1``, ``output2``... for other expressions).
-Outside a session the function runs untouched.
+Only reading happens here; ``annotate.method`` declares the node with these names.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -59,58 +58,45 @@ def return_names(func: Callable[..., Any]) -> list[str]:
     return min(found)[1]  # the first return statement in the source names the outputs
 
 
-def method(
-    node_name: str | None = None,
-    export_with: str | None = "onnx",
-    backend_params: dict[str, Any] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: each call of the function inside a session is a pass through a node."""
+def check_node_name(node_name: str | None) -> None:
+    """Refuse a node name that is neither None (the function's name) nor a string."""
     if node_name is not None and (not isinstance(node_name, str) or not node_name):
         raise PatchDefinitionError(
             f"annotate.method(node_name={node_name!r}): expected a non-empty string."
         )
 
-    def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
-        name = node_name or func.__name__
-        signature = inspect.signature(func)
 
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from . import annotate
-            from .lifecycle import current_session
+def bind_ports(
+    signature: inspect.Signature, args: tuple, kwargs: dict
+) -> tuple[inspect.BoundArguments, list[str], list[str]]:
+    """Bind a call; return it with the names of its tensor inputs and tensor defaults.
 
-            if current_session() is None:
-                return func(*args, **kwargs)
-            bound = signature.bind(*args, **kwargs)
-            given = set(bound.arguments)
-            bound.apply_defaults()
-            for param, value in list(bound.arguments.items()):
-                kind = signature.parameters[param].kind
-                if param in ("self", "cls") or not isinstance(value, _ARRAYS):
-                    continue
-                if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                    continue
-                if param in given:
-                    bound.arguments[param] = annotate.input_tensors(name, {param: value})
-                else:  # a tensor default: a constant of the node
-                    bound.arguments[param] = annotate.register_buffer(name, {param: value})
-            result = func(*bound.args, **bound.kwargs)
-            if result is None:
-                raise PatchDefinitionError(
-                    f"annotate.method: {func.__qualname__} returned None; a node needs outputs."
-                )
-            values = list(result) if isinstance(result, tuple) else [result]
-            names = return_names(func)
-            if len(names) != len(values):
-                names = [f"output{i + 1}" for i in range(len(values))]
-            annotate.output_tensors(
-                name,
-                dict(zip(names, values)),
-                export_with=export_with,
-                backend_params=backend_params,
-            )
-            return result
+    Given tensors are inputs; a tensor default the call did not override is a buffer.
+    ``self``/``cls`` and ``*args``/``**kwargs`` are neither.
+    """
+    bound = signature.bind(*args, **kwargs)
+    given = set(bound.arguments)
+    bound.apply_defaults()
+    inputs: list[str] = []
+    buffers: list[str] = []
+    for param, value in bound.arguments.items():
+        kind = signature.parameters[param].kind
+        if param in ("self", "cls") or not isinstance(value, _ARRAYS):
+            continue
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        (inputs if param in given else buffers).append(param)
+    return bound, inputs, buffers
 
-        return wrapper
 
-    return decorator
+def named_outputs(func: Callable[..., Any], result: Any) -> dict[str, Any]:
+    """The returned values by name (``return a, b`` names them ``a``, ``b``)."""
+    if result is None:
+        raise PatchDefinitionError(
+            f"annotate.method: {func.__qualname__} returned None; a node needs outputs."
+        )
+    values = list(result) if isinstance(result, tuple) else [result]
+    names = return_names(func)
+    if len(names) != len(values):
+        names = [f"output{i + 1}" for i in range(len(values))]
+    return dict(zip(names, values))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..patching import PatchDetails, PatchInfo
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from ..tracing import Recorder
 
 
@@ -114,13 +114,13 @@ class Session:
         Native-function watchers are summarised in one line; what they caught was
         reported as TraceLossWarnings at the user's lines.
         """
-        watchers = [p for p in self.patches if p.family == "watch"]
+        watchers = [p for p in self.patches if p.family == PatchFamily.WATCH]
         lines = [
             f"session {self.name!r}: {self.patches.n_patches} patches "
             f"({len(watchers)} native-function watchers)"
         ]
         for patch in self.patches:
-            if patch.family == "watch":
+            if patch.family == PatchFamily.WATCH:
                 continue
             nodes = self.nodes_of(patch)
             shown = ", ".join(nodes[:8]) + (" ..." if len(nodes) > 8 else "")

@@ -37,11 +37,11 @@ def collect_patches(
         from .builtin import builtin_patches
 
         for spec in builtin_patches("torch"):
-            resolved = spec.resolve()
-            if isinstance(resolved, SkippedPatch):
-                details.skipped.append(resolved)
-            else:
-                details.append(resolved)
+            for resolved in spec.resolve(model):
+                if isinstance(resolved, SkippedPatch):
+                    details.skipped.append(resolved)
+                else:
+                    details.append(resolved)
     if patch_transformers:
         from .transformers_patches import iter_transformers_patches, transformers_groups
 

@@ -49,7 +49,7 @@ def find_builtin(name: str) -> BuiltinPatch | None:
 
 def builtin_diff(spec: BuiltinPatch) -> str:
     """The raw diff of a shipped patch against the installed original, or why there is none."""
-    resolved = spec.resolve()
+    [resolved] = spec.resolve()
     if isinstance(resolved, PatchInfo):
         return resolved.format_diff(format="raw")
     return f"{spec.family}: {spec.target_name} -> {spec.name}\n(not applicable: {resolved.reason})"

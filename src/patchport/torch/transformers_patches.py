@@ -3,13 +3,13 @@
 A :class:`BuiltinPatch` names its target as text. Rotary embeddings cannot be named that
 way: each model family has its own class, and versions move them. :class:`ModulePatch`
 declares instead how to recognize a module that needs a patch, and produces one
-:class:`PatchInfo` per class the given model actually uses; :class:`FunctionPatch` does
+:class:`PatchInfo` per class the given model actually uses; :class:`CopiedHelperPatch` does
 the same for helpers copied into each ``modeling_<name>.py`` (``repeat_kv``, eager
 attention), patching only copies whose code equals the reference it was written against.
-:func:`exporter_patches`
-turns the registry transformers ships for its own exporter (``transformers.exporters``)
-into PatchInfo objects, so they are listed, diffed, counted and restored like ours.
-Everything here only builds patches; :class:`PatchDetails` applies and restores them.
+:class:`ExporterPatches` turns the registry transformers ships for its own exporter
+(``transformers.exporters``) into PatchInfo objects, so they are listed, diffed, counted
+and restored like ours. All are :class:`~patchport.patching.declaration.PatchDeclaration`:
+``resolve(model)`` only builds patches; :class:`PatchDetails` applies and restores them.
 """
 
 from __future__ import annotations
@@ -21,26 +21,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PatchDefinitionError
-from ..patching import PatchInfo, SkippedPatch
-from ..versions import installed_version, version_matches
+from ..patching import PatchFamily, PatchInfo, SkippedPatch
+from ..patching.declaration import VersionedDeclaration, split_resolved
+from ..versions import installed_version
 
-FAMILY = "transformers"
+FAMILY = PatchFamily.TRANSFORMERS
 
 
 _ROTARY = {"rotary_forward_without_state"}
 
 
-def _version_skip_reason(distribution: str, versions: str) -> str | None:
-    version = installed_version(distribution)
-    if version is None:
-        return f"{distribution} is not installed"
-    if not version_matches(version, versions):
-        return f"written for {distribution}{versions}, installed {version}"
-    return None
-
-
 @dataclass(frozen=True)
-class ModulePatch:
+class ModulePatch(VersionedDeclaration):
     """A shipped patch of a method on the classes of a model's submodules.
 
     ``wants(module)`` says whether a submodule needs the patch; ``build(method)`` returns
@@ -56,19 +48,16 @@ class ModulePatch:
     versions: str
     why: str
 
-    def skip_reason(self) -> str | None:
-        """Why this patch cannot be used with what is installed, or None."""
-        return _version_skip_reason(self.distribution, self.versions)
+    family = FAMILY
 
-    def resolve_for(self, model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
-        """One PatchInfo per class of ``model``'s submodules that needs it, plus the skips."""
-        reason = self.skip_reason()
+    def resolve(self, model: Any = None) -> list[PatchInfo | SkippedPatch]:
+        """One PatchInfo per class of ``model``'s submodules that needs it, and the skips."""
+        reason = self.version_skip_reason()
         if reason is not None:
-            return [], [SkippedPatch(self.name, FAMILY, f"*.{self.method}", reason)]
-        patches: list[PatchInfo] = []
-        skipped: list[SkippedPatch] = []
+            return [SkippedPatch(self.name, FAMILY, f"*.{self.method}", reason)]
+        resolved: list[PatchInfo | SkippedPatch] = []
         seen: set[type] = set()
-        for module in model.modules():
+        for module in model.modules() if model is not None else ():
             klass = type(module)
             if klass in seen or not self.wants(module):
                 continue
@@ -77,7 +66,7 @@ class ModulePatch:
             method = getattr(klass, self.method, None)
             replacement = self.build(method) if method is not None else None
             if replacement is None:
-                skipped.append(
+                resolved.append(
                     SkippedPatch(
                         self.name,
                         FAMILY,
@@ -87,17 +76,17 @@ class ModulePatch:
                     )
                 )
                 continue
-            patches.append(
+            resolved.append(
                 PatchInfo.make(
                     replacement,
                     klass,
                     self.method,
                     family=FAMILY,
-                    versions=f"{self.distribution}{self.versions}",
+                    versions=self.written_for,
                     description=self.why,
                 )
             )
-        return patches, skipped
+        return resolved
 
 
 def _wants_stateless_rope(module: Any) -> bool:
@@ -147,7 +136,7 @@ def _constants(code: Any) -> tuple:
 
 
 @dataclass(frozen=True)
-class FunctionPatch:
+class CopiedHelperPatch(VersionedDeclaration):
     """A shipped patch of a helper function copied into transformers' modeling modules.
 
     ``reference`` names the function the replacement was written against; every copy in
@@ -163,12 +152,14 @@ class FunctionPatch:
     versions: str
     why: str
 
-    def resolve_for(self, model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+    family = FAMILY
+
+    def resolve(self, model: Any = None) -> list[PatchInfo | SkippedPatch]:
         """One PatchInfo per module of ``model``'s classes holding a copy of the reference."""
         import inspect
         import sys
 
-        reason = _version_skip_reason(self.distribution, self.versions)
+        reason = self.version_skip_reason()
         if reason is None:
             module_name, _, attribute = self.reference.rpartition(".")
             try:
@@ -177,10 +168,10 @@ class FunctionPatch:
                 version = installed_version(self.distribution)
                 reason = f"reference {self.reference} not found in transformers {version}: {exc}"
         if reason is not None:
-            return [], [SkippedPatch(self.name, FAMILY, f"*.{self.function}", reason)]
-        patches: list[PatchInfo] = []
-        skipped: list[SkippedPatch] = []
-        names = dict.fromkeys(type(module).__module__ for module in model.modules())
+            return [SkippedPatch(self.name, FAMILY, f"*.{self.function}", reason)]
+        resolved: list[PatchInfo | SkippedPatch] = []
+        modules = model.modules() if model is not None else ()
+        names = dict.fromkeys(type(module).__module__ for module in modules)
         for module_name in names:
             owner = sys.modules.get(module_name)
             function = getattr(owner, self.function, None)
@@ -188,7 +179,7 @@ class FunctionPatch:
                 continue
             target = f"{module_name}.{self.function}"
             if not same_code(function, reference):
-                skipped.append(
+                resolved.append(
                     SkippedPatch(
                         self.name,
                         FAMILY,
@@ -198,17 +189,17 @@ class FunctionPatch:
                     )
                 )
                 continue
-            patches.append(
+            resolved.append(
                 PatchInfo.make(
                     self.replacement,
                     owner,
                     self.function,
                     family=FAMILY,
-                    versions=f"{self.distribution}{self.versions}",
+                    versions=self.written_for,
                     description=self.why,
                 )
             )
-        return patches, skipped
+        return resolved
 
 
 MODULE_PATCHES: tuple[ModulePatch, ...] = (
@@ -225,13 +216,13 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
 )
 
 
-def function_patches() -> tuple[FunctionPatch, ...]:
-    """The shipped :class:`FunctionPatch` declarations."""
+def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
+    """The shipped :class:`CopiedHelperPatch` declarations."""
     from .builtin import transformers_attention as attention
 
     models = "transformers.models"
     return (
-        FunctionPatch(
+        CopiedHelperPatch(
             name="repeat_kv_without_reshape",
             function="repeat_kv",
             reference=f"{models}.llama.modeling_llama.repeat_kv",
@@ -241,7 +232,7 @@ def function_patches() -> tuple[FunctionPatch, ...]:
             why="grouped key/value heads are repeated without reshaping an expanded view, "
             "which made torch guard past + seq != 1",
         ),
-        FunctionPatch(
+        CopiedHelperPatch(
             name="eager_attention_dense",
             function="eager_attention_forward",
             reference=f"{models}.llama.modeling_llama.eager_attention_forward",
@@ -250,7 +241,7 @@ def function_patches() -> tuple[FunctionPatch, ...]:
             versions=">=5.0,<6.0",
             why="eager attention multiplies contiguous operands, so matmul does not guard seq != 1",
         ),
-        FunctionPatch(
+        CopiedHelperPatch(
             name="eager_attention_softcap_dense",
             function="eager_attention_forward",
             reference=f"{models}.gemma2.modeling_gemma2.eager_attention_forward",
@@ -264,17 +255,14 @@ def function_patches() -> tuple[FunctionPatch, ...]:
 
 
 def model_patches(model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
-    """All :data:`MODULE_PATCHES` and :func:`function_patches` resolved against ``model``."""
-    patches: list[PatchInfo] = []
-    skipped: list[SkippedPatch] = []
-    for declaration in MODULE_PATCHES:
-        found, missed = declaration.resolve_for(model)
-        patches.extend(found)
-        skipped.extend(missed)
+    """All :data:`MODULE_PATCHES` and :func:`copied_helper_patches` resolved for ``model``."""
+    patches, skipped = split_resolved(
+        item for declaration in MODULE_PATCHES for item in declaration.resolve(model)
+    )
     by_target: dict[str, list[PatchInfo]] = {}
     differing: dict[str, list[SkippedPatch]] = {}
-    for declaration in function_patches():
-        found, missed = declaration.resolve_for(model)
+    for declaration in copied_helper_patches():
+        found, missed = split_resolved(declaration.resolve(model))
         for patch in found:
             by_target.setdefault(patch.target_name, []).append(patch)
         for skip in missed:
@@ -289,7 +277,7 @@ def model_patches(model: Any) -> tuple[list[PatchInfo], list[SkippedPatch]]:
 
 def _copies(target: str) -> int:
     """How many declarations replace the function named by ``target``."""
-    return sum(1 for d in function_patches() if target.endswith(f".{d.function}"))
+    return sum(1 for d in copied_helper_patches() if target.endswith(f".{d.function}"))
 
 
 def _model_packages(model: Any) -> set[str]:
@@ -341,56 +329,72 @@ def _exporter_registry(backend: str) -> list[tuple[str, str, Callable[..., Any]]
     return list(registry.get(backend, []))
 
 
-def exporter_patches(
-    model: Any = None, backend: str = "dynamo"
-) -> tuple[list[PatchInfo], list[SkippedPatch]]:
-    """transformers' own export patches for ``backend`` as PatchInfo objects.
+@dataclass(frozen=True)
+class ExporterPatches:
+    """The export patches transformers ships for ``backend``, as one declaration.
 
     Patches of a ``transformers.models.<name>`` package apply only when ``model`` uses
     that package (importing every model package would take minutes and patch nothing
-    useful); the others always apply.
+    useful); the others always apply. They are written for the installed transformers.
     """
-    registry = _exporter_registry(backend)
-    if isinstance(registry, str):
-        return [], [SkippedPatch("transformers.exporters", FAMILY, backend, registry)]
-    version = installed_version("transformers")
-    used = _model_packages(model) if model is not None else set()
-    patches: list[PatchInfo] = []
-    skipped: list[SkippedPatch] = []
-    taken: set[tuple[int, str]] = set()
-    for owner_path, attribute, factory in registry:
-        target = f"{owner_path}.{attribute}"
-        name = getattr(factory, "__name__", "patch")
-        parts = owner_path.split(".")
-        if parts[:2] == ["transformers", "models"] and ".".join(parts[:3]) not in used:
-            continue  # another model family: not relevant, and importing it is slow
-        if target in EXPORTER_PATCHES_NOT_APPLIED:
-            skipped.append(SkippedPatch(name, FAMILY, target, EXPORTER_PATCHES_NOT_APPLIED[target]))
-            continue
-        try:
-            owner = _resolve_owner(owner_path)
-            original = getattr(owner, attribute)
-            replacement = factory(original)
-            if getattr(replacement, "__name__", "<lambda>") == "<lambda>":
-                replacement.__name__ = f"{name}_{attribute}"
-            info = PatchInfo.make(
-                replacement,
-                owner,
-                attribute,
-                family=FAMILY,
-                versions=f"transformers=={version}",
-                description=f"from transformers.exporters ({backend}): "
-                + ((factory.__doc__ or "").strip().splitlines() or [""])[0],
-            )
-        except Exception as exc:  # a registry entry that does not resolve here is skipped
-            skipped.append(SkippedPatch(name, FAMILY, target, f"{type(exc).__name__}: {exc}"))
-            continue
-        if info.target_key() in taken:
-            skipped.append(SkippedPatch(name, FAMILY, target, "target listed twice"))
-            continue
-        taken.add(info.target_key())
-        patches.append(info)
-    return patches, skipped
+
+    backend: str = "dynamo"
+    name = "transformers.exporters"
+    family = FAMILY
+
+    def resolve(self, model: Any = None) -> list[PatchInfo | SkippedPatch]:
+        """One PatchInfo per registry entry that resolves here, a SkippedPatch for the rest."""
+        registry = _exporter_registry(self.backend)
+        if isinstance(registry, str):
+            return [SkippedPatch(self.name, FAMILY, self.backend, registry)]
+        used = _model_packages(model) if model is not None else set()
+        resolved: list[PatchInfo | SkippedPatch] = []
+        taken: set[tuple[int, str]] = set()
+        for owner_path, attribute, factory in registry:
+            target = f"{owner_path}.{attribute}"
+            name = getattr(factory, "__name__", "patch")
+            parts = owner_path.split(".")
+            if parts[:2] == ["transformers", "models"] and ".".join(parts[:3]) not in used:
+                continue  # another model family: not relevant, and importing it is slow
+            if target in EXPORTER_PATCHES_NOT_APPLIED:
+                reason = EXPORTER_PATCHES_NOT_APPLIED[target]
+                resolved.append(SkippedPatch(name, FAMILY, target, reason))
+                continue
+            try:
+                info = self._patch_info(owner_path, attribute, factory, name)
+            except Exception as exc:  # a registry entry that does not resolve here is skipped
+                resolved.append(SkippedPatch(name, FAMILY, target, f"{type(exc).__name__}: {exc}"))
+                continue
+            if info.target_key() in taken:
+                resolved.append(SkippedPatch(name, FAMILY, target, "target listed twice"))
+                continue
+            taken.add(info.target_key())
+            resolved.append(info)
+        return resolved
+
+    def _patch_info(
+        self, owner_path: str, attribute: str, factory: Callable[..., Any], name: str
+    ) -> PatchInfo:
+        owner = _resolve_owner(owner_path)
+        replacement = factory(getattr(owner, attribute))
+        if getattr(replacement, "__name__", "<lambda>") == "<lambda>":
+            replacement.__name__ = f"{name}_{attribute}"
+        return PatchInfo.make(
+            replacement,
+            owner,
+            attribute,
+            family=FAMILY,
+            versions=f"transformers=={installed_version('transformers')}",
+            description=f"from transformers.exporters ({self.backend}): "
+            + ((factory.__doc__ or "").strip().splitlines() or [""])[0],
+        )
+
+
+def exporter_patches(
+    model: Any = None, backend: str = "dynamo"
+) -> tuple[list[PatchInfo], list[SkippedPatch]]:
+    """transformers' own export patches for ``backend`` as ``(patches, skipped)``."""
+    return split_resolved(ExporterPatches(backend).resolve(model))
 
 
 class TransformersPatch(str, enum.Enum):
@@ -429,7 +433,7 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
     wanted = transformers_groups(groups)
     for spec in builtin_patches(FAMILY):
         if TransformersPatch(spec.group) in wanted:
-            yield spec.resolve()
+            yield from spec.resolve(model)
     if model is not None:
         patches, skipped = model_patches(model)
         for item in (*patches, *skipped):
@@ -440,5 +444,5 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
                 yield item
     if TransformersPatch.EXPORTERS in wanted:
         patches, skipped = exporter_patches(model)
-        yield from patches
+        yield from patches  # patches first, then the skips, as the report lists them
         yield from skipped

@@ -2,20 +2,21 @@
 
 ``torch.from_numpy``, ``torch.as_tensor``, ``torch.tensor``, ``np.asarray``, ``np.array``
 and ``np.ascontiguousarray`` are C functions that would silently drop the trace. This
-module provides traced replacements (``REPLACEMENTS``) for a session to install as
-patches; :func:`interop_patches` is a minimal install/restore used by the engine's tests
-(issue 4's session should install the same replacements through ``patchport.patching``).
+module provides traced replacements (``REPLACEMENTS``) and :func:`interop_patch_infos`,
+the PatchInfo objects a session installs; :func:`interop_patches` applies the same ones
+for a block (the engine's tests and benchmarks).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .values import (
     NP_TO_TORCH,
     TracedArray,
@@ -192,16 +193,35 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
 }
 
 
+# finds where user code bound some of the given originals (keyed by id): (module, name, original)
+AliasFinder = Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]]
+
+
+def interop_patch_infos(aliases: AliasFinder | None = None) -> list[PatchInfo]:
+    """The conversion replacements as PatchInfo objects (family ``interop``).
+
+    With ``aliases``, also one per place user code from-imported an original
+    (``from torch import from_numpy``), found by calling ``aliases(originals)``.
+    """
+    points = [(module, attribute, r) for (module, attribute), r in REPLACEMENTS.items()]
+    if aliases is not None:
+        originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
+        replacement_of = {id(getattr(m, a)): r for m, a, r in points}
+        points += [(m, name, replacement_of[id(o)]) for m, name, o in aliases(originals)]
+    return [
+        PatchInfo(
+            replacement,
+            module,
+            attribute,
+            family=PatchFamily.INTEROP,
+            description="keeps traced data traced across NumPy/torch conversions",
+        )
+        for module, attribute, replacement in points
+    ]
+
+
 @contextlib.contextmanager
-def interop_patches() -> Iterator[None]:
-    """Install the interop replacements for the block; restore what we replaced on exit."""
-    installed: list[tuple[Any, str, Callable, Callable]] = []
-    try:
-        for (module, attr), replacement in REPLACEMENTS.items():
-            installed.append((module, attr, getattr(module, attr), replacement))
-            setattr(module, attr, replacement)
-        yield
-    finally:
-        for module, attr, original, replacement in reversed(installed):
-            if getattr(module, attr) is replacement:
-                setattr(module, attr, original)
+def interop_patches() -> Iterator[PatchDetails]:
+    """Apply the interop replacements for the block (all or nothing); restore on exit."""
+    with PatchDetails(interop_patch_infos()) as details:
+        yield details

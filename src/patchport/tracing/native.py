@@ -4,18 +4,21 @@ Native code reads an array's memory directly, so a traced value passed to it lea
 trace. While watching, each public function of the watched modules is wrapped: a call
 that receives traced data warns (or raises when strict), runs on plain data, and its
 result's origin is remembered in case it later enters the graph as a constant.
+:func:`watch_patch_infos` builds the wrappers as PatchInfo objects (what a session
+installs); :func:`watch_natives` applies them for a block (the engine's tests).
 """
 
 from __future__ import annotations
 
 import contextlib
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
 from .values import active_recorder, find_recorder, plain, plain_tree
@@ -52,9 +55,6 @@ def make_watcher(qualname: str, original: Callable) -> Callable:
     return watched
 
 
-_watcher = make_watcher  # the name the session module imported first
-
-
 def _freeze_if_written(rec: Any, value: Any, old: np.ndarray, what: str) -> None:
     """A native call wrote into traced data (dst=...): its new content becomes a constant."""
     new = np.array(plain(value), copy=True)
@@ -79,6 +79,54 @@ def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[
     return names
 
 
+def default_watched_modules() -> list[types.ModuleType]:
+    """The modules watched unless told otherwise: ``cv2`` when OpenCV is installed."""
+    try:
+        import cv2
+    except ImportError:  # pragma: no cover - OpenCV not installed
+        return []
+    return [cv2]
+
+
+def watch_patch_infos(
+    modules: Iterable[types.ModuleType],
+    exclude: Collection[tuple[int, str]] = (),
+    aliases: Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]] | None = None,
+) -> list[PatchInfo]:
+    """One watcher PatchInfo (family ``watch``) per watchable function of ``modules``.
+
+    ``exclude`` holds ``(id(owner), name)`` targets left alone (patched otherwise); with
+    ``aliases``, user-code from-imports of the originals (``from cv2 import erode``,
+    found by ``aliases(originals)``) are watched too.
+    """
+    points: list[tuple[str, Any, str]] = []
+    watched: dict[int, Any] = {}
+    qualnames: dict[int, str] = {}
+    for module in modules:
+        for name in watchable_names(module):
+            if (id(module), name) in exclude:
+                continue
+            original = getattr(module, name)
+            watched[id(original)] = original
+            qualnames[id(original)] = f"{module.__name__}.{name}"
+            points.append((qualnames[id(original)], module, name))
+    if aliases is not None and watched:
+        for module, name, original in aliases(watched):
+            if (id(module), name) not in exclude:
+                points.append((qualnames[id(original)], module, name))
+    return [
+        PatchInfo(
+            make_watcher(qualname, getattr(owner, name)),
+            owner,
+            name,
+            family=PatchFamily.WATCH,
+            count_calls=False,
+            description="warns when traced data reaches native code",
+        )
+        for qualname, owner, name in points
+    ]
+
+
 @contextlib.contextmanager
 def watch_natives(
     modules: Iterable[types.ModuleType] | None = None, skip: Iterable[str] = ()
@@ -88,24 +136,7 @@ def watch_natives(
     Install this before function patches so that a patch sees traced calls first.
     Restores only attributes that still hold our wrapper.
     """
-    if modules is None:
-        try:
-            import cv2
-        except ImportError:  # pragma: no cover - OpenCV not installed
-            modules = []
-        else:
-            modules = [cv2]
-    installed: list[tuple[types.ModuleType, str, Callable, Callable]] = []
-    try:
-        for module in modules:
-            prefix = module.__name__
-            for name in watchable_names(module, skip):
-                original = getattr(module, name)
-                wrapper = make_watcher(f"{prefix}.{name}", original)
-                setattr(module, name, wrapper)
-                installed.append((module, name, original, wrapper))
-        yield [(m, n) for m, n, _, _ in installed]
-    finally:
-        for module, name, original, wrapper in reversed(installed):
-            if getattr(module, name, None) is wrapper:
-                setattr(module, name, original)
+    chosen = default_watched_modules() if modules is None else list(modules)
+    exclude = {(id(module), name) for module in chosen for name in skip}
+    with PatchDetails(watch_patch_infos(chosen, exclude)) as details:
+        yield [(patch.owner, patch.attribute) for patch in details]

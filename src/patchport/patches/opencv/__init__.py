@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable
 
-from ...sessions.function_patch import FunctionPatch
+from ...patching import FunctionPatch
 from . import arithmetic, channels, color, elementwise, filters, geometry, morphology
 from ._base import REGISTRY, Support, UnsupportedCaseError, cv2
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...patching import PatchFamily
 from .spec import BuiltinPatch
 from .torch_broadcast import (
     broadcast_shapes_any_size,
@@ -17,7 +18,7 @@ _VERIFIED = ">=2.13,<2.15"
 
 TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     BuiltinPatch(
-        family="torch",
+        family=PatchFamily.TORCH,
         module="torch._refs",
         attribute="_broadcast_shapes",
         replacement=broadcast_shapes_any_size,
@@ -26,7 +27,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         why="undecided symbolic broadcasts give max(a, b) instead of guards on example sizes",
     ),
     BuiltinPatch(
-        family="torch",
+        family=PatchFamily.TORCH,
         module="torch._refs",
         attribute="_maybe_broadcast",
         replacement=maybe_broadcast_any_size,
@@ -35,7 +36,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         why="fake tensors with undecided broadcasts are not expanded through guarded checks",
     ),
     BuiltinPatch(
-        family="torch",
+        family=PatchFamily.TORCH,
         module="torch._subclasses.fake_impls",
         attribute="infer_size",
         replacement=infer_size_any_size,
@@ -44,7 +45,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         why="binary ops on fake tensors broadcast symbolic sizes without failing on hints",
     ),
     BuiltinPatch(
-        family="torch",
+        family=PatchFamily.TORCH,
         module="torch.export._trace",
         attribute="_get_range_constraints",
         replacement=get_range_constraints_by_name,
@@ -53,7 +54,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         why="positional dynamic_shapes stay paired with their inputs when kwargs are reordered",
     ),
     BuiltinPatch(
-        family="torch",
+        family=PatchFamily.TORCH,
         module="torch.fx.experimental.symbolic_shapes",
         attribute="DynamicDimConstraintPrinter._print_Symbol",
         replacement=print_symbol_or_name,
@@ -65,7 +66,7 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
 
 TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = (
     BuiltinPatch(
-        family="transformers",
+        family=PatchFamily.TRANSFORMERS,
         module="transformers.modeling_utils",
         attribute="AttentionInterface.get_interface",
         replacement=attention_interface_for_export,
@@ -75,7 +76,7 @@ TRANSFORMERS_PATCHES: tuple[BuiltinPatch, ...] = (
         "accepted by the exported program",
     ),
     BuiltinPatch(
-        family="transformers",
+        family=PatchFamily.TRANSFORMERS,
         module="transformers.cache_utils",
         attribute="DynamicLayer.lazy_initialization",
         replacement=lazy_initialization_without_constants,

@@ -12,15 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...patching import PatchInfo, SkippedPatch
-from ...versions import installed_version, version_matches
+from ...patching import PatchFamily, PatchInfo, SkippedPatch
+from ...patching.declaration import VersionedDeclaration
+from ...versions import installed_version
 
 
 @dataclass(frozen=True)
-class BuiltinPatch:
-    """One shipped replacement of ``module.attribute`` (``attribute`` may be ``Class.method``)."""
+class BuiltinPatch(VersionedDeclaration):
+    """One shipped replacement of ``module.attribute`` (``attribute`` may be ``Class.method``).
 
-    family: str
+    A :class:`~patchport.patching.declaration.PatchDeclaration`: ``resolve()`` gives one
+    PatchInfo, or one SkippedPatch saying why not.
+    """
+
+    family: PatchFamily
     module: str
     attribute: str
     replacement: Callable[..., Any]
@@ -41,14 +46,13 @@ class BuiltinPatch:
 
     def skip_reason(self) -> str | None:
         """Why this patch cannot be applied here, or None when it can."""
-        version = installed_version(self.distribution)
-        if version is None:
-            return f"{self.distribution} is not installed"
-        if not version_matches(version, self.versions):
-            return f"written for {self.distribution}{self.versions}, installed {version}"
+        reason = self.version_skip_reason()
+        if reason is not None:
+            return reason
         try:
             self._owner_and_name()
         except (ImportError, AttributeError) as exc:
+            version = installed_version(self.distribution)
             return f"target {self.target_name} not found in {self.distribution} {version}: {exc}"
         return None
 
@@ -61,17 +65,22 @@ class BuiltinPatch:
             raise AttributeError(f"{type(owner).__name__} {owner!r} has no attribute {name!r}")
         return owner, name
 
-    def resolve(self) -> PatchInfo | SkippedPatch:
-        """A ready PatchInfo, or a SkippedPatch explaining why not."""
+    def resolve(self, model: Any = None) -> list[PatchInfo | SkippedPatch]:
+        """``[PatchInfo]`` ready to apply, or ``[SkippedPatch]`` explaining why not.
+
+        The target is named, not found from a model, so ``model`` is not used.
+        """
         reason = self.skip_reason()
         if reason is not None:
-            return SkippedPatch(self.name, self.family, self.target_name, reason)
+            return [SkippedPatch(self.name, self.family, self.target_name, reason)]
         owner, name = self._owner_and_name()
-        return PatchInfo.make(
-            self.replacement,
-            owner,
-            name,
-            family=self.family,
-            versions=f"{self.distribution}{self.versions}",
-            description=self.why,
-        )
+        return [
+            PatchInfo.make(
+                self.replacement,
+                owner,
+                name,
+                family=self.family,
+                versions=self.written_for,
+                description=self.why,
+            )
+        ]
