@@ -103,6 +103,23 @@ def test_add_weighted_matches_opencv(seed, size, cn, dtype, alpha, beta, gamma):
     assert_matches("addWeighted", expected, got, scale=scale)
 
 
+def test_add_weighted_uint8_rounds_like_opencv_on_short_rows():
+    """OpenCV takes a scalar loop (another float32 rounding) for rows of under 16 elements,
+    a whole contiguous image counting as one row: ties must round as it does there too."""
+    rng = np.random.default_rng(0)
+    cases = [((1, 3), None), ((2, 7), None), ((3, 7), None), ((8, 30), np.s_[:, :7])]
+    for shape, view in cases:
+        for alpha, beta, gamma in [(0.3, 0.0, 0.3), (0.1, 0.7, 0.5), (0.3, 0.3, 0.1)]:
+            for _ in range(40):
+                a = rng.integers(0, 256, shape, dtype=np.uint8)
+                b = rng.integers(0, 256, shape, dtype=np.uint8)
+                if view is not None:
+                    a, b = a[view], b[view]
+                expected = cv2.addWeighted(a, alpha, b, beta, gamma)
+                got = arithmetic.addWeighted(a, alpha, b, beta, gamma)
+                np.testing.assert_array_equal(got, expected, err_msg=f"{shape} {alpha} {gamma}")
+
+
 @PROPERTY
 @given(
     seed=seeds,
