@@ -3,8 +3,9 @@ model exported with patchport's OpenCV replacements, run by ONNX Runtime.
 
 Undistort (cv2.remap with initUndistortRectifyMap maps), resize to 320x240, BGR->RGB,
 GaussianBlur 5x5, normalisation to CHW float, a small CNN. Prints median times and ratios;
-then each replacement of the elementwise, morphology, filter and colour families alone
-(one exported node each) against the cv2 call.
+then each step of that pipeline and each replacement of the elementwise, morphology, filter
+and colour families alone (one exported node each) against the cv2 call, with library
+default threads and on one thread.
 Not part of the tests. Run: python bench/opencv_replay.py [repeats]
 """
 
@@ -82,6 +83,15 @@ def profile(model_path: str, feed: dict, threads: int | None, runs: int = 10) ->
         print(f"    {node[:40]:40} {op:14} {micros / 1e3:7.2f} ms  {shape}")
 
 
+DEFAULT_THREADS = (cv2.getNumThreads(), torch.get_num_threads())
+
+
+def set_threads(threads: int | None) -> None:
+    """One thread for cv2 and torch, or their defaults back (None)."""
+    cv2.setNumThreads(threads or DEFAULT_THREADS[0])
+    torch.set_num_threads(threads or DEFAULT_THREADS[1])
+
+
 def main(repeats: int = 30) -> None:
     maps = pipelines.undistort_maps(HEIGHT, WIDTH)
     model = pipelines.TinyCNN().eval()
@@ -103,9 +113,7 @@ def main(repeats: int = 30) -> None:
     rows = []
     for threads in (None, 1):  # library defaults, then everything on one thread
         label = "default threads" if threads is None else "1 thread"
-        if threads is not None:
-            cv2.setNumThreads(threads)
-            torch.set_num_threads(threads)
+        set_threads(threads)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or 0
         session = onnxruntime.InferenceSession(
@@ -128,12 +136,18 @@ def main(repeats: int = 30) -> None:
         print(f"{name:48}  {ms:8.2f}  {ratio:6.2f}")
     print(f"max |diff| exported vs OpenCV on a fresh frame: {np.abs(got - expected).max():.2e}")
     print(f"trace {traced:.2f} s, export + replay validation {exported:.2f} s")
+    set_threads(None)
     for threads in (None, 1):
         profile(str(result.models["camera"]), {session.get_inputs()[0].name: fresh}, threads)
 
 
 KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+MAPS = pipelines.undistort_maps(HEIGHT, WIDTH)
 SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
+    "remap (pipeline)": lambda x: cv2.remap(x, MAPS[0], MAPS[1], cv2.INTER_LINEAR),
+    "resize (pipeline)": lambda x: cv2.resize(x, SIZE, interpolation=cv2.INTER_LINEAR),
+    "cvtColor_RGB": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2RGB),
+    "GaussianBlur_5x5": lambda x: cv2.GaussianBlur(x, (5, 5), 1.2),
     "add": lambda x: cv2.add(x, (10, 20, 30)),
     "subtract": lambda x: cv2.subtract(x, cv2.flip(x, 0)),
     "multiply": lambda x: cv2.multiply(x, x, scale=1 / 255),
@@ -161,17 +175,25 @@ def single_calls(repeats: int = 30) -> None:
             annotate.output_tensors(name, {"out": call(x)}, export_with="onnx")
     result = patchport.compile_graph(visualize=False)
     fresh = frame(rng)
-    print(f"single calls at {HEIGHT}x{WIDTH}, median of {repeats} runs, default threads")
-    print(f"{'call':22}  {'cv2 ms':>8}  {'onnx ms':>8}  {'ratio':>6}  {'max |diff|':>10}")
+    print(f"single calls at {HEIGHT}x{WIDTH}, median of {repeats} runs (ms)")
+    header = f"{'cv2':>8}  {'onnx':>8}  {'ratio':>6}"
+    print(f"{'call':22}  {header} (default threads)  {header} (1 thread)  max |diff|")
     for name, call in SINGLE_CALLS.items():
-        session = onnxruntime.InferenceSession(
-            str(result.models[name]), providers=["CPUExecutionProvider"]
-        )
-        feed = {session.get_inputs()[0].name: fresh}
-        plain = median_ms(lambda call=call: call(fresh), repeats)
-        raw = median_ms(functools.partial(session.run, None, feed), repeats)
+        row = f"{name:22}"
+        for threads in (None, 1):
+            set_threads(threads)
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = threads or 0
+            session = onnxruntime.InferenceSession(
+                str(result.models[name]), options, providers=["CPUExecutionProvider"]
+            )
+            feed = {session.get_inputs()[0].name: fresh}
+            plain = median_ms(lambda call=call: call(fresh), repeats)
+            raw = median_ms(functools.partial(session.run, None, feed), repeats)
+            row += f"  {plain:8.3f}  {raw:8.3f}  {raw / plain:6.1f}" + " " * 18
+        set_threads(None)
         diff = np.abs(session.run(None, feed)[0].astype(np.int64) - call(fresh)).max()
-        print(f"{name:22}  {plain:8.3f}  {raw:8.3f}  {raw / plain:6.1f}  {diff:10d}")
+        print(f"{row[:-18]}  {diff:10d}")
 
 
 if __name__ == "__main__":

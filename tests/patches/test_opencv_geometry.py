@@ -145,6 +145,32 @@ def test_remap_matches_opencv(seed, src_size, dst_size, cn, dtype, kind, border,
     )
 
 
+def test_remap_uint8_fast_path_is_the_general_path_bit_for_bit(monkeypatch):
+    """3/4-channel uint8 images with float maps take the int32 GatherElements lowering; it
+    must give exactly what the general float64 path gives (ties on 1/8 pixels included)."""
+    rng = np.random.default_rng(11)
+    taken = []
+    fast = geometry._fused_uint8
+    monkeypatch.setattr(geometry, "_fused_uint8", lambda *a: taken.append(1) or fast(*a))
+    cases = []
+    for cn, border, value in [
+        (3, cv2.BORDER_CONSTANT, (9, 200, 77, 0)),
+        (4, cv2.BORDER_REPLICATE, None),
+    ]:
+        src = rng.integers(0, 256, (23, 31, cn), dtype=np.uint8)
+        src[::3] = cv2.GaussianBlur(src, (5, 5), 2)[::3]  # smooth rows: near-tie lerps
+        mx = rng.uniform(1, 34, (19, 27)).astype(np.float32)  # beyond the right/bottom edges
+        my = rng.uniform(1, 26, (19, 27)).astype(np.float32)
+        mx[::2] = np.round(mx[::2] * 8) / 8
+        kwargs = {"borderMode": border, "borderValue": value}
+        cases.append((src, mx, my, kwargs, geometry.remap(src, mx, my, cv2.INTER_LINEAR, **kwargs)))
+    assert len(taken) == len(cases)
+    monkeypatch.setattr(geometry, "_fused_uint8", lambda *a: None)
+    for src, mx, my, kwargs, got in cases:
+        np.testing.assert_array_equal(got, geometry.remap(src, mx, my, cv2.INTER_LINEAR, **kwargs))
+        assert_matches("remap", cv2.remap(src, mx, my, cv2.INTER_LINEAR, **kwargs), got, scale=255)
+
+
 def test_remap_undistortion_maps_match_opencv():
     rng = np.random.default_rng(3)
     src = rng.integers(0, 256, (96, 128, 3), dtype=np.uint8)

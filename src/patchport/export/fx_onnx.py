@@ -582,6 +582,18 @@ def _index_select(b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, ind
     return b.node("Gather", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
 
 
+@_emits("gather")
+def _gather(
+    b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any, *, sparse_grad=False
+) -> str:
+    """GatherElements; a constant index that fits is stored as int32 (half the bytes)."""
+    if isinstance(index, torch.Tensor) and not b.traced(index) and index.numel():
+        if int(index.max()) < 2**31 and int(index.min()) >= 0:
+            name = b.array(index.numpy().astype(np.int32))
+            return b.node("GatherElements", [b.tensor(x), name], axis=dim % x.ndim)
+    return b.node("GatherElements", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
+
+
 @_emits("cat", "concat", "concatenate")
 def _cat(b: _Builder, out: torch.Tensor, tensors: Sequence[Any], dim: int = 0) -> str:
     parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0 and out.ndim != 1)]

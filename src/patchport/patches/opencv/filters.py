@@ -103,6 +103,23 @@ def _separable(
     return _correlate(_correlate(padded, kx, 1), ky, 0)
 
 
+def _fixed_point_blur(
+    t: torch.Tensor, fx: np.ndarray, fy: np.ndarray, anchor: tuple[int, int], border: int
+) -> torch.Tensor:
+    """A uint8 (H, W, C) image blurred with integer kernels in units of 2**-8, rounded like
+    OpenCV's bit-exact path. Every partial sum is an integer below 2**24, so float32
+    depthwise convolutions (channels first) are exact in any summation order."""
+    ax, ay = anchor
+    padded = pad(t, ay, len(fy) - 1 - ay, ax, len(fx) - 1 - ax, border)
+    channels = t.shape[2]
+    planes = padded.permute(2, 0, 1).unsqueeze(0).to(torch.float32)  # (1, C, H, W)
+    weight_x = torch.from_numpy(np.tile(fx.astype(np.float32), (channels, 1, 1, 1)))
+    weight_y = torch.from_numpy(np.tile(fy.astype(np.float32).reshape(-1, 1), (channels, 1, 1, 1)))
+    sums = F.conv2d(F.conv2d(planes, weight_x, groups=channels), weight_y, groups=channels)
+    rounded = torch.clamp(torch.floor((sums + 32768.0) * (1.0 / 65536.0)), 0, 255)
+    return rounded.to(torch.uint8).squeeze(0).permute(1, 2, 0)
+
+
 def _ksize_for(sigma: float, uint8: bool) -> int:
     return int(np.rint(sigma * (3 if uint8 else 4) * 2 + 1)) | 1
 
@@ -152,8 +169,7 @@ def GaussianBlur(
     anchor = (width // 2, height // 2)
     if uint8:
         fx, fy = fixed_point_kernel(kx), fixed_point_kernel(ky)
-        sums = _separable(t.to(torch.float32), fx, fy, anchor, border)  # exact: < 2**24
-        out = torch.clamp(torch.floor((sums + 32768.0) / 65536.0), 0, 255).to(torch.uint8)
+        return to_numpy(_fixed_point_blur(t, fx, fy, anchor, border))
     else:
         out = _separable(t, kx.astype(np.float32), ky.astype(np.float32), anchor, border)
     return to_numpy(out)

@@ -436,6 +436,10 @@ def _bilinear(
 ) -> torch.Tensor:
     """Bilinear sampling at integer positions sx, sy plus fractions tx, ty: in 1/32 units with
     OpenCV's weight table when ``fixed_point``, else as float32 fractions (OpenCV 5)."""
+    if not fixed_point:
+        fast = _fused_uint8(t, sx, sy, tx, ty, border, value)
+        if fast is not None:
+            return fast
     height, width, channels = t.shape
     if border == cv2.BORDER_CONSTANT:
         # a pixel whose taps all fall outside reads the fill pixel at the padded corner with
@@ -456,6 +460,10 @@ def _bilinear(
 
     def tap(yy: torch.Tensor, xx: torch.Tensor) -> torch.Tensor:
         index = (yy * stride + xx).to(torch.int64).reshape(-1)
+        if type(index) is torch.Tensor:  # constant positions: one index per element, which
+            # ONNX Runtime gathers (GatherElements) several times faster than pixel rows
+            index = (index.unsqueeze(-1) * channels + torch.arange(channels)).reshape(-1)
+            return torch.gather(source.reshape(-1), 0, index).reshape(*yy.shape, channels)
         return flat.index_select(0, index).reshape(*yy.shape, channels)
 
     taps = (
@@ -493,6 +501,69 @@ def _bilinear(
             out = top + ay * ((p10 + ax * (p11 - p10)) - top)
         out = saturate(out, t.dtype)
     return out
+
+
+_FRACTION_BITS = 23  # float-map fractions that are multiples of 2**-23 take the fast path
+
+
+def _fused_uint8(
+    t: torch.Tensor,
+    sx: torch.Tensor,
+    sy: torch.Tensor,
+    tx: torch.Tensor,
+    ty: torch.Tensor,
+    border: int,
+    value: tuple[float, ...],
+) -> torch.Tensor | None:
+    """The fused float32 lerps of a 3- or 4-channel uint8 image, bit-identical to the general
+    path below in fewer, narrower passes: each tap one GatherElements of the flat image, the
+    row lerps exact in int32 (fraction * 2**23 is an integer), the vertical lerp as below.
+    None when the case does not apply (traced positions, fractions finer than 2**-23)."""
+    if t.dtype != torch.uint8 or t.shape[2] not in _FUSED_CHANNELS:
+        return None
+    if any(type(v) is not torch.Tensor for v in (sx, sy, tx, ty)):
+        return None  # traced positions: the general path records them
+    one = 1 << _FRACTION_BITS
+    ax = tx.numpy().astype(np.float64) * one
+    if not (ax == np.floor(ax)).all():
+        return None
+    height, width, channels = t.shape
+    x0, y0, ay = sx.numpy(), sy.numpy(), ty.numpy().astype(np.float64)
+    constant = border == cv2.BORDER_CONSTANT
+    # outside pixels read the fill with weight 0, as the general path does
+    outside = (x0 >= width) | (x0 + 1 < 0) | (y0 >= height) | (y0 + 1 < 0)
+    if constant:
+        ax, ay = np.where(outside, 0.0, ax), np.where(outside, 0.0, ay)
+    flat = t.reshape(-1).to(torch.int32)  # one cast here instead of one per tap
+    if constant:  # the fill pixel follows the image's data
+        fill = saturate(torch.tensor(value[:channels], dtype=torch.float64), torch.uint8)
+        flat = torch.cat([flat, fill.to(torch.int32)])
+    shape = (*x0.shape, channels)
+
+    def tap(yy: np.ndarray, xx: np.ndarray) -> torch.Tensor:
+        if constant:
+            inside = (yy >= 0) & (yy < height) & (xx >= 0) & (xx < width) & ~outside
+            start = np.where(inside, (yy * width + xx) * channels, height * width * channels)
+        else:
+            start = (np.clip(yy, 0, height - 1) * width + np.clip(xx, 0, width - 1)) * channels
+        index = (start[..., None] + np.arange(channels)).reshape(-1)
+        return torch.gather(flat, 0, torch.from_numpy(index)).reshape(shape)
+
+    right = np.broadcast_to(ax[..., None], shape)
+    w_left = torch.from_numpy((one - right).astype(np.int32))
+    w_right = torch.from_numpy(right.astype(np.int32))
+
+    def row(yy: np.ndarray) -> torch.Tensor:
+        # left * (2**23 - ax) + right * ax is exact in int32 (< 2**31): rounded to float32
+        # it is OpenCV's fused lerp along the row, scaled by 2**23
+        return (tap(yy, x0) * w_left + tap(yy, x0 + 1) * w_right).to(torch.float32)
+
+    top, bottom = row(y0), row(y0 + 1)
+    wide = torch.float64
+    ay_full = torch.from_numpy(np.ascontiguousarray(np.broadcast_to(ay[..., None], shape)))
+    out = (ay_full * (bottom - top).to(wide) + top.to(wide)).to(torch.float32)
+    # a lerp of values in [0, 255] rounds into [0, 255]: no clamp needed
+    return torch.round(out * (1.0 / one)).to(torch.uint8)
 
 
 _REMAP_BORDERS = ("BORDER_CONSTANT", "BORDER_REPLICATE")
