@@ -6,19 +6,20 @@ saturated), and uint8 results are rounded half to even like OpenCV's saturate_ca
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import torch
 
 from ._base import (
+    VECTOR_LANES,
     as_tensor,
     constant_name,
     cv2,
     no_dst,
     refuse,
     replaces,
+    row_length,
     saturate,
     scalar4,
     to_numpy,
@@ -147,17 +148,6 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     return to_numpy(torch.where(inside, 255, 0).to(torch.uint8))
 
 
-_ADD_WEIGHTED_LANES = 16  # uint8 rows shorter than this take OpenCV's scalar loop
-
-
-def _row_length(src1: np.ndarray, src2: np.ndarray) -> int:
-    """Elements OpenCV processes as one row: the whole image when both are contiguous
-    (OpenCV then treats it as a single row), else one row of ``width * channels``."""
-    if src1.flags.c_contiguous and src2.flags.c_contiguous:
-        return math.prod(src1.shape)
-    return math.prod(src1.shape[1:])
-
-
 @replaces(
     "addWeighted",
     family="arithmetic",
@@ -191,7 +181,7 @@ def addWeighted(
         )
     if a.dtype == torch.uint8:
         f32 = np.float32
-        if _row_length(src1, src2) < _ADD_WEIGHTED_LANES:  # OpenCV's scalar loop:
+        if row_length(src1, src2) < VECTOR_LANES:  # OpenCV's scalar loop:
             # fma(src1, alpha, src2*beta) + gamma, each step rounded to float32
             product = (b.to(torch.float32) * float(f32(beta))).to(torch.float64)
             inner = (a.to(torch.float64) * float(f32(alpha)) + product).to(torch.float32)

@@ -12,7 +12,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import as_tensor, integer_limits, no_dst, refuse, replaces, to_numpy
+from ._base import (
+    VECTOR_LANES,
+    as_tensor,
+    integer_limits,
+    no_dst,
+    refuse,
+    replaces,
+    row_length,
+    to_numpy,
+)
 
 _DTYPES = ("uint8", "uint16", "int16", "float32")
 _BIT_DTYPES = ("uint8", "uint16", "int16")
@@ -186,7 +195,18 @@ def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int
     t = as_tensor("multiply", src1, _MUL_DTYPES, _CHANNELS, "src1")
     if t.dtype.is_floating_point:  # float32 products, as OpenCV
         return _finish(a * b * float(np.float32(scale)), src1, t, None)
+    if t.dtype == torch.uint8 and isinstance(src2, np.ndarray) and src2.shape == src1.shape:
+        return _finish(_uint8_product(a, b, scale, row_length(src1, src2)), src1, t, None)
     return _finish(a * b * float(scale), src1, t, None)  # exact products, one rounding
+
+
+def _uint8_product(a: torch.Tensor, b: torch.Tensor, scale: float, row: int) -> torch.Tensor:
+    """OpenCV 5's float32 uint8 products: (src1*scale)*src2 in its vector loop,
+    (src1*src2)*scale in its scalar loop (rows under 16 elements), each rounded."""
+    f32, factor = torch.float32, float(np.float32(scale))
+    if row < VECTOR_LANES:
+        return (a.to(f32) * b.to(f32)) * factor
+    return (a.to(f32) * factor) * b.to(f32)
 
 
 @replaces(
