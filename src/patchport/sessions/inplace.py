@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..tracing.values import active_recorder, arg_of, plain
-from ..tracing.views import after_inplace
+from ..tracing.views import rebind
 
 
 def split_inplace_dst(
@@ -56,6 +56,5 @@ def write_inplace(recorder: Any, target: Any, result: Any, what: str) -> Any:
     else:
         with torch._C.DisableTorchFunctionSubclass():
             target.as_subclass(torch.Tensor).copy_(torch.as_tensor(data))
-    target._pp_node = arg_of(recorder, result)
-    after_inplace(target)
+    rebind(target, arg_of(recorder, result))
     return target
