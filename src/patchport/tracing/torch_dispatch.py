@@ -282,8 +282,8 @@ def _fast_call(func: Callable, args: tuple) -> Any:
             if state.rec is not rec or state.node is None:
                 return None
             nodes.append(state.node)
-        elif kind in _FAST_ARG_TYPES:
-            nodes.append(a)
+        elif kind in _FAST_ARG_TYPES or (kind is tuple and _all_ints(a)):
+            nodes.append(a)  # numbers, and sizes / dims such as flip((-1,)), permute((2, 0, 1))
         else:
             return None
     with _DISABLE():
@@ -299,6 +299,13 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     if result._is_view() or plan[1] in _ALIASING:
         _link_layout(rec, func, args, {}, out)
     return out
+
+
+def _all_ints(items: tuple) -> bool:
+    for item in items:
+        if type(item) is not int:
+            return False
+    return True
 
 
 def _torch_name(func: Callable) -> str:
