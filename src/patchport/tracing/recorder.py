@@ -24,6 +24,9 @@ _ACTIVE_COUNT = [0]
 
 _ids = itertools.count()
 
+# call_function target -> fx's name candidate for it (shared by recorders; bounded)
+_CANDIDATES: dict[Any, str] = {}
+
 
 def _fast_node_supported(graph: fx.Graph) -> bool:
     """Whether this torch's Graph exposes the internals used by the fast node path."""
@@ -49,7 +52,6 @@ class Recorder:
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}
         self._origins: dict[int, tuple[Any, str]] = {}
         self._fast = _fast_node_supported(self.graph)
-        self._names: dict[Any, str] = {}
         self._id = next(_ids)
         # a node with dynamic input axes: shape reads and op locations are noted
         self.track_shapes = False
@@ -73,10 +75,14 @@ class Recorder:
             return self._call_noted(target, args, kwargs, op)
         if not self._fast:
             return graph.create_node(op, target, args, kwargs or {})
-        candidate = self._names.get(target)
-        if candidate is None:
-            candidate = target if op == "call_method" else graph._target_to_str(target)
-            self._names[target] = candidate
+        if op == "call_method":
+            candidate = target
+        else:
+            candidate = _CANDIDATES.get(target)
+            if candidate is None:
+                if len(_CANDIDATES) > 4096:
+                    _CANDIDATES.clear()
+                candidate = _CANDIDATES[target] = graph._target_to_str(target)
         name = graph._graph_namespace.create_name(candidate, None)
         node = fx.Node(graph, name, op, target, args, kwargs or {})
         graph._graph_namespace.associate_name_with_obj(name, node)
