@@ -170,7 +170,7 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     rec = find_recorder(args, kwargs)
     if rec is None or func in table.METADATA_FUNCTIONS:
         return func(*plain_tree(args), **plain_tree(kwargs))
-    name = f"np.{_qualname(func)}"
+    name = _NAMES.get(func) or _NAMES.setdefault(func, f"np.{_qualname(func)}")
     out = kwargs.get("out")
     target = None
     if out is not None:
@@ -235,6 +235,9 @@ def _link_layout(rec: Recorder, func: Callable, args: tuple, kwargs: dict, view:
         return
     if np.may_share_memory(np.ndarray.view(view, np.ndarray), np.ndarray.view(base, np.ndarray)):
         link_view(base, view, numpy_layout_link(func, args, kwargs, base))
+
+
+_NAMES: dict[Callable, str] = {}  # NumPy function -> its name in messages
 
 
 def _qualname(func: Callable) -> str:

@@ -144,10 +144,23 @@ def plain_tree(obj: Any) -> Any:
     if kind in _TRACED_TYPES:
         return plain(obj)
     if kind is tuple or kind is list:
+        if _only_literals(obj):  # sizes, axes: nothing to replace
+            return obj if kind is tuple else list(obj)
         return kind(plain_tree(o) for o in obj)
     if kind is dict:
         return {k: plain_tree(v) for k, v in obj.items()}
     return obj
+
+
+# Python values that are graph literals as they are
+_LITERALS = {int, float, bool, str, complex, type(None)}
+
+
+def _only_literals(items: tuple | list) -> bool:
+    for item in items:
+        if type(item) not in _LITERALS:
+            return False
+    return True
 
 
 def arg_of(rec: Recorder, value: Any) -> Any:
@@ -165,6 +178,8 @@ def arg_of(rec: Recorder, value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if kind is tuple or kind is list:
+        if _only_literals(value):
+            return value if kind is tuple else list(value)
         return kind(arg_of(rec, v) for v in value)
     if kind is dict:
         return {k: arg_of(rec, v) for k, v in value.items()}
