@@ -1,5 +1,7 @@
 """``cv2.subtract(img, mean, img)``: a patched call writing into its traced first input."""
 
+import inspect
+
 import cv2
 import numpy as np
 import pytest
@@ -7,6 +9,7 @@ import torch
 
 import patchport
 from patchport import annotate
+from patchport.sessions.inplace import may_receive
 from patchport.tracing import plain
 
 
@@ -70,3 +73,16 @@ def test_any_other_dst_stays_refused(frame):
         with pytest.raises(patchport.PatchRuleError, match="a dst= buffer"):
             cv2.subtract(x, MEAN, x[:])  # a view of the input, not the input itself
         annotate.output_tensors("n", {"img": x + 1})
+
+
+def test_a_parameter_the_call_cannot_reach_is_not_bound():
+    def f(src, code, dst=None, *, out=None):
+        pass
+
+    sig = inspect.signature(f)
+    assert not may_receive(sig, "dst", (1, 2), {})
+    assert may_receive(sig, "dst", (1, 2, 3), {})
+    assert may_receive(sig, "dst", (1,), {"dst": None})
+    assert not may_receive(sig, "out", (1, 2, 3, 4), {})  # keyword-only
+    assert may_receive(sig, "out", (1,), {"out": 2})
+    assert not may_receive(sig, "mask", (1, 2, 3), {})

@@ -1,13 +1,16 @@
 """Replacements are checked against the original library on every traced call, by default."""
 
+import math
 import warnings
 
 import cv2
+import numpy as np
 import pytest
 import torch
 
 import patchport
 from patchport import PatchMismatchError, PatchMismatchWarning, annotate
+from patchport.sessions.verify import check_results
 
 
 def flip_channels(src, code, dst=None, dstCn=0):
@@ -78,3 +81,16 @@ def test_original_refusing_the_values_is_reported(frame):
         with pytest.warns(PatchMismatchWarning, match="cv2.cvtColor itself raised error"):
             rgb = cv2.cvtColor(traced, cv2.COLOR_BGR2RGB)
         annotate.output_tensors("n", {"rgb": rgb})
+
+
+def test_equal_results_report_what_the_full_comparison_reports():
+    def check(want, got):
+        return check_results("f", "g", np.array(want), np.array(got), 0.0, 0.0)
+
+    assert check([1, 2], [1, 2]) == (0.0, None)
+    assert check([1.0, np.nan], [1.0, np.nan]) == (0.0, None)
+    assert check([1.0, np.inf], [1.0, np.inf]) == (math.inf, None)  # inf - inf is no number
+    largest, problem = check([1.0, np.nan], [1.0, 2.0])
+    assert largest == math.inf and "1 of 2 values differ" in problem
+    largest, problem = check([1, 2], [1, 3])
+    assert largest == 1.0 and "1 of 2 values differ" in problem

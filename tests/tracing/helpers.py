@@ -11,7 +11,7 @@ import torch
 
 from patchport.errors import TraceLossWarning
 from patchport.tracing import Recorder, finish, trace_input
-from patchport.tracing.values import TORCH_TO_NP
+from patchport.tracing.dtypes import TORCH_TO_NP
 
 RNG_TRACE = 1234
 RNG_FRESH = 98765

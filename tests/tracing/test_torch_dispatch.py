@@ -157,7 +157,7 @@ def test_results_are_traced_tensors() -> None:
     rec = Recorder("t")
     x = trace_input(rec, "x", X.clone())
     y = torch.sigmoid(x)
-    assert isinstance(y, TracedTensor) and y._pp_node is not None
+    assert isinstance(y, TracedTensor) and y._pp.node is not None
     rec.close()
     z = torch.sigmoid(y)
     assert type(z) is torch.Tensor  # a closed recorder records nothing

@@ -23,7 +23,8 @@ from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs
-from ..tracing.values import make_traced, plain, to_numpy_side
+from ..tracing.dtypes import to_numpy_side
+from ..tracing.values import make_traced, plain
 from .buffers import BufferTracker, bake_input
 from .dynamic_dims import check_dynamic
 from .lifecycle import current_session

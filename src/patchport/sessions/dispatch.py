@@ -24,7 +24,7 @@ from ..patching import FunctionPatch, PatchInfo, active_patch_of
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
-from .inplace import inplace_refusal, split_inplace_dst, write_inplace
+from .inplace import inplace_refusal, may_receive, split_inplace_dst, write_inplace
 from .verify import check_results, plain_copy
 
 _MAX_DEPTH = 4
@@ -184,7 +184,15 @@ class PatchedCall:
 
     def _refuse_buffers(self, args: tuple, kwargs: dict) -> None:
         buffers = {k: v for k, v in kwargs.items() if k in ("dst", "out") and v is not None}
-        if not buffers and self._signature is not None:
+        signature = self._signature
+        if (
+            not buffers
+            and signature is not None
+            and (
+                may_receive(signature, "dst", args, kwargs)
+                or may_receive(signature, "out", args, kwargs)
+            )
+        ):
             try:
                 bound = self._signature.bind(*args, **kwargs).arguments
             except TypeError:

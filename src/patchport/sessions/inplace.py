@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..tracing.values import active_recorder, arg_of, plain
-from ..tracing.views import after_inplace
+from ..tracing.views import rebind
 
 
 def split_inplace_dst(
@@ -25,7 +25,7 @@ def split_inplace_dst(
     itself; ``target`` is None (and the call unchanged) otherwise."""
     if not args or active_recorder(args[0]) is None or signature is None:
         return args, kwargs, None
-    if "dst" not in signature.parameters:
+    if not may_receive(signature, "dst", args, kwargs):
         return args, kwargs, None
     try:
         bound = signature.bind(*args, **kwargs)
@@ -35,6 +35,21 @@ def split_inplace_dst(
         return args, kwargs, None
     bound.arguments["dst"] = None
     return bound.args, bound.kwargs, args[0]
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def may_receive(signature: inspect.Signature, name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether parameter ``name`` can get a value from this call (by keyword, or by position
+    when enough arguments are given): when not, binding the call cannot give it one, so
+    the (costly) ``signature.bind`` is skipped on the traced path."""
+    if name in kwargs:
+        return True
+    for position, parameter in enumerate(signature.parameters.values()):
+        if parameter.name == name:
+            return position < len(args) and parameter.kind in _POSITIONAL
+    return False
 
 
 def inplace_refusal(target: Any, result: Any, what: str) -> str | None:
@@ -63,6 +78,5 @@ def write_inplace(recorder: Any, target: Any, result: Any) -> Any:
     else:
         with torch._C.DisableTorchFunctionSubclass():
             target.as_subclass(torch.Tensor).copy_(torch.as_tensor(data))
-    target._pp_node = arg_of(recorder, result)
-    after_inplace(target)
+    rebind(target, arg_of(recorder, result))
     return target

@@ -8,28 +8,38 @@ Typical use (a session builds on this)::
     gm = finish(rec, y)                          # torch.fx.GraphModule; rec is closed
     rec.constants()                              # what was frozen, with shapes and origins
 
-Modules, one job each:
+Modules, one job each (each imports only modules listed above it):
 
-- ``recorder``: :class:`Recorder` owns the ``fx.Graph``; ``trace_input`` / ``finish``.
+- ``constants`` / ``location`` / ``operator_names``: :class:`ConstantInfo`, the user's
+  ``file:line``, the binary operators' names.
+- ``dtypes``: NumPy <-> torch dtype tables; uint16/32/64 held as int64 in the graph.
+- ``trace_state``: :class:`TraceState`, the declared fields each traced value holds.
+- ``shape_reads``: sizes read in a node with dynamic axes, and where they were used.
+- ``recorder``: :class:`Recorder`, a plain ``fx.Graph`` builder (calls, inputs, constants).
+- ``loss``: ``TraceLossWarning`` / ``TraceLossError`` at the user's line.
 - ``values``: :class:`TracedArray` / :class:`TracedTensor`, ``is_traced``,
-  ``contains_traced``, ``plain``; NumPy/torch dtype mapping.
+  ``contains_traced``, ``plain``, ``arg_of``.
+- ``graph_io``: ``trace_input`` (graph inputs) and ``finish`` (outputs, the GraphModule).
+- ``indexing``: NumPy and torch indexing recorded as torch (getitem, functional setitem).
+- ``views``: aliasing between views and bases after in-place writes.
 - ``numpy_table``: the one NumPy -> torch table (ufuncs, functions, methods).
-- ``numpy_dispatch`` / ``torch_dispatch``: how each traced type records operations.
-- ``indexing`` / ``views``: NumPy indexing in torch; aliasing between views and bases.
+- ``torch_dispatch`` / ``numpy_dispatch``: how each traced type records operations;
+  installed on the traced types here, explicitly.
 - ``interop``: traced ``torch.from_numpy`` / ``np.asarray`` ... (``INTEROP_REPLACEMENTS``).
 - ``native``: ``watch_natives`` warns when traced data reaches ``cv2`` (or other) functions.
-- ``loss`` / ``location``: ``TraceLossWarning`` / ``TraceLossError`` at the user's line.
-- ``constants``: :class:`ConstantInfo`.
+- ``dependence``: does a traced output depend on the graph's inputs.
 """
 
 from __future__ import annotations
 
+from . import numpy_dispatch, torch_dispatch
 from .constants import ConstantInfo
+from .graph_io import finish, trace_input
 from .interop import REPLACEMENTS as INTEROP_REPLACEMENTS
 from .interop import interop_patches
 from .loss import report_loss
 from .native import watch_natives
-from .recorder import Recorder, finish, trace_input
+from .recorder import Recorder
 from .values import (
     TracedArray,
     TracedTensor,
@@ -39,6 +49,9 @@ from .values import (
     is_traced,
     plain,
 )
+
+numpy_dispatch.install(TracedArray)
+torch_dispatch.install(TracedTensor)
 
 __all__ = [
     "INTEROP_REPLACEMENTS",

@@ -15,9 +15,9 @@ from .values import active_recorder
 
 def depends_on_inputs(recorder: Recorder, value: Any) -> bool:
     """True when ``value`` is traced in ``recorder`` and reaches one of its graph inputs."""
-    if active_recorder(value) is not recorder or value._pp_node is None:
+    if active_recorder(value) is not recorder or value._pp.node is None:
         return False
-    stack = [value._pp_node]
+    stack = [value._pp.node]
     seen = set()
     while stack:
         node = stack.pop()

@@ -1,4 +1,5 @@
-"""NumPy-style indexing recorded as torch: reads, and writes recorded functionally.
+"""Indexing recorded as torch: ``a[index]`` reads, and ``a[index] = v`` writes recorded
+functionally (the graph gets a copy of the base with the values put in).
 
 Torch indexing follows NumPy's rules except that it has no negative-step slices; those
 dimensions are flipped first and indexed with the equivalent positive slice.
@@ -6,10 +7,19 @@ dimensions are flipped first and indexed with the equivalent positive slice.
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+
+from .dtypes import dtype_of
+from .values import TracedArray, arg_of, plain_tree
+
+if TYPE_CHECKING:
+    from torch import fx
+
+    from .recorder import Recorder
 
 
 def index_put(base: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
@@ -68,3 +78,65 @@ def split_negative_steps(index: Any, shape: tuple[int, ...]) -> tuple[Any, tuple
         dim += item.ndim if is_mask else 1
         out.append(item)
     return tuple(out), tuple(flips)
+
+
+def is_basic_numpy_index(index: Any) -> bool:
+    """Whether a NumPy index makes a view (ints, slices, ``...``, ``None``)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        i is None or i is Ellipsis or type(i) in (int, slice) or isinstance(i, np.integer)
+        for i in items
+    )
+
+
+def _numpy_index_arg(rec: Recorder, index: Any) -> Any:
+    """Graph form of a NumPy index: int arrays as int64, NumPy scalars as Python ints."""
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for item in items:
+        if isinstance(item, (np.ndarray, torch.Tensor)):
+            dt = dtype_of(item)
+            node = arg_of(rec, item)
+            if dt.kind in "iu" and dt != np.int64:
+                node = rec.cast(node, torch.int64)
+            out.append(node)
+        elif isinstance(item, np.integer):
+            out.append(int(item))
+        elif isinstance(item, np.bool_):
+            out.append(bool(item))
+        else:
+            out.append(arg_of(rec, item))
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
+def record_getitem(rec: Recorder, base: Any, index: Any) -> fx.Node:
+    """Record ``base[index]``: NumPy semantics for a traced array (negative steps via
+    flips), torch's for a tensor."""
+    if type(base) is not TracedArray:
+        return rec.call(operator.getitem, (arg_of(rec, base), arg_of(rec, index)))
+    index2, flips = split_negative_steps(index, base.shape)
+    node = arg_of(rec, base)
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    return rec.call(operator.getitem, (node, _numpy_index_arg(rec, index2)))
+
+
+def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
+    """Record ``base[index] = value`` functionally; returns the node of the new base."""
+    if type(base) is not TracedArray:
+        val = arg_of(rec, value)
+        return rec.call(index_put, (arg_of(rec, base), arg_of(rec, index), val))
+    index2, flips = split_negative_steps(index, base.shape)
+    node = arg_of(rec, base)
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        val = arg_of(rec, value)
+    elif isinstance(value, (list, tuple)):
+        val = arg_of(rec, np.asarray(plain_tree(value), dtype=base.dtype))
+    else:
+        val = np.asarray(value).astype(base.dtype).item()
+    node = rec.call(index_put, (node, _numpy_index_arg(rec, index2), val))
+    if flips:
+        node = rec.call(torch.flip, (node, flips))
+    return node

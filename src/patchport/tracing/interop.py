@@ -17,20 +17,16 @@ import numpy as np
 import torch
 
 from ..patching import PatchDetails, PatchFamily, PatchInfo
-from .values import (
+from .dtypes import (
     NP_TO_TORCH,
-    TracedArray,
-    TracedTensor,
-    active_recorder,
-    find_recorder,
-    make_traced,
-    plain,
     real_torch_dtype,
     to_numpy_side,
     to_torch_side,
     torch_dtype,
     wrap_unsigned,
 )
+from .loss import report_loss
+from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
 
 _ORIGINALS: dict[str, Callable] = {
     "torch.from_numpy": torch.from_numpy,
@@ -43,7 +39,7 @@ _ORIGINALS: dict[str, Callable] = {
 
 
 def _traced_to_tensor(rec: Any, value: Any, result: torch.Tensor) -> torch.Tensor:
-    node = value._pp_node
+    node = value._pp.node
     if isinstance(value, torch.Tensor):
         source = value.dtype
     else:
@@ -60,7 +56,7 @@ def from_numpy(array: Any) -> torch.Tensor:
     if rec is None or type(array) is not TracedArray:
         return _ORIGINALS["torch.from_numpy"](array)
     result = _ORIGINALS["torch.from_numpy"](np.ndarray.view(array, np.ndarray))
-    return make_traced(rec, result, to_torch_side(rec, array._pp_node, array.dtype))
+    return make_traced(rec, result, to_torch_side(rec, array._pp.node, array.dtype))
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> torch.Tensor:
@@ -86,8 +82,6 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
             result = original(_eager_tree(data), *args, **kwargs)
         node = _stack_tree(rec, data, result.dtype, numpy_side=False)
         if node is None:
-            from .loss import report_loss
-
             report_loss(rec, "torch.tensor() of a list holding traced values")
             return result
         return make_traced(rec, result, node)
@@ -110,8 +104,6 @@ def _numpy_entry(name: str) -> Callable:
             if isinstance(result, np.ndarray) and result.dtype in NP_TO_TORCH:
                 node = _stack_tree(rec, a, torch_dtype(result.dtype), numpy_side=True)
             if node is None:
-                from .loss import report_loss
-
                 report_loss(rec, f"{name}() of a list holding traced values")
                 return result
             return make_traced(rec, result, node)
@@ -119,7 +111,7 @@ def _numpy_entry(name: str) -> Callable:
         result = original(data, *args, **kwargs)
         if not isinstance(result, np.ndarray):
             return result
-        node = a._pp_node
+        node = a._pp.node
         if type(a) is TracedArray:
             if torch_dtype(result.dtype) != torch_dtype(a.dtype):
                 node = rec.cast(node, torch_dtype(result.dtype))
@@ -140,7 +132,7 @@ def _eager_tree(data: Any) -> Any:
     """Plain data of a nested list; traced NumPy scalars become NumPy scalars again."""
     if isinstance(data, (list, tuple)):
         return type(data)(_eager_tree(item) for item in data)
-    if type(data) is TracedArray and data._pp_scalar:
+    if type(data) is TracedArray and data._pp.scalar:
         return np.ndarray.view(data, np.ndarray)[()]
     return plain(data)
 
@@ -155,11 +147,11 @@ def _stack_tree(rec: Any, data: Any, dtype: torch.dtype, numpy_side: bool) -> An
             return None
         return rec.call(torch.stack, (nodes, 0))
     if type(data) is TracedArray and active_recorder(data) is rec:
-        node, have = data._pp_node, torch_dtype(data.dtype)
+        node, have = data._pp.node, torch_dtype(data.dtype)
         if not numpy_side:
             node, have = to_torch_side(rec, node, data.dtype), real_torch_dtype(data.dtype)
     elif type(data) is TracedTensor and active_recorder(data) is rec:
-        node, have = data._pp_node, data.dtype
+        node, have = data._pp.node, data.dtype
     elif isinstance(data, (np.ndarray, torch.Tensor)):
         node = rec.constant(plain(data))
         have = data.dtype if isinstance(data, torch.Tensor) else torch_dtype(data.dtype)

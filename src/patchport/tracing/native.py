@@ -22,7 +22,7 @@ from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
 from .values import active_recorder, find_recorder, plain, plain_tree
-from .views import after_inplace
+from .views import rebind
 
 _CALLABLE_TYPES = (types.BuiltinFunctionType, types.FunctionType)
 
@@ -63,8 +63,7 @@ def _freeze_if_written(rec: Any, value: Any, old: np.ndarray, what: str) -> None
     report_loss(rec, f"native {what} wrote into traced data")
     if isinstance(value, torch.Tensor):
         new = torch.from_numpy(new)
-    value._pp_node = rec.constant(new, origin=f"data written by native {what}")
-    after_inplace(value)
+    rebind(value, rec.constant(new, origin=f"data written by native {what}"))
 
 
 def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[str]:

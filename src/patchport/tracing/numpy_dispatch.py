@@ -6,7 +6,6 @@ record. Anything not in the table warns (or raises when strict) and returns plai
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -14,26 +13,23 @@ import numpy as np
 import torch
 
 from . import numpy_table as table
-from .indexing import index_put, split_negative_steps
+from . import shape_reads
+from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
+from .torch_dispatch import torch_function
 from .values import (
     TracedArray,
     TracedTensor,
     active_recorder,
-    arg_of,
     find_recorder,
     make_traced,
     plain,
     plain_tree,
-    real_torch_dtype,
-    to_numpy_side,
-    to_torch_side,
-    torch_dtype,
-    wrap_unsigned,
 )
-from .views import after_inplace, link_view, numpy_layout_link
+from .views import link_view, numpy_layout_link, rebind
 
 _UFUNCS = table.UFUNCS
 _SLOW_TYPES = (TracedTensor, list, tuple)
@@ -62,13 +58,8 @@ def _lost(rec: Recorder, result: Any, what: str) -> Any:
 def _snapshot(rec: Recorder, target: Any, what: str) -> None:
     """After an unrecorded in-place change, freeze the target's new data as a constant."""
     origin = f"data written in place by {what}"
-    target._pp_node = rec.constant(
-        np.array(np.ndarray.view(target, np.ndarray), copy=True), origin=origin
-    )
-    after_inplace(target)
-
-
-propagate_inplace = after_inplace
+    data = np.array(np.ndarray.view(target, np.ndarray), copy=True)
+    rebind(target, rec.constant(data, origin=origin))
 
 
 # ------------------------------------------------------------------------ ufuncs
@@ -77,8 +68,9 @@ def array_ufunc(
 ) -> Any:
     """``__array_ufunc__``: run NumPy on plain data, record the torch equivalent."""
     if not kwargs and method == "__call__":
-        rec = self._pp_rec
-        if rec is not None and rec.active and self._pp_node is not None and ufunc in _UFUNCS:
+        state = self._pp
+        rec = state.rec
+        if rec is not None and rec.active and state.node is not None and ufunc in _UFUNCS:
             plain_inputs = [
                 np.ndarray.view(x, np.ndarray) if type(x) is TracedArray else x for x in inputs
             ]
@@ -165,13 +157,11 @@ def _as_torch_binop(ufunc: np.ufunc, inputs: tuple) -> Any:
         name, tensor, other = _TORCH_BINOPS[ufunc][1], second, first
     else:
         return NotImplemented
-    from .torch_dispatch import torch_function
-
     return torch_function(getattr(torch.Tensor, name), (tensor, other), {})
 
 
 def _is_scalar_like(value: Any) -> bool:
-    return (type(value) is TracedArray and value._pp_scalar) or isinstance(value, np.generic)
+    return (type(value) is TracedArray and value._pp.scalar) or isinstance(value, np.generic)
 
 
 # ----------------------------------------------------------------- array functions
@@ -180,7 +170,7 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     rec = find_recorder(args, kwargs)
     if rec is None or func in table.METADATA_FUNCTIONS:
         return func(*plain_tree(args), **plain_tree(kwargs))
-    name = f"np.{_qualname(func)}"
+    name = _NAMES.get(func) or _NAMES.setdefault(func, f"np.{_qualname(func)}")
     out = kwargs.get("out")
     target = None
     if out is not None:
@@ -211,8 +201,7 @@ def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> An
             return target
         return _lost(rec, result, f"{name} (not mapped to torch)")
     if target is not None:
-        target._pp_node = node
-        propagate_inplace(target)
+        rebind(target, node)
         return target
     return wrap_result(rec, result, node)
 
@@ -248,6 +237,9 @@ def _link_layout(rec: Recorder, func: Callable, args: tuple, kwargs: dict, view:
         link_view(base, view, numpy_layout_link(func, args, kwargs, base))
 
 
+_NAMES: dict[Callable, str] = {}  # NumPy function -> its name in messages
+
+
 def _qualname(func: Callable) -> str:
     module = getattr(func, "__module__", "") or ""
     name = getattr(func, "__name__", repr(func))
@@ -255,61 +247,6 @@ def _qualname(func: Callable) -> str:
 
 
 # ------------------------------------------------------------------------ indexing
-def _index_arg(rec: Recorder, index: Any) -> Any:
-    """Graph form of a NumPy index: int arrays as int64, NumPy scalars as Python ints."""
-    items = index if isinstance(index, tuple) else (index,)
-    out = []
-    for item in items:
-        if isinstance(item, (np.ndarray, torch.Tensor)):
-            dt = table.dtype_of(item)
-            node = arg_of(rec, item)
-            if dt.kind in "iu" and dt != np.int64:
-                node = rec.cast(node, torch.int64)
-            out.append(node)
-        elif isinstance(item, np.integer):
-            out.append(int(item))
-        elif isinstance(item, np.bool_):
-            out.append(bool(item))
-        else:
-            out.append(arg_of(rec, item))
-    return tuple(out) if isinstance(index, tuple) else out[0]
-
-
-def _is_basic(index: Any) -> bool:
-    items = index if isinstance(index, tuple) else (index,)
-    return all(
-        i is None or i is Ellipsis or type(i) in (int, slice) or isinstance(i, np.integer)
-        for i in items
-    )
-
-
-def record_getitem(rec: Recorder, base: Any, index: Any) -> Any:
-    """Record ``base[index]`` with NumPy semantics (negative steps via flips)."""
-    index2, flips = split_negative_steps(index, base.shape)
-    node = arg_of(rec, base)
-    if flips:
-        node = rec.call(torch.flip, (node, flips))
-    return rec.call(operator.getitem, (node, _index_arg(rec, index2)))
-
-
-def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> Any:
-    """Record ``base[index] = value`` functionally; returns the node of the new base."""
-    index2, flips = split_negative_steps(index, base.shape)
-    node = arg_of(rec, base)
-    if flips:
-        node = rec.call(torch.flip, (node, flips))
-    if isinstance(value, (np.ndarray, torch.Tensor)):
-        val = arg_of(rec, value)
-    elif isinstance(value, (list, tuple)):
-        val = arg_of(rec, np.asarray(plain_tree(value), dtype=base.dtype))
-    else:
-        val = np.asarray(value).astype(base.dtype).item()
-    node = rec.call(index_put, (node, _index_arg(rec, index2), val))
-    if flips:
-        node = rec.call(torch.flip, (node, flips))
-    return node
-
-
 def getitem(self: TracedArray, index: Any) -> Any:
     """``a[index]``: eager NumPy indexing plus a recorded torch read."""
     result = np.ndarray.view(self, np.ndarray)[plain_tree(index)]
@@ -317,7 +254,11 @@ def getitem(self: TracedArray, index: Any) -> Any:
     if rec is None:
         return result
     out = make_traced(rec, result, record_getitem(rec, self, index))
-    if isinstance(result, np.ndarray) and active_recorder(self) is rec and _is_basic(index):
+    if (
+        isinstance(result, np.ndarray)
+        and active_recorder(self) is rec
+        and is_basic_numpy_index(index)
+    ):
         link_view(self, out, index)
     return out
 
@@ -331,8 +272,7 @@ def setitem(self: TracedArray, index: Any, value: Any) -> None:
         if other is not None:
             report_loss(other, "writing traced data into an untraced array with [...] =")
         return
-    self._pp_node = record_setitem(rec, self, index, value)
-    propagate_inplace(self)
+    rebind(self, record_setitem(rec, self, index, value))
 
 
 # ------------------------------------------------------------------------- methods
@@ -403,7 +343,7 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     rec = active_recorder(self)
     if rec is None:
         return result
-    node = self._pp_node
+    node = self._pp.node
     if result.dtype != self.dtype:
         if torch_dtype(result.dtype) != torch_dtype(self.dtype):
             node = rec.cast(node, torch_dtype(result.dtype))
@@ -414,7 +354,7 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
 def _copy(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray).copy(*args, **kwargs)
     rec = active_recorder(self)
-    return result if rec is None else make_traced(rec, result, self._pp_node)
+    return result if rec is None else make_traced(rec, result, self._pp.node)
 
 
 def _deepcopy(self: TracedArray, memo: Any = None) -> Any:
@@ -435,7 +375,7 @@ def _view(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
     result = base if dtype is None else base.view(dtype)
     if rec is None:
         return result
-    node = self._pp_node
+    node = self._pp.node
     if result.dtype != self.dtype:
         node = to_torch_side(rec, node, self.dtype)
         node = rec.call("view", (node, real_torch_dtype(result.dtype)), None, "call_method")
@@ -454,11 +394,11 @@ def _fill(self: TracedArray, value: Any) -> None:
     shape = tuple(self.shape)
     if isinstance(value, (np.ndarray, torch.Tensor)) and active_recorder(value) is rec:
         val = table.Call(rec, self).t(value, self.dtype)
-        self._pp_node = rec.call(torch.broadcast_to, (val, shape))
+        node = rec.call(torch.broadcast_to, (val, shape))
     else:
         fill = np.asarray(plain(value)).astype(self.dtype).item()
-        self._pp_node = rec.call(torch.full, (shape, fill), {"dtype": torch_dtype(self.dtype)})
-    propagate_inplace(self)
+        node = rec.call(torch.full, (shape, fill), {"dtype": torch_dtype(self.dtype)})
+    rebind(self, node)
 
 
 def _sort_inplace(self: TracedArray, axis: int = -1, *args: Any, **kwargs: Any) -> None:
@@ -471,8 +411,7 @@ def _sort_inplace(self: TracedArray, axis: int = -1, *args: Any, **kwargs: Any) 
         _snapshot(rec, self, "ndarray.sort(order=...)")
         return
     dim = None if axis is None else int(axis) % max(self.ndim, 1)
-    self._pp_node = rec.call(table.np_sort, (self._pp_node, dim))
-    propagate_inplace(self)
+    rebind(self, rec.call(table.np_sort, (self._pp.node, dim)))
 
 
 def _flatten(self: TracedArray, order: str = "C") -> Any:
@@ -539,8 +478,11 @@ SPECIAL: dict[str, Any] = {
 }
 
 
-def install_methods(cls: type) -> None:
-    """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning."""
+def install(cls: type) -> None:
+    """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning; its
+    ``shape`` and ``len()`` note sizes read in a node with dynamic axes (see shape_reads)."""
+    cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
+    cls.__len__ = shape_reads.traced_len
     for name, value in SPECIAL.items():
         setattr(cls, name, value)
     for name, fn in table.METHOD_FUNCTIONS.items():
@@ -560,6 +502,3 @@ def install_methods(cls: type) -> None:
             if name == "__array__":
                 continue
             setattr(cls, name, _unmapped_method(name))
-
-
-install_methods(TracedArray)

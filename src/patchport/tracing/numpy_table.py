@@ -18,12 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import fx
 
+from .dtypes import HELD_AS_INT64, compute_dtype, dtype_of, torch_dtype, wrap_unsigned
 from .recorder import Recorder
-from .values import HELD_AS_INT64, TracedArray, TracedTensor, arg_of, torch_dtype, wrap_unsigned
+from .values import TracedArray, TracedTensor, arg_of
 
 Node = fx.Node
-
-_COMPUTE_AS = {np.dtype(t): np.dtype(np.int64) for t in (np.uint16, np.uint32, np.uint64)}
 
 
 class Call:
@@ -72,23 +71,6 @@ class Call:
     def done(self, node: Any, have: Any) -> Any:
         """Finish a handler: cast ``node`` of dtype ``have`` to the result dtype."""
         return self.cast(node, have)
-
-
-def compute_dtype(dtype: Any) -> np.dtype:
-    """Dtype torch computes in for a NumPy dtype (int64 for uint16/32/64, few torch kernels)."""
-    dtype = np.dtype(dtype)
-    return _COMPUTE_AS.get(dtype, dtype)
-
-
-def dtype_of(value: Any) -> np.dtype:
-    """NumPy dtype of an array, tensor, NumPy scalar or Python scalar."""
-    if isinstance(value, torch.Tensor):
-        from .values import TORCH_TO_NP
-
-        return TORCH_TO_NP[value.dtype]
-    if isinstance(value, (np.ndarray, np.generic)):
-        return value.dtype
-    return np.asarray(value).dtype
 
 
 def _py(value: Any) -> Any:
@@ -600,8 +582,8 @@ def _ufunc_plan(ufunc: np.ufunc, inputs: tuple, result: Any, dtype: Any) -> tupl
     else:
         loop_in, loop_out = loops
     # torch lacks most kernels for uint16/32/64: compute in int64, cast back (same wraparound)
-    loop_in = tuple(_COMPUTE_AS.get(d, d) for d in loop_in)
-    loop_out = tuple(_COMPUTE_AS.get(d, d) for d in loop_out)
+    loop_in = tuple(compute_dtype(d) for d in loop_in)
+    loop_out = tuple(compute_dtype(d) for d in loop_out)
     steps = []
     for position, (value, want) in enumerate(zip(inputs, loop_in)):
         if is_array(value):

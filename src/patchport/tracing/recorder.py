@@ -1,7 +1,8 @@
-"""The graph recorder: owns a ``torch.fx.Graph`` and turns traced work into a GraphModule.
+"""The graph recorder: a plain ``torch.fx.Graph`` builder (calls, inputs, constants).
 
 A :class:`Recorder` is what one traced node of a session records into. Traced values
-point at their recorder and at the ``fx.Node`` that computes them in the graph.
+point at their recorder and at the ``fx.Node`` that computes them in the graph; turning
+traced values into graph inputs and outputs is ``graph_io``'s job.
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ import torch
 from torch import fx
 
 from .constants import ConstantInfo
+from .dtypes import HELD_AS_INT64
 from .location import user_location
+from .shape_reads import symbolic_args
 
 # number of recorders currently active; lets "is this traced?" answer without lookups
 _ACTIVE_COUNT = [0]
 
 _ids = itertools.count()
+
+# call_function target -> fx's name candidate for it (shared by recorders; bounded)
+_CANDIDATES: dict[Any, str] = {}
 
 
 def _fast_node_supported(graph: fx.Graph) -> bool:
@@ -46,7 +52,6 @@ class Recorder:
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}
         self._origins: dict[int, tuple[Any, str]] = {}
         self._fast = _fast_node_supported(self.graph)
-        self._names: dict[Any, str] = {}
         self._id = next(_ids)
         # a node with dynamic input axes: shape reads and op locations are noted
         self.track_shapes = False
@@ -70,10 +75,14 @@ class Recorder:
             return self._call_noted(target, args, kwargs, op)
         if not self._fast:
             return graph.create_node(op, target, args, kwargs or {})
-        candidate = self._names.get(target)
-        if candidate is None:
-            candidate = target if op == "call_method" else graph._target_to_str(target)
-            self._names[target] = candidate
+        if op == "call_method":
+            candidate = target
+        else:
+            candidate = _CANDIDATES.get(target)
+            if candidate is None:
+                if len(_CANDIDATES) > 4096:
+                    _CANDIDATES.clear()
+                candidate = _CANDIDATES[target] = graph._target_to_str(target)
         name = graph._graph_namespace.create_name(candidate, None)
         node = fx.Node(graph, name, op, target, args, kwargs or {})
         graph._graph_namespace.associate_name_with_obj(name, node)
@@ -86,8 +95,6 @@ class Recorder:
         """``call`` in a node with dynamic axes: sizes read in Python that become arguments
         are computed in the graph from the inputs' sizes (see shape_reads), and the node
         keeps the user's line (for reports in words)."""
-        from .shape_reads import symbolic_args
-
         args = symbolic_args(self, target, args)
         kwargs = symbolic_args(self, target, kwargs) if kwargs else kwargs
         node = self.graph.create_node(op, target, args, kwargs or {})
@@ -133,8 +140,6 @@ class Recorder:
         if isinstance(value, torch.Tensor):
             tensor = value.detach().as_subclass(torch.Tensor).clone()
         else:
-            from .values import HELD_AS_INT64
-
             array = np.asarray(value)
             if array.dtype.byteorder not in ("=", "|"):
                 array = array.astype(array.dtype.newbyteorder("="))
@@ -162,16 +167,13 @@ class Recorder:
         return list(self._constants)
 
     # ---------------------------------------------------------------- finish
-    def finish(self, outputs: Any) -> fx.GraphModule:
-        """Close the graph on ``outputs`` (traced values, nested in tuples/lists/dicts).
+    def build(self, output: Any) -> fx.GraphModule:
+        """Close the graph on ``output`` (fx nodes nested in tuples/lists/dicts).
 
         The recorder is closed afterwards; unused nodes and constants are dropped.
         """
-        from .values import arg_of
-
         if self.finished:
             raise RuntimeError(f"recorder {self.name!r} was already finished")
-        output = _map_outputs(self, outputs, arg_of)
         self.graph.output(output)
         _drop_unused(self.graph)
         kept = {n.target for n in self.graph.nodes if n.op == "get_attr"}
@@ -214,21 +216,6 @@ def _first_node_not_in(graph: fx.Graph, ops: tuple[str, ...]) -> fx.Node:
     return graph._root  # the sentinel: inserting before it appends
 
 
-def _map_outputs(recorder: Recorder, outputs: Any, arg_of: Any) -> Any:
-    """Turn a structure of traced values into the same structure of fx nodes."""
-    if isinstance(outputs, (tuple, list)):
-        return type(outputs)(_map_outputs(recorder, o, arg_of) for o in outputs)
-    if isinstance(outputs, dict):
-        return {k: _map_outputs(recorder, v, arg_of) for k, v in outputs.items()}
-    if isinstance(outputs, (np.ndarray, np.generic)):
-        from .values import to_torch_side
-
-        return to_torch_side(recorder, arg_of(recorder, outputs), outputs.dtype)
-    if isinstance(outputs, torch.Tensor):
-        return arg_of(recorder, outputs)
-    raise TypeError(f"graph outputs must be arrays or tensors, got {type(outputs).__name__}")
-
-
 def _make_graph_module(root: torch.nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule:
     """Build the GraphModule; its Python code is generated on first use where torch allows."""
     try:
@@ -241,26 +228,3 @@ def _make_graph_module(root: torch.nn.Module, graph: fx.Graph, name: str) -> fx.
 def _class_name(name: str) -> str:
     cleaned = "".join(ch if ch.isalnum() else "_" for ch in name) or "traced"
     return cleaned if cleaned[0].isalpha() else f"g_{cleaned}"
-
-
-def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor) -> Any:
-    """Make ``value`` a graph input named ``name``; returns a traced copy (input untouched)."""
-    from .values import make_traced, to_numpy_side
-
-    if not recorder.active:
-        raise RuntimeError(f"recorder {recorder.name!r} is closed")
-    node = recorder.placeholder(name)
-    if isinstance(value, torch.Tensor):
-        copy = value.detach().as_subclass(torch.Tensor).clone()
-    elif isinstance(value, (np.ndarray, np.generic)):
-        copy = np.array(value, copy=True, subok=False)
-    else:
-        raise TypeError(f"input {name!r} must be a numpy array or torch tensor, got {value!r}")
-    if not isinstance(copy, torch.Tensor):
-        node = to_numpy_side(recorder, node, copy.dtype)
-    return make_traced(recorder, copy, node)
-
-
-def finish(recorder: Recorder, outputs: Any) -> fx.GraphModule:
-    """Close ``recorder``'s graph on ``outputs`` and return it as a GraphModule."""
-    return recorder.finish(outputs)

@@ -215,19 +215,19 @@ def _emit(rec: Any, value: ShapeInt) -> Any:
 def traced_shape(array: Any) -> Any:
     """``TracedArray.shape``: the sizes, as :class:`ShapeInt` while its node tracks them."""
     shape = _NDARRAY_SHAPE(array)
-    rec = array._pp_rec
+    rec = array._pp.rec
     if rec is None or not rec.track_shapes or not rec.active:
         return shape
-    return tag_shape(rec, array._pp_node, shape, 2)
+    return tag_shape(rec, array._pp.node, shape, 2)
 
 
 def traced_len(array: Any) -> Any:
     """``len()`` of a TracedArray, as a :class:`ShapeInt` while its node tracks sizes."""
     size = _NDARRAY_LEN(array)
-    rec = array._pp_rec
+    rec = array._pp.rec
     if rec is None or not rec.track_shapes or not rec.active:
         return size
-    return tag_size(rec, array._pp_node, 0, size, 2)
+    return tag_size(rec, array._pp.node, 0, size, 2)
 
 
 _NDARRAY_SHAPE = np.ndarray.shape.__get__

@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from .indexing import index_put
+from .dtypes import to_numpy_side
+from .indexing import record_setitem
 from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
+from .trace_state import TraceState
 from .values import (
     TracedArray,
     TracedTensor,
@@ -26,9 +28,8 @@ from .values import (
     arg_of,
     find_recorder,
     make_traced,
-    to_numpy_side,
 )
-from .views import after_inplace, link_view, torch_layout_link
+from .views import link_view, rebind, torch_layout_link
 
 _DISABLE = torch._C.DisableTorchFunctionSubclass
 
@@ -191,7 +192,7 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if any(type(a) is TracedArray for a in args):
         # a 0-d traced array stands for a NumPy scalar, which torch takes as a number
         eager_args = tuple(
-            np.ndarray.view(a, np.ndarray)[()] if type(a) is TracedArray and a._pp_scalar else a
+            np.ndarray.view(a, np.ndarray)[()] if type(a) is TracedArray and a._pp.scalar else a
             for a in args
         )
     with _DISABLE():
@@ -243,8 +244,8 @@ def _read_size(func: Callable, args: tuple, kwargs: dict) -> Any:
         return result
     if isinstance(result, int):
         axis = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-        return tag_size(rec, x._pp_node, axis % max(x.dim(), 1), result)
-    return tag_shape(rec, x._pp_node, result)
+        return tag_size(rec, x._pp.node, axis % max(x.dim(), 1), result)
+    return tag_shape(rec, x._pp.node, result)
 
 
 # calls that may return a tensor sharing memory without being an autograd view
@@ -270,16 +271,19 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     first = args[0]
     if type(first) is not TracedTensor:
         return None
-    rec = first._pp_rec
+    rec = first._pp.rec
     if rec is None or not rec.active:
         return None
     nodes = []
     for a in args:
         kind = type(a)
-        if kind is TracedTensor and a._pp_rec is rec and a._pp_node is not None:
-            nodes.append(a._pp_node)
-        elif kind in _FAST_ARG_TYPES:
-            nodes.append(a)
+        if kind is TracedTensor:
+            state = a._pp
+            if state.rec is not rec or state.node is None:
+                return None
+            nodes.append(state.node)
+        elif kind in _FAST_ARG_TYPES or (kind is tuple and _all_ints(a)):
+            nodes.append(a)  # numbers, and sizes / dims such as flip((-1,)), permute((2, 0, 1))
         else:
             return None
     with _DISABLE():
@@ -291,13 +295,17 @@ def _fast_call(func: Callable, args: tuple) -> Any:
             else result
         )
     out = result.as_subclass(TracedTensor)
-    out._pp_rec = rec
-    out._pp_node = rec.call(plan[1], tuple(nodes), None, plan[2])
-    out._pp_view_of = None
-    out._pp_views = None
+    out._pp = TraceState(rec, rec.call(plan[1], tuple(nodes), None, plan[2]))
     if result._is_view() or plan[1] in _ALIASING:
         _link_layout(rec, func, args, {}, out)
     return out
+
+
+def _all_ints(items: tuple) -> bool:
+    for item in items:
+        if type(item) is not int:
+            return False
+    return True
 
 
 def _torch_name(func: Callable) -> str:
@@ -335,8 +343,7 @@ def _wrap(rec: Recorder, result: Any, node: Any) -> Any:
 def _rebind(rec: Recorder, target: Any, node: Any, result: Any) -> Any:
     """Point an in-place target at its new functional node (and its traced parents)."""
     if active_recorder(target) is rec:
-        target._pp_node = node
-        propagate_inplace(target)
+        rebind(target, node)
         return target if result is target else _wrap(rec, result, node)
     report_loss(rec, "an in-place torch operation writing traced data into an untraced tensor")
     return result
@@ -390,9 +397,7 @@ def _setitem(rec: Recorder, args: tuple, kwargs: dict) -> None:
     if active_recorder(x) is not rec:
         report_loss(rec, "writing traced data into an untraced tensor with [...] =")
         return
-    val = arg_of(rec, value)
-    x._pp_node = rec.call(index_put, (x._pp_node, arg_of(rec, index), val))
-    propagate_inplace(x)
+    rebind(x, record_setitem(rec, x, index, value))
 
 
 def _to_numpy(rec: Recorder, x: Any) -> Any:
@@ -401,7 +406,36 @@ def _to_numpy(rec: Recorder, x: Any) -> Any:
         result = x.numpy()
     if active_recorder(x) is not rec:
         return result
-    return make_traced(rec, result, to_numpy_side(rec, x._pp_node, result.dtype))
+    return make_traced(rec, result, to_numpy_side(rec, x._pp.node, result.dtype))
 
 
-propagate_inplace = after_inplace
+def _traced_torch_function(cls, func, types, args=(), kwargs=None):
+    """``TracedTensor.__torch_function__``: run ``func`` eagerly on plain tensors and
+    record it."""
+    return torch_function(func, args, kwargs or {})
+
+
+def _scalar_aware(name: str) -> Any:
+    """Tensor operator that, like torch untraced, takes a traced NumPy scalar as a number."""
+    base = getattr(torch.Tensor, name)
+
+    def op(self: TracedTensor, other: Any) -> Any:
+        if type(other) is TracedArray and other._pp.scalar:
+            return torch_function(base, (self, other), {})
+        return base(self, other)
+
+    op.__name__ = name
+    return op
+
+
+_SCALAR_AWARE = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+                 "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__gt__", "__ge__",
+                 "__lt__", "__le__", "__eq__", "__ne__")  # fmt: skip
+
+
+def install(cls: type) -> None:
+    """Make ``cls`` (TracedTensor) record through :func:`torch_function`."""
+    cls.__torch_function__ = classmethod(_traced_torch_function)
+    for name in _SCALAR_AWARE:
+        setattr(cls, name, _scalar_aware(name))
+    cls.__hash__ = torch.Tensor.__hash__  # defining __eq__ must not drop hashing

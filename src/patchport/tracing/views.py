@@ -10,7 +10,6 @@ written back, and every live view is re-read from its base.
 
 from __future__ import annotations
 
-import operator
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -18,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .indexing import index_put
-from .values import TracedArray, active_recorder, arg_of
+from .indexing import record_getitem, record_setitem
+from .values import active_recorder
 
 
 class LayoutLink:
@@ -75,10 +74,11 @@ def scatter_view(base: torch.Tensor, positions: torch.Tensor, view: torch.Tensor
 
 def link_view(base: Any, view: Any, index: Any) -> None:
     """Remember that ``view`` is ``base[index]`` sharing memory with ``base``."""
-    view._pp_view_of = (base, index)
-    views = getattr(base, "_pp_views", None)
+    view._pp.view_of = (base, index)
+    state = base._pp
+    views = state.views
     if views is None:
-        views = base._pp_views = []
+        views = state.views = []
     elif len(views) > 32:
         views[:] = [ref for ref in views if ref() is not None]
     views.append(weakref.ref(view))
@@ -87,43 +87,43 @@ def link_view(base: Any, view: Any, index: Any) -> None:
 def _read(rec: Any, base: Any, index: Any) -> Any:
     if type(index) is LayoutLink:
         positions = rec.constant(index.positions(), origin="element map of a view")
-        return rec.call(gather_view, (base._pp_node, positions))
-    if type(base) is TracedArray:
-        from .numpy_dispatch import record_getitem
-
-        return record_getitem(rec, base, index)
-    return rec.call(operator.getitem, (base._pp_node, arg_of(rec, index)))
+        return rec.call(gather_view, (base._pp.node, positions))
+    return record_getitem(rec, base, index)
 
 
 def _write(rec: Any, base: Any, index: Any, view: Any) -> Any:
     if type(index) is LayoutLink:
         positions = rec.constant(index.positions(), origin="element map of a view")
-        return rec.call(scatter_view, (base._pp_node, positions, view._pp_node))
-    if type(base) is TracedArray:
-        from .numpy_dispatch import record_setitem
+        return rec.call(scatter_view, (base._pp.node, positions, view._pp.node))
+    return record_setitem(rec, base, index, view)
 
-        return record_setitem(rec, base, index, view)
-    return rec.call(index_put, (base._pp_node, arg_of(rec, index), view._pp_node))
+
+def rebind(value: Any, node: Any) -> None:
+    """``value`` was written in place and is now computed by ``node``: point it there and
+    bring its bases and views up to date."""
+    value._pp.node = node
+    after_inplace(value)
 
 
 def after_inplace(value: Any) -> None:
     """``value``'s node was just replaced by an in-place write: update bases and views."""
-    rec = value._pp_rec
+    rec = value._pp.rec
     top = value
-    while top._pp_view_of is not None:
-        base, index = top._pp_view_of
+    while (link := top._pp.view_of) is not None:
+        base, index = link
         if active_recorder(base) is not rec:
             break
-        base._pp_node = _write(rec, base, index, top)
+        base._pp.node = _write(rec, base, index, top)
         top = base
-    if top is value and not getattr(value, "_pp_views", None):
+    if top is value and not value._pp.views:
         return
     stack = [top]
     while stack:
         base = stack.pop()
-        for ref in getattr(base, "_pp_views", None) or ():
+        for ref in base._pp.views or ():
             view = ref()
             if view is None or view is value or active_recorder(view) is not rec:
                 continue
-            view._pp_node = _read(rec, base, view._pp_view_of[1])
+            state = view._pp
+            state.node = _read(rec, base, state.view_of[1])
             stack.append(view)

@@ -1,0 +1,92 @@
+"""NumPy <-> torch dtype tables and the rules for holding NumPy data in a torch graph.
+
+torch has few kernels for uint16/uint32/uint64, so NumPy data of those dtypes is held as
+int64 in the graph: arithmetic results are masked back into range (NumPy's wraparound)
+and the data is cast back to its own dtype where torch itself receives it. The node rules take
+the recorder (anything with ``cast`` and ``call``) as an argument: this module is a leaf.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
+    np.dtype(np.bool_): torch.bool,
+    np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.int8): torch.int8,
+    np.dtype(np.int16): torch.int16,
+    np.dtype(np.int32): torch.int32,
+    np.dtype(np.int64): torch.int64,
+    np.dtype(np.uint16): torch.uint16,
+    np.dtype(np.uint32): torch.uint32,
+    np.dtype(np.uint64): torch.uint64,
+    np.dtype(np.float16): torch.float16,
+    np.dtype(np.float32): torch.float32,
+    np.dtype(np.float64): torch.float64,
+    np.dtype(np.complex64): torch.complex64,
+    np.dtype(np.complex128): torch.complex128,
+}
+TORCH_TO_NP: dict[torch.dtype, np.dtype] = {v: k for k, v in NP_TO_TORCH.items()}
+
+# NumPy dtypes held as int64 in the graph -> the mask that wraps a result back into range
+# (uint64 keeps its bits: no mask)
+HELD_AS_INT64: dict[np.dtype, int | None] = {
+    np.dtype(np.uint16): 0xFFFF,
+    np.dtype(np.uint32): 0xFFFFFFFF,
+    np.dtype(np.uint64): None,
+}
+_COMPUTE_AS = {dtype: np.dtype(np.int64) for dtype in HELD_AS_INT64}
+
+
+def torch_dtype(dtype: Any) -> torch.dtype:
+    """Torch dtype that NumPy data of ``dtype`` has in the graph (uint16/32/64: int64)."""
+    dt = np.dtype(dtype)
+    if dt in HELD_AS_INT64:
+        return torch.int64
+    try:
+        return NP_TO_TORCH[dt]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {dt} has no torch equivalent") from None
+
+
+def real_torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype with the same name as a NumPy dtype (for handing data to torch)."""
+    try:
+        return NP_TO_TORCH[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no torch equivalent") from None
+
+
+def compute_dtype(dtype: Any) -> np.dtype:
+    """Dtype torch computes in for a NumPy dtype (int64 for uint16/32/64, few torch kernels)."""
+    dtype = np.dtype(dtype)
+    return _COMPUTE_AS.get(dtype, dtype)
+
+
+def dtype_of(value: Any) -> np.dtype:
+    """NumPy dtype of an array, tensor, NumPy scalar or Python scalar."""
+    if isinstance(value, torch.Tensor):
+        return TORCH_TO_NP[value.dtype]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    return np.asarray(value).dtype
+
+
+def to_torch_side(rec: Any, node: Any, dtype: Any) -> Any:
+    """Node of NumPy data as torch sees it (held uint16/32/64 cast back to their dtype)."""
+    dt = np.dtype(dtype)
+    return rec.cast(node, NP_TO_TORCH[dt]) if dt in HELD_AS_INT64 else node
+
+
+def to_numpy_side(rec: Any, node: Any, dtype: Any) -> Any:
+    """Node of torch data handed to NumPy (uint16/32/64 held as int64)."""
+    return rec.cast(node, torch.int64) if np.dtype(dtype) in HELD_AS_INT64 else node
+
+
+def wrap_unsigned(rec: Any, node: Any, dtype: Any) -> Any:
+    """Mask a held uint16/uint32 result back into its range (NumPy's wraparound)."""
+    mask = HELD_AS_INT64.get(np.dtype(dtype))
+    return rec.call(torch.bitwise_and, (node, mask)) if mask else node

@@ -1,0 +1,54 @@
+"""A traced graph's boundary: user data in as graph inputs, traced values out as outputs.
+
+:func:`trace_input` gives the traced copy of an input (the caller's data is untouched);
+:func:`finish` closes a recorder's graph on traced outputs and returns the GraphModule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import fx
+
+from .dtypes import to_numpy_side, to_torch_side
+from .recorder import Recorder
+from .values import arg_of, make_traced
+
+
+def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor) -> Any:
+    """Make ``value`` a graph input named ``name``; returns a traced copy (input untouched)."""
+    if not recorder.active:
+        raise RuntimeError(f"recorder {recorder.name!r} is closed")
+    node = recorder.placeholder(name)
+    if isinstance(value, torch.Tensor):
+        copy = value.detach().as_subclass(torch.Tensor).clone()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        copy = np.array(value, copy=True, subok=False)
+    else:
+        raise TypeError(f"input {name!r} must be a numpy array or torch tensor, got {value!r}")
+    if not isinstance(copy, torch.Tensor):
+        node = to_numpy_side(recorder, node, copy.dtype)
+    return make_traced(recorder, copy, node)
+
+
+def finish(recorder: Recorder, outputs: Any) -> fx.GraphModule:
+    """Close ``recorder``'s graph on ``outputs`` (traced values, nested in tuples/lists/dicts)
+    and return it as a GraphModule; the recorder is closed afterwards."""
+    if recorder.finished:
+        raise RuntimeError(f"recorder {recorder.name!r} was already finished")
+    return recorder.build(_output_nodes(recorder, outputs))
+
+
+def _output_nodes(recorder: Recorder, outputs: Any) -> Any:
+    """Turn a structure of traced values into the same structure of fx nodes."""
+    if isinstance(outputs, (tuple, list)):
+        return type(outputs)(_output_nodes(recorder, o) for o in outputs)
+    if isinstance(outputs, dict):
+        return {k: _output_nodes(recorder, v) for k, v in outputs.items()}
+    if isinstance(outputs, (np.ndarray, np.generic)):
+        return to_torch_side(recorder, arg_of(recorder, outputs), outputs.dtype)
+    if isinstance(outputs, torch.Tensor):
+        return arg_of(recorder, outputs)
+    raise TypeError(f"graph outputs must be arrays or tensors, got {type(outputs).__name__}")
