@@ -7,9 +7,10 @@ plain tensors and is recorded as the same call on graph nodes. In-place methods,
 
 from __future__ import annotations
 
+import enum
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -89,11 +90,31 @@ _INPLACE_DUNDER = {
     f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
 }
 
-# func -> (kind, target, op); kinds: "call", "swap", "inplace", "setitem", "getattr", "loss"
-_PLAN: dict[Any, tuple[str, Any, str]] = {}
+
+class PlanKind(enum.Enum):
+    """How a torch callable on traced tensors is recorded (decided once per callable)."""
+
+    CALL = "call"  # one graph node, the callable itself or a method/operator
+    SWAP = "swap"  # a reflected operator (``__radd__``): the operator, arguments swapped
+    INPLACE = "inplace"  # an in-place variant: its functional form, rebound to the target
+    SETITEM = "setitem"  # ``t[i] = v``: recorded by the indexing module
+    GETATTR = "getattr"  # a property read (``t.T``, ``t.data``)
+    LOSS = "loss"  # leaves torch (``tolist``, ``item``...): trace loss reported
+    NUMPY = "numpy"  # ``t.numpy()``: continues on the NumPy side
 
 
-def _plan(func: Callable) -> tuple[str, Any, str]:
+class DispatchPlan(NamedTuple):
+    """``kind`` of recording, the graph ``target`` and the fx ``op`` it becomes."""
+
+    kind: PlanKind
+    target: Any
+    op: str
+
+
+_PLAN: dict[Any, DispatchPlan] = {}
+
+
+def _plan(func: Callable) -> DispatchPlan:
     """Decide once per torch callable how to record it."""
     plan = _PLAN.get(func)
     if plan is not None:
@@ -101,30 +122,32 @@ def _plan(func: Callable) -> tuple[str, Any, str]:
     name = getattr(func, "__name__", "")
     owner = getattr(func, "__self__", None)
     if name == "__get__" and owner is not None and hasattr(owner, "__name__"):
-        plan = ("getattr", owner.__name__, "call_function")
+        plan = DispatchPlan(PlanKind.GETATTR, owner.__name__, "call_function")
     elif name in LOSS_NAMES:
-        plan = ("loss", name, "")
+        plan = DispatchPlan(PlanKind.LOSS, name, "")
     elif name == "__setitem__":
-        plan = ("setitem", None, "")
+        plan = DispatchPlan(PlanKind.SETITEM, None, "")
     elif name in ("numpy", "__array__") or name == "__array_wrap__":
-        plan = ("loss", name, "")
+        plan = DispatchPlan(PlanKind.LOSS, name, "")
     elif getattr(torch.Tensor, name, None) is func:
         if name in _DUNDER_TO_OPERATOR:
-            plan = ("call", _DUNDER_TO_OPERATOR[name], "call_function")
+            plan = DispatchPlan(PlanKind.CALL, _DUNDER_TO_OPERATOR[name], "call_function")
         elif name in _REFLECTED:
-            plan = ("swap", _REFLECTED[name], "call_function")
+            plan = DispatchPlan(PlanKind.SWAP, _REFLECTED[name], "call_function")
         elif name in _INPLACE_DUNDER:
-            plan = ("inplace", _DUNDER_TO_OPERATOR[_INPLACE_DUNDER[name]], "call_function")
+            plan = DispatchPlan(
+                PlanKind.INPLACE, _DUNDER_TO_OPERATOR[_INPLACE_DUNDER[name]], "call_function"
+            )
         elif name.endswith("_") and not name.startswith("_"):
-            plan = ("inplace", name[:-1], "call_method")
+            plan = DispatchPlan(PlanKind.INPLACE, name[:-1], "call_method")
         else:
-            plan = ("call", name, "call_method")
+            plan = DispatchPlan(PlanKind.CALL, name, "call_method")
     elif name.endswith("_") and not name.startswith("_") and _functional_of(name) is not None:
-        plan = ("inplace", _functional_of(name), "call_function")
+        plan = DispatchPlan(PlanKind.INPLACE, _functional_of(name), "call_function")
     else:
-        plan = ("call", func, "call_function")
-    if plan[0] == "loss" and plan[1] == "numpy":
-        plan = ("numpy", None, "")
+        plan = DispatchPlan(PlanKind.CALL, func, "call_function")
+    if plan.kind is PlanKind.LOSS and plan.target == "numpy":
+        plan = DispatchPlan(PlanKind.NUMPY, None, "")
     _PLAN[func] = plan
     return plan
 
@@ -182,9 +205,9 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         with _DISABLE():
             return func(*args, **kwargs)
     kind, target, op = _plan(func)
-    if kind == "setitem":
+    if kind is PlanKind.SETITEM:
         return _setitem(rec, args, kwargs)
-    if kind == "numpy":
+    if kind is PlanKind.NUMPY:
         return _to_numpy(rec, args[0])
     out = kwargs.get("out")
     inplace_kw = kwargs.get("inplace") is True
@@ -197,10 +220,10 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         )
     with _DISABLE():
         result = func(*eager_args, **kwargs)
-    if kind == "loss":
+    if kind is PlanKind.LOSS:
         report_loss(rec, f"{_torch_name(func)} on a traced tensor")
         return result
-    if kind == "getattr":
+    if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):
             return result
         node = rec.call(getattr, (arg_of(rec, args[0]), target))
@@ -217,9 +240,9 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         fkwargs["inplace"] = False
         node = rec.call(func, arg_of(rec, args), arg_of(rec, fkwargs))
         return _rebind(rec, args[0], node, result)
-    if kind == "inplace":
+    if kind is PlanKind.INPLACE:
         return _inplace(rec, target, op, args, kwargs, result)
-    if kind == "swap":
+    if kind is PlanKind.SWAP:
         node = rec.call(target, (arg_of(rec, args[1]), arg_of(rec, args[0])))
     else:
         node = rec.call(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
@@ -266,7 +289,7 @@ def _link_layout(rec: Recorder, func: Callable, args: tuple, kwargs: dict, view:
 def _fast_call(func: Callable, args: tuple) -> Any:
     """The common case: a plain call on tensors of one recorder and numbers; else None."""
     plan = _PLAN.get(func)
-    if plan is None or plan[0] != "call" or plan[1] is operator.getitem:
+    if plan is None or plan.kind is not PlanKind.CALL or plan.target is operator.getitem:
         return None
     first = args[0]
     if type(first) is not TracedTensor:
@@ -290,13 +313,13 @@ def _fast_call(func: Callable, args: tuple) -> Any:
         result = func(*args)
     if type(result) is not torch.Tensor:
         return (
-            _wrap(rec, result, rec.call(plan[1], tuple(nodes), None, plan[2]))
+            _wrap(rec, result, rec.call(plan.target, tuple(nodes), None, plan.op))
             if (_contains_tensor(result))
             else result
         )
     out = result.as_subclass(TracedTensor)
-    out._pp = TraceState(rec, rec.call(plan[1], tuple(nodes), None, plan[2]))
-    if result._is_view() or plan[1] in _ALIASING:
+    out._pp = TraceState(rec, rec.call(plan.target, tuple(nodes), None, plan.op))
+    if result._is_view() or plan.target in _ALIASING:
         _link_layout(rec, func, args, {}, out)
     return out
 
