@@ -48,3 +48,85 @@ def test_factors_whose_double_product_rounds_unlike_any_ratio_have_none(factor):
     """0.7 lies just below 7/10: OpenCV's size*0.7 rounds up at some sizes (5 -> 4) and not
     at others (45 -> 31), so such a size cannot follow a dynamic axis (reported in words)."""
     assert size_ratio(factor) is None
+
+
+DYNAMIC_CASES = {  # node -> (dtype, call): each traced once at 24x32, replayed at other sizes
+    "half_linear": ("uint8", lambda x: cv2.resize(x, None, fx=0.5, fy=0.5)),
+    "third_linear": ("uint8", lambda x: cv2.resize(x, None, fx=1 / 3, fy=0.3)),
+    "grow_linear": ("uint8", lambda x: cv2.resize(x, None, fx=1.5, fy=0.75)),
+    "float_linear": ("float32", lambda x: cv2.resize(x, None, fx=0.3, fy=1.5)),
+    "nearest": ("uint8", lambda x: cv2.resize(x, None, fx=0.25, fy=2 / 3, interpolation=0)),
+    "area_quarter": ("uint8", lambda x: cv2.resize(x, None, fx=0.25, fy=0.25, interpolation=3)),
+    "area_grow": ("float32", lambda x: cv2.resize(x, None, fx=2.0, fy=1.5, interpolation=3)),
+}
+BACKENDS = {"half_linear_pt2": "pt2", "float_linear_pt2": "pt2", "half_linear_jit": "jit"}
+
+
+def _frame(height, width, dtype, seed=0):
+    pixels = np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    return pixels if dtype == "uint8" else pixels.astype(np.float32) / 255
+
+
+@pytest.fixture(scope="module")
+def dynamic_bundle(tmp_path_factory):
+    import patchport
+    from patchport import annotate
+
+    nodes = {n: (n, "onnx") for n in DYNAMIC_CASES}
+    nodes.update({n: (n[:-4], b) for n, b in BACKENDS.items()})
+    with patchport.session("resize", tmp_path_factory.mktemp("resize"), patching=["opencv"]):
+        for node, (case, backend) in nodes.items():
+            dtype, call = DYNAMIC_CASES[case]
+            image = annotate.input_tensors(
+                node, {"image": _frame(24, 32, dtype)}, dynamic={"image": {0: "h", 1: "w"}}
+            )
+            annotate.output_tensors(node, {"out": call(image)}, export_with=backend)
+    return patchport.compile_graph(visualize=False, strict=False), nodes
+
+
+def _assert_like_opencv(got, expected, dtype):
+    assert got.shape == expected.shape
+    if dtype == "uint8":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", sorted(DYNAMIC_CASES))
+def test_resize_by_factors_exports_once_for_every_size(dynamic_bundle, case):
+    """One ONNX export, replayed in ONNX Runtime at sizes never traced (odd, larger,
+    smaller, one much wider than tall) against cv2 itself: bit-exact for uint8."""
+    import onnxruntime
+
+    result, _ = dynamic_bundle
+    assert next(v for v in result.validation if v.node == case).ok, result.summary()
+    session = onnxruntime.InferenceSession(str(result.models[case]))
+    dtype, call = DYNAMIC_CASES[case]
+    for height, width in [(37, 53), (50, 17), (120, 161)]:
+        frame = _frame(height, width, dtype, seed=height)
+        _assert_like_opencv(session.run(None, {"image": frame})[0], call(frame), dtype)
+
+
+def test_resize_by_factors_on_pt2_and_jit(dynamic_bundle):
+    """pt2 keeps the sizes symbolic; TorchScript is kept only where its replay at other
+    sizes holds (else the node's validation says to use onnx or pt2)."""
+    import torch
+
+    import patchport
+
+    result, nodes = dynamic_bundle
+    manager = patchport.InferenceManager(result.yaml_path)
+    mock = manager.get_mock_input()
+    for node, (case, backend) in nodes.items():
+        if backend == "onnx":
+            continue
+        validation = next(v for v in result.validation if v.node == node)
+        if backend == "jit" and not validation.ok:
+            assert "use 'onnx' or 'pt2' for this node" in " ".join(validation.problems)
+            continue
+        assert validation.ok, result.summary()
+        dtype, call = DYNAMIC_CASES[case]
+        for height, width in [(37, 53), (61, 40)]:
+            frame = _frame(height, width, dtype, seed=width)
+            out = manager.run_policy({**mock, f"{node}/image": torch.from_numpy(frame)})
+            _assert_like_opencv(out[f"{node}/out"].numpy(), call(frame), dtype)

@@ -132,7 +132,9 @@ def test_frozen_dimension_reported_in_words(tmp_path):
         top = bgr[: int(bgr.shape[0] * 0.5)]  # FROZEN-HEIGHT
         annotate.output_tensors("crop", {"top": top})
         small = annotate.input_tensors("small", {"bgr": frame(48, 64)}, dynamic={"bgr": {1: "w"}})
-        annotate.output_tensors("small", {"half": cv2.resize(small, None, fx=0.5, fy=0.5)})
+        annotate.output_tensors("small", {"fixed": cv2.resize(small, (32, 24))})
+        odd = annotate.input_tensors("odd", {"bgr": frame(48, 64)}, dynamic={"bgr": {0: "rows"}})
+        annotate.output_tensors("odd", {"out": cv2.resize(odd, None, fx=0.5, fy=0.7)})
     finally:
         patchport.stop()
     with pytest.raises(DynamicShapeError) as caught:
@@ -142,6 +144,8 @@ def test_frozen_dimension_reported_in_words(tmp_path):
     assert "height is fixed to 48 by a size read from traced data" in text
     assert f"{__file__}:{line}" in text
     assert "w is fixed to 64" in text and "geometry.resize" in text
+    assert "give fx and fy instead of dsize" in text
+    assert "rows is fixed to 48" in text and "cvRound(size * 0.7)" in text
     assert "width is fixed" not in text  # the crop keeps every width
     assert not any(tmp_path.rglob("*.onnx")) and not any(tmp_path.rglob("*.yaml"))
 

@@ -171,8 +171,8 @@ def _weights(w: torch.Tensor, dim: int, dtype: torch.dtype, channels: int) -> to
     """Per-row weights as (n, 1, 1); per-column ones as (1, n, channels), repeated over
     the channels so ONNX Runtime multiplies whole contiguous rows (much faster)."""
     if dim == 0:
-        return w.to(dtype).reshape(-1, 1, 1)
-    return w.to(dtype).reshape(1, -1, 1).expand(-1, -1, channels).contiguous()
+        return w.to(dtype)[:, None, None]  # no -1 to infer: no size guard in torch.export
+    return w.to(dtype)[None, :, None].expand(-1, -1, channels).contiguous()
 
 
 def resize_linear(
@@ -244,7 +244,8 @@ def _round_to(values: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
 
 def _window_counts(t: torch.Tensor, count: Any, size: Any, factor: int) -> torch.Tensor:
     """Source pixels in each window along one axis: ``min(factor, size - factor * d)``."""
-    return _clip_high(size - factor * positions(t, count), factor).to(torch.float32)
+    left = positions(t, count) * -factor + size  # tensor first: a graph size stays symbolic
+    return _clip_high(left, factor).to(torch.float32)
 
 
 def resize_area_fast(
@@ -274,8 +275,8 @@ def resize_area_fast(
         whole = sums * float(np.float32(1.0 / (kx * ky)))
     plain = not (symbolic(pad_rows) or symbolic(pad_cols))
     if not plain or pad_rows > 0 or pad_cols > 0:  # partial windows at the far edges
-        count = _window_counts(t, height, rows, ky).reshape(-1, 1, 1)
-        count = count * _window_counts(t, width, cols, kx).reshape(1, -1, 1)
+        count = _window_counts(t, height, rows, ky)[:, None, None]
+        count = count * _window_counts(t, width, cols, kx)[None, :, None]
         whole = torch.where(count == kx * ky, whole, sums / count)
     if t.dtype.is_floating_point:
         return saturate(whole, t.dtype)
