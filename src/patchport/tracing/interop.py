@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import (
     NP_TO_TORCH,
     TracedArray,
@@ -189,6 +190,7 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (np, "asarray"): asarray,
     (np, "array"): array,
     (np, "ascontiguousarray"): ascontiguousarray,
+    **ARANGE_REPLACEMENTS,
 }
 
 
