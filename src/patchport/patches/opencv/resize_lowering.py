@@ -248,6 +248,19 @@ def _window_counts(t: torch.Tensor, count: Any, size: Any, factor: int) -> torch
     return _clip_high(left, factor).to(torch.float32)
 
 
+def _window_sums(f: torch.Tensor, height: Any, width: Any, factors: tuple[int, int]):
+    """Sums of the kx x ky windows of ``f`` (exactly height*ky rows, width*kx columns):
+    rows of each window added as contiguous blocks, then the kx pixels of each window
+    by one small matrix product (ONNX Runtime runs both much faster than strided
+    slices; small integer sums stay exact in float32)."""
+    kx, ky = factors
+    channels = f.shape[2]
+    rows = f.reshape(height, ky, width * kx * channels).sum(dim=1)
+    picks = torch.eye(channels, dtype=torch.float32).repeat(kx, 1)  # (kx * C, C)
+    sums = torch.matmul(rows.reshape(height * width, kx * channels), picks)
+    return sums.reshape(height, width, channels)
+
+
 def resize_area_fast(
     t: torch.Tensor, dsize: tuple[Any, Any], factors: tuple[int, int]
 ) -> torch.Tensor:
@@ -259,15 +272,7 @@ def resize_area_fast(
     pad_rows, pad_cols = height * ky - rows, width * kx - cols  # < 0: rows left out
     if symbolic(pad_rows) or symbolic(pad_cols) or pad_rows or pad_cols:
         t = torch.nn.functional.pad(t, (0, 0, 0, pad_cols, 0, pad_rows))
-    if kx * ky <= 16:  # strided views: one pass per window position, no index tensors
-        sums = None
-        for i in range(ky):
-            for j in range(kx):
-                part = t[i::ky, j::kx].to(torch.float32)
-                sums = part if sums is None else sums + part
-    else:
-        f = t.to(torch.float32).reshape(height, ky, width, kx, t.shape[2])
-        sums = f.sum(dim=(1, 3))
+    sums = _window_sums(t.to(torch.float32), height, width, factors)
     integer_2x2 = not t.dtype.is_floating_point and (kx, ky) == (2, 2) and t.shape[2] != 2
     if integer_2x2:  # the sums are small integers: exact in float32
         whole = torch.floor((sums + 2.0) * 0.25)
