@@ -167,6 +167,12 @@ def _interpolations() -> dict[int, str]:
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
     },
+    notes="With dynamic height/width (annotate.input_tensors(dynamic=...)), fx/fy keep "
+    "them dynamic: OpenCV's cvRound(size * f) in integer graph arithmetic (sizes below "
+    "65536) and taps computed in the graph, for INTER_NEAREST, INTER_LINEAR and INTER_AREA "
+    "with integer factors or enlarging. A fixed dsize, INTER_AREA with a non-integer shrink "
+    "factor, and factors such as 0.7 (whose double product OpenCV rounds unlike any integer "
+    "ratio) fix the size: compile_graph reports it in words.",
 )
 def resize(
     src: np.ndarray,
