@@ -288,3 +288,25 @@ def test_dynamic_state_axes_are_refused_naming_the_port(tmp_path):
         assert "annotate.state_tensors('filter'" in text and "'memory'" in text
         assert "initial value" in text
         assert [p.name for p in last_session().nodes["filter"].inputs] == ["obs"]
+
+
+def test_dynamic_axes_on_a_fed_back_input_are_refused_naming_the_port(tmp_path):
+    """A fed-back input starts from its first-pass value, stored at one shape: a dynamic
+    axis there would meet a stored value of the traced size, so compile_graph refuses it
+    in words before writing anything (the forward input of the same node is fine)."""
+    with patchport.session("loop", save_path=tmp_path):
+        memory = torch.zeros(4, 2)
+        for step in range(2):
+            obs, mem = annotate.input_tensors(
+                "policy",
+                {"obs": torch.full((4, 2), 1.0 + step), "memory_in": memory},
+                dynamic={"obs": {0: "batch"}, "memory_in": {0: "batch"}} if step == 0 else None,
+            )
+            memory = torch.tanh(obs + mem)
+            annotate.output_tensors("policy", {"memory_out": memory}, export_with="onnx")
+    with pytest.raises(DynamicShapeError) as caught:
+        patchport.compile_graph(visualize=False)
+    text = str(caught.value)
+    assert "'policy/memory_in'" in text and "policy/memory_out" in text and "batch" in text
+    assert "'policy/obs'" not in text
+    assert not any(tmp_path.rglob("*.onnx")) and not any(tmp_path.rglob("*.yaml"))
