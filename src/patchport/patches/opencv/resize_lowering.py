@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import refuse, saturate
+from ._base import saturate
 
 COEF_BITS = 11  # OpenCV's INTER_RESIZE_COEF_BITS
 _CHECKED_SIZES = 1 << 16  # fx/fy sizes computed in the graph are proven below this size
@@ -380,9 +380,3 @@ def resize_image(
         return resize_area(t, size, scales)
     shrinking = scales[1] > 1 if symbolic(size[1]) else size[1] < t.shape[0]
     return resize_linear(t, size, scales, mode == "INTER_AREA", shrinking, same)
-
-
-def check_factors(fx: float, fy: float) -> None:
-    """Refuse factors OpenCV refuses (not > 0)."""
-    if not (fx > 0 and fy > 0):
-        raise refuse("resize", "fx/fy", (fx, fy), "fx > 0 and fy > 0")
