@@ -162,6 +162,8 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
     "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),
     "applyColorMap": lambda x: cv2.applyColorMap(x, cv2.COLORMAP_JET),
     "resize_area": lambda x: cv2.resize(x, (213, 160), interpolation=cv2.INTER_AREA),
+    "resize_linear_half": lambda x: cv2.resize(x, (320, 240)),  # the pipeline's resize
+    "resize_linear": lambda x: cv2.resize(x, (213, 160)),
 }
 
 

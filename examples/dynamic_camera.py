@@ -1,12 +1,12 @@
 """A camera pipeline exported once, replayed at two resolutions and two batch sizes.
 
 Node ``camera`` turns one BGR frame of any size into a normalised half-size RGB tensor
-with ordinary OpenCV calls (flip, cvtColor, GaussianBlur, routed to patchport's shipped
-replacements) and a torch resize by a factor; node ``policy`` maps a batch of such
-features to actions. Both are declared with dynamic axes, exported to ONNX once, and
-replayed through ONNX Runtime at sizes the trace never saw, against the plain pipeline.
-OpenCV's own ``cv2.resize`` replacement is exact for one size only: declaring the size
-dynamic there is refused in words, which the example shows first.
+with ordinary OpenCV calls (flip, cvtColor, GaussianBlur, resize by ``fx``/``fy``, routed
+to patchport's shipped replacements, which compute sizes and taps in the graph); node
+``policy`` maps a batch of such features to actions. Both are declared with dynamic axes,
+exported to ONNX once, and replayed through ONNX Runtime at sizes the trace never saw,
+against the plain pipeline. A resize to a fixed ``dsize`` scales by ``dsize / size``,
+which the trace fixes: declaring that size dynamic is refused in words, shown first.
 
 Run: python examples/dynamic_camera.py [output folder]
 """
@@ -35,9 +35,9 @@ def preprocess(bgr: np.ndarray) -> np.ndarray:
     image = cv2.flip(bgr, 1)
     image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
     image = cv2.GaussianBlur(image, (5, 5), 0)
-    chw = torch.from_numpy(image).permute(2, 0, 1).float()[None] / 255.0
-    half = torch.nn.functional.interpolate(chw, scale_factor=0.5, mode="area")[0]
-    return ((half.numpy() - MEAN) / STD).astype(np.float32)
+    half = cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    chw = half.transpose(2, 0, 1).astype(np.float32) / np.float32(255)
+    return ((chw - MEAN) / STD).astype(np.float32)
 
 
 class Policy(torch.nn.Module):
@@ -66,18 +66,18 @@ def frames(count: int, height: int, width: int, seed: int) -> np.ndarray:
 
 
 def show_refused_resize(folder: Path) -> None:
-    """cv2.resize's exact replacement computes its taps from the traced size: refused."""
+    """A fixed dsize scales by dsize / size, fixed at the traced size: refused in words."""
     with patchport.session("refused", save_path=folder, patching=["opencv"]):
         bgr = annotate.input_tensors(
             "camera",
             {"bgr": frames(1, *TRACED_SIZE, 0)[0]},
             dynamic={"bgr": {0: "height", 1: "width"}},
         )
-        annotate.output_tensors("camera", {"half": cv2.resize(bgr, None, fx=0.5, fy=0.5)})
+        annotate.output_tensors("camera", {"small": cv2.resize(bgr, (64, 48))})
     try:
         patchport.compile_graph(visualize=False)
     except patchport.PatchportError as refusal:
-        print("cv2.resize with a dynamic size is refused:")
+        print("cv2.resize to a fixed dsize with a dynamic size is refused:")
         print("\n".join(str(refusal).splitlines()[:3]))
 
 

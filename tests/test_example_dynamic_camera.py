@@ -1,5 +1,6 @@
 """examples/dynamic_camera.py runs as a script: one export, replayed through ONNX Runtime
-at two resolutions and two batch sizes; the size-specific cv2.resize is refused in words."""
+at two resolutions and two batch sizes (cv2.resize by fx/fy included); a resize to a fixed
+dsize with a dynamic size is refused in words."""
 
 import subprocess
 import sys
@@ -20,7 +21,8 @@ def test_dynamic_camera_example_runs_as_a_script(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "height is fixed to 96 by a size read from traced data" in out
-    assert "dynamic_camera.py:" in out.split("cv2.resize with a dynamic size is refused")[1]
+    refusal = out.split("cv2.resize to a fixed dsize with a dynamic size is refused")[1]
+    assert "dynamic_camera.py:" in refusal and "give fx and fy instead of dsize" in refusal
     for line in (
         "1 frame(s) of 480x640: features [1, 3, 240, 320] max |diff| 0.00e+00",
         "3 frame(s) of 480x640: features [3, 3, 240, 320]",

@@ -132,7 +132,9 @@ def test_frozen_dimension_reported_in_words(tmp_path):
         top = bgr[: int(bgr.shape[0] * 0.5)]  # FROZEN-HEIGHT
         annotate.output_tensors("crop", {"top": top})
         small = annotate.input_tensors("small", {"bgr": frame(48, 64)}, dynamic={"bgr": {1: "w"}})
-        annotate.output_tensors("small", {"half": cv2.resize(small, None, fx=0.5, fy=0.5)})
+        annotate.output_tensors("small", {"fixed": cv2.resize(small, (32, 24))})
+        odd = annotate.input_tensors("odd", {"bgr": frame(48, 64)}, dynamic={"bgr": {0: "rows"}})
+        annotate.output_tensors("odd", {"out": cv2.resize(odd, None, fx=0.5, fy=0.7)})
     finally:
         patchport.stop()
     with pytest.raises(DynamicShapeError) as caught:
@@ -142,6 +144,8 @@ def test_frozen_dimension_reported_in_words(tmp_path):
     assert "height is fixed to 48 by a size read from traced data" in text
     assert f"{__file__}:{line}" in text
     assert "w is fixed to 64" in text and "geometry.resize" in text
+    assert "give fx and fy instead of dsize" in text
+    assert "rows is fixed to 48" in text and "cvRound(size * 0.7)" in text
     assert "width is fixed" not in text  # the crop keeps every width
     assert not any(tmp_path.rglob("*.onnx")) and not any(tmp_path.rglob("*.yaml"))
 
@@ -207,3 +211,102 @@ def test_shipped_replacements_keep_height_and_width_dynamic(tmp_path):
     for name, trace in last_session().nodes.items():
         assert narrowings(trace) == [], name
         assert trace.outputs[0].dynamic == {0: "h", 1: "w"}, name
+
+
+RESHAPES = {
+    "minus_one": lambda x: x.reshape(-1, 3) * 2,
+    "product_of_sizes": lambda x: np.reshape(x, (x.shape[0] * x.shape[1], 3)) + 1,
+    "batch_first": lambda x: np.reshape(x, shape=(x.shape[0], -1)) - 1,
+    "ravel": lambda x: np.ravel(x) * 3,
+}
+
+
+def test_numpy_reshape_keeps_sizes_symbolic(tmp_path):
+    """-1 and products of sizes read from the data stay computed from the input's sizes:
+    nothing is fixed, and the recorded graph runs at other sizes."""
+    from patchport.export.dynamic_check import narrowings, resized_inputs
+
+    with patchport.session("reshape", save_path=tmp_path):
+        for name, function in RESHAPES.items():
+            x = annotate.input_tensors(
+                name, {"x": frame(6, 8).astype(np.float32)}, dynamic={"x": {0: "h", 1: "w"}}
+            )
+            annotate.output_tensors(name, {"out": function(x)})
+    for name, trace in last_session().nodes.items():
+        assert narrowings(trace) == [], name
+        (grown,) = resized_inputs(trace, {"h": 9, "w": 5})
+        got = trace.graph_module(torch.from_numpy(grown))
+        got = got[0] if isinstance(got, (tuple, list)) else got
+        np.testing.assert_array_equal(got.numpy(), RESHAPES[name](grown))
+
+
+def test_sizes_into_arange_stay_symbolic_or_are_reported(tmp_path):
+    """np.arange / torch.arange of sizes read from traced data are computed in the graph
+    from the input's sizes; an arange the graph cannot take (float steps) is reported in
+    words at compile time, naming the line, before anything is written."""
+    from patchport.export.dynamic_check import narrowings
+
+    with patchport.session("ranges", save_path=tmp_path):
+        x = annotate.input_tensors(
+            "ramp", {"x": np.ones((5, 7), dtype=np.float32)}, dynamic={"x": {1: "w"}}
+        )
+        columns = np.arange(x.shape[1]) + torch.arange(1, x.shape[1] + 1).numpy()
+        annotate.output_tensors("ramp", {"out": x * columns})
+    (trace,) = last_session().nodes.values()
+    assert narrowings(trace) == []
+    got = trace.graph_module(torch.ones(5, 9))
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    np.testing.assert_array_equal(got.numpy(), np.ones((5, 9)) * (2 * np.arange(9) + 1))
+
+    patchport.start("float_ranges", save_path=tmp_path, patching=[])
+    try:
+        x = annotate.input_tensors(
+            "steps", {"x": np.ones((4, 6), dtype=np.float32)}, dynamic={"x": {1: "cols"}}
+        )
+        annotate.output_tensors("steps", {"out": x * np.arange(0, x.shape[1], 0.5)[::2]})  # STEPS
+    finally:
+        patchport.stop()
+    with pytest.raises(DynamicShapeError) as caught:
+        patchport.compile_graph(visualize=False)
+    line = next(i for i, s in enumerate(open(__file__), 1) if "# STEPS" in s)
+    assert "cols is fixed to 6 by a size read from traced data and used in np.arange" in str(
+        caught.value
+    )
+    assert f"{__file__}:{line}" in str(caught.value)
+
+
+def test_dynamic_state_axes_are_refused_naming_the_port(tmp_path):
+    """A state's initial value is stored at one shape and fed back at that shape, so a state
+    cannot take dynamic axes: refused before the node changes, naming the port and fix."""
+    with patchport.session("state", save_path=tmp_path):
+        annotate.input_tensors("filter", {"obs": torch.rand(4, 3)}, dynamic={"obs": {0: "batch"}})
+        with pytest.raises(PatchDefinitionError) as caught:
+            annotate.state_tensors(
+                "filter", {"memory": torch.zeros(4, 3)}, dynamic={"memory": {0: "batch"}}
+            )
+        text = str(caught.value)
+        assert "annotate.state_tensors('filter'" in text and "'memory'" in text
+        assert "initial value" in text
+        assert [p.name for p in last_session().nodes["filter"].inputs] == ["obs"]
+
+
+def test_dynamic_axes_on_a_fed_back_input_are_refused_naming_the_port(tmp_path):
+    """A fed-back input starts from its first-pass value, stored at one shape: a dynamic
+    axis there would meet a stored value of the traced size, so compile_graph refuses it
+    in words before writing anything (the forward input of the same node is fine)."""
+    with patchport.session("loop", save_path=tmp_path):
+        memory = torch.zeros(4, 2)
+        for step in range(2):
+            obs, mem = annotate.input_tensors(
+                "policy",
+                {"obs": torch.full((4, 2), 1.0 + step), "memory_in": memory},
+                dynamic={"obs": {0: "batch"}, "memory_in": {0: "batch"}} if step == 0 else None,
+            )
+            memory = torch.tanh(obs + mem)
+            annotate.output_tensors("policy", {"memory_out": memory}, export_with="onnx")
+    with pytest.raises(DynamicShapeError) as caught:
+        patchport.compile_graph(visualize=False)
+    text = str(caught.value)
+    assert "'policy/memory_in'" in text and "policy/memory_out" in text and "batch" in text
+    assert "'policy/obs'" not in text
+    assert not any(tmp_path.rglob("*.onnx")) and not any(tmp_path.rglob("*.yaml"))

@@ -32,6 +32,7 @@ from .dynamic_check import (
     dynamic_axes,
     generated_size_problems,
     merge_smallest,
+    refuse_dynamic_feedback,
     refuse_narrowings,
     smallest_sizes,
 )
@@ -377,6 +378,7 @@ def compile_graph(
             f"call annotate.output_tensors(...) for each node."
         )
     refuse_narrowings([t for t in nodes.values() if not t.skip_export])
+    refuse_dynamic_feedback(list(nodes.values()))
     directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}

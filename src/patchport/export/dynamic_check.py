@@ -308,3 +308,36 @@ def merge_smallest(
         bounds = merged.setdefault(name, [1, None])
         bounds[0] = max(bounds[0] or 1, size)
     return merged
+
+
+def refuse_dynamic_feedback(traces: Sequence[NodeTrace]) -> None:
+    """Raise :class:`DynamicShapeError` for a fed-back input with dynamic axes: the bundle
+    starts it from its first-pass value, stored at one shape, so any other size would
+    meet a stored value of the traced size (refused before any model is written)."""
+    from .pipeline import split_edges
+
+    nodes = {t.name: t for t in traces}
+    sources = {
+        t.name: {p.name: t.sources[p.name] for p in t.inputs if p.name in t.sources} for t in traces
+    }
+    index = {t.name: t.index for t in traces}
+    outputs = {t.name: [p.name for p in t.outputs] for t in traces}
+    _, feedback = split_edges(sources, index, outputs)
+    lines = []
+    for source, targets in feedback.items():
+        for target in targets:
+            node, port = target.split("/", 1)
+            axes = next((p.dynamic for p in nodes[node].inputs if p.name == port), None)
+            if axes:
+                lines.append(
+                    f"  {target!r} (dynamic axes {dict(axes)}) is fed back from {source}: "
+                    f"its first value is stored at the traced shape"
+                )
+    if lines:
+        raise DynamicShapeError(
+            "compile_graph(): fed-back inputs cannot have dynamic axes:\n"
+            + "\n".join(lines)
+            + "\nfix: drop those axes from annotate.input_tensors(..., dynamic=...) for the "
+            "fed-back input (its size then stays the traced one), or feed the value back "
+            "in your own code as an ordinary input."
+        )

@@ -37,29 +37,49 @@ def grown_examples(args: tuple[torch.Tensor, ...], dynamic: list[dict[int, str]]
 
 
 def torch_dynamic_shapes(
-    dynamic: list[dict[int, str]], auto: bool = False
+    dynamic: list[dict[int, str]], auto: bool = False, minimum: int = 1
 ) -> tuple[dict[int, Any] | None, ...]:
     """``dynamic_shapes=`` for ``torch.export`` / ``torch.onnx.export(dynamo=True)``, by
-    input position: one ``Dim(name, min=1)`` per name, or ``Dim.AUTO`` on each axis."""
+    input position: one ``Dim(name, min=minimum)`` per name, or ``Dim.AUTO`` on each axis."""
     dims: dict[str, Any] = {}
     for axes in dynamic:
         for name in axes.values():
-            dims.setdefault(name, torch.export.Dim.AUTO if auto else torch.export.Dim(name, min=1))
+            dims.setdefault(
+                name, torch.export.Dim.AUTO if auto else torch.export.Dim(name, min=minimum)
+            )
     return tuple({axis: dims[name] for axis, name in axes.items()} or None for axes in dynamic)
 
 
 def export_dynamic(export: Any, args: tuple, names: list[str], dynamic: Any) -> Any:
     """``export(args, dynamic_shapes=...)`` with every size from 1 allowed; where torch
     finds the graph needs a narrower range (``Constraints violated``, not a dimension
-    fixed to a constant), exported again with ``Dim.AUTO`` (ranges read back after)."""
+    fixed to a constant), exported again with ``Dim.AUTO`` (ranges read back after); where
+    torch cannot say the range (sizes computed with ``//`` and ``%``, as cv2.resize's
+    ``fx``/``fy`` sizes are), again from each smallest size 2, 4, 8... up to the traced one."""
     per_input = [dict(dynamic.get(name) or {}) for name in names]
     try:
         return export(args, dynamic_shapes=torch_dynamic_shapes(per_input))
     except Exception as exc:
         text = str(exc)
-        if "Constraints violated" not in text or "specialized it to be a constant" in text:
+        if "specialized it to be a constant" in text:
             raise
-    return export(args, dynamic_shapes=torch_dynamic_shapes(per_input, auto=True))
+        first = exc
+    if "Constraints violated" in str(first):
+        try:
+            return export(args, dynamic_shapes=torch_dynamic_shapes(per_input, auto=True))
+        except Exception as exc:  # torch's range solver fails on some floor expressions
+            if "specialized it to be a constant" in str(exc):
+                raise
+    traced = min(
+        (int(a.shape[axis]) for a, axes in zip(args, per_input) for axis in axes), default=1
+    )
+    minimum = 2
+    while minimum <= traced:
+        try:
+            return export(args, dynamic_shapes=torch_dynamic_shapes(per_input, minimum=minimum))
+        except Exception:
+            minimum *= 2
+    raise first
 
 
 def accepted_ranges(

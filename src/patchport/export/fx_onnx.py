@@ -78,6 +78,7 @@ class _Builder:
             self.prefix += "_"
         self.count = 0
         self.onnx_type = _dtype_table()
+        self.nonnegative: set[str] = set()  # values >= 0 by construction (see _nonnegative)
 
     def fresh(self) -> str:
         self.count += 1
@@ -104,6 +105,8 @@ class _Builder:
     def array(self, array: np.ndarray) -> str:
         name = self.fresh()
         self.initializers.append(onnx_proto.tensor(name, array))
+        if array.dtype.kind in "bu" or (array.dtype.kind in "if" and (array >= 0).all()):
+            self.nonnegative.add(name)
         return name
 
     def tensor(self, value: torch.Tensor) -> str:
@@ -125,7 +128,10 @@ class _Builder:
     def cast(self, name: str, have: torch.dtype, want: torch.dtype) -> str:
         if have == want:
             return name
-        return self.node("Cast", [name], to=self.onnx_type[want])
+        out = self.node("Cast", [name], to=self.onnx_type[want])
+        if not (have.is_floating_point or have.is_signed or want == torch.bool):
+            self.nonnegative.add(out)  # unsigned or bool data cast: >= 0
+        return out
 
     def value(self, value: Any, want: torch.dtype) -> str:
         """Name of ``value`` (tensor or Python number) as a tensor of dtype ``want``."""
@@ -266,6 +272,43 @@ for _names, _ops in (
     (("__xor__", "bitwise_xor"), ("Xor", "BitwiseXor")),
 ):
     _emits(*_names)(_bitwise_op(*_ops))
+
+
+@_emits("__rshift__", "bitwise_right_shift")
+def _shift_right(b: _Builder, out: torch.Tensor, x: Any, shift: Any) -> str:
+    """``x >> k`` (k a number) on integers: floor division by 2**k, exact for every sign as
+    (x - (x mod 2**k)) / 2**k (ONNX's BitShift takes unsigned types only)."""
+    if not isinstance(x, torch.Tensor) or type(shift) is not int or out.dtype.is_floating_point:
+        raise Untranslatable("right shift of a tensor by a number only")
+    if out.dtype == torch.bool or not 0 <= shift < 31:
+        raise Untranslatable(f"right shift by {shift!r} of {out.dtype}")
+    compute = compute_dtype(out.dtype)
+    value, step = b.value(x, compute), b.value(1 << shift, compute)
+    if not _nonnegative(b, value):  # Div truncates: exact for non-negative values only
+        value = b.node("Sub", [value, b.node("Mod", [value, step], fmod=0)])
+    return b.cast(b.node("Div", [value, step]), compute, out.dtype)
+
+
+_KEEPS_SIGN = {"Gather", "Reshape", "Identity", "Expand", "Slice"}
+_SIGN_OF_ALL = {"Mul", "Add", "Div", "Concat"}
+
+
+def _nonnegative(b: _Builder, name: str, depth: int = 0) -> bool:
+    """Whether the ONNX value ``name`` is >= 0 by construction (integer overflow aside):
+    casts of unsigned data, non-negative constants, and what gathers, reshapes, products,
+    sums and quotients of such values give."""
+    if name in b.nonnegative:
+        return True
+    if depth > 32:
+        return False
+    node = next((n for n in reversed(b.nodes) if name in n.outputs), None)
+    if node is None:
+        return False
+    if node.op_type in _KEEPS_SIGN:
+        return _nonnegative(b, node.inputs[0], depth + 1)
+    if node.op_type in _SIGN_OF_ALL:
+        return all(_nonnegative(b, i, depth + 1) for i in node.inputs)
+    return False
 
 
 @_emits("logical_not")

@@ -170,13 +170,15 @@ def _dynamic_axes(
     return axes
 
 
-def state_tensors(node: str, tensors: dict[str, Any]) -> Any:
+def state_tensors(node: str, tensors: dict[str, Any], dynamic: Any = None) -> Any:
     """Declare recurrent state: each tensor is an input now and, once given to
     :func:`update_state`, an output of the same name fed back on the next call.
 
-    The value given here is the state's initial value in the exported bundle.
+    The value given here is the state's initial value in the exported bundle. A state
+    keeps that shape: ``dynamic=`` is refused (see :func:`_refuse_dynamic_state`).
     """
     _check_flat_state("annotate.state_tensors", node, tensors)
+    _refuse_dynamic_state(node, tensors, dynamic)
     session = current_session()
     if session is None:
         return passthrough(tensors)
@@ -191,6 +193,21 @@ def state_tensors(node: str, tensors: dict[str, Any]) -> Any:
             )
     traced = _declare("annotate.state_tensors", session, trace, payload, state=not trace.finished)
     return _returned(payload, traced)
+
+
+def _refuse_dynamic_state(node: str, tensors: dict[str, Any], dynamic: Any) -> None:
+    """States cannot change size: the bundle stores one initial value and the runtime
+    feeds each state back at its shape (a batch change would need a state of new size)."""
+    if not dynamic:
+        return
+    ports = sorted(dynamic) if isinstance(dynamic, dict) else sorted(tensors)
+    raise PatchDefinitionError(
+        f"annotate.state_tensors({node!r}, ..., dynamic=...): state {', '.join(map(repr, ports))} "
+        f"cannot have dynamic axes: its initial value is stored at one shape and fed back "
+        f"at that shape on every call. Declare the state at its full size without dynamic=, "
+        f"or pass it as an input (annotate.input_tensors(..., dynamic=...)) that your code "
+        f"feeds back itself."
+    )
 
 
 def update_state(node: str, tensors: dict[str, Any]) -> Any:

@@ -26,6 +26,7 @@ from .dtypes import (
     wrap_unsigned,
 )
 from .loss import report_loss
+from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
 
 _ORIGINALS: dict[str, Callable] = {
@@ -182,6 +183,7 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (np, "asarray"): asarray,
     (np, "array"): array,
     (np, "ascontiguousarray"): ascontiguousarray,
+    **ARANGE_REPLACEMENTS,
 }
 
 

@@ -855,7 +855,27 @@ def _reshape_to_result(call: Call, a: Any) -> Node:
     return call.op(torch.reshape, a, tuple(call.result.shape))
 
 
-@implements(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
+@implements(np.reshape)
+def _reshape(call: Call, a: Any, shape: Any = None, order: Any = "C", **kwargs: Any) -> Any:
+    """``np.reshape``: a target with -1 or with sizes read from traced data is recorded as
+    given (those sizes stay computed from the input's), any other as the result's shape."""
+    target = kwargs.get("newshape", shape)
+    items = tuple(target) if isinstance(target, (tuple, list)) else (target,)
+    if order in ("C", "A", "K", None) and any(type(i) is not int or i == -1 for i in items):
+        if all(isinstance(i, int) for i in items):
+            return call.op(torch.reshape, a, items)
+    return _reshape_like(call, a, order=order)
+
+
+@implements(np.ravel)
+def _ravel(call: Call, a: Any, order: Any = "C") -> Any:
+    """``np.ravel``: a reshape to (-1,), whatever the input's size."""
+    if order not in ("C", "A", "K", None):
+        return None
+    return call.op(torch.reshape, a, (-1,))
+
+
+@implements(np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
 def _reshape_like(call: Call, *args: Any, **kwargs: Any) -> Any:
     """Pure reshapes: the eager result's static shape says it all."""
     if kwargs.get("order", "C") not in ("C", "A", "K", None):

@@ -26,6 +26,7 @@ from ._base import (
     to_numpy,
     tuple_of_ints,
 )
+from .resize_lowering import copy_possible, fixed, resize_image, same_size, scaled_size, symbolic
 
 _ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
@@ -144,192 +145,6 @@ def copyMakeBorder(
 
 
 # -- resize ------------------------------------------------------------------------------
-_RESIZE_COEF_BITS = 11
-
-
-def _linear_taps(
-    dst_len: int,
-    src_len: int,
-    scale: float,
-    area_like: bool,
-    single: bool,
-    keep_edge_fraction: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(index0, index1, weight of index1) per output position, as OpenCV 5's resize computes
-    them (positions in double, or in float32 when ``single``; weights in float32).
-    ``keep_edge_fraction``: a position beyond the edge reads the edge pixel twice with its
-    own fraction (OpenCV 5's uint8 rows) instead of once with weight 1."""
-    dx = np.arange(dst_len, dtype=np.float64)
-    inv = 1.0 / scale
-    if area_like:  # INTER_AREA when enlarging: linear with area-style weights
-        sx = np.floor(dx * scale)
-        fx = ((dx + 1) - (sx + 1) * inv).astype(np.float32)  # float32 before the floor
-        fx = np.where(fx <= 0, np.float32(0), fx - np.floor(fx)).astype(np.float64)
-    else:
-        pos = (dx + 0.5) * scale - 0.5
-        if single:  # uint8: the position is rounded to float32 before the fraction
-            pos = pos.astype(np.float32).astype(np.float64)
-        sx = np.floor(pos)
-        fx = pos - sx
-    fx = fx.astype(np.float32).astype(np.float64)
-    low = sx < 0
-    high = sx >= src_len - 1
-    if keep_edge_fraction:
-        edge = low | high
-        sx = np.clip(sx, 0, src_len - 1).astype(np.int64)
-        return sx, np.where(edge, sx, np.minimum(sx + 1, src_len - 1)), fx
-    fx = np.where(low, 0.0, fx)
-    sx = np.where(low, 0, sx)
-    high = sx >= src_len - 1
-    fx = np.where(high, 0.0, fx)
-    sx = np.where(high, src_len - 1, sx).astype(np.int64)
-    return sx, np.minimum(sx + 1, src_len - 1), fx
-
-
-def _area_matrix(dst_len: int, src_len: int, scale: float) -> np.ndarray:
-    """Weights (dst_len, src_len) of OpenCV's INTER_AREA reduction along one axis."""
-    weights = np.zeros((dst_len, src_len), dtype=np.float64)
-    for dx in range(dst_len):
-        fsx1 = dx * scale
-        fsx2 = fsx1 + scale
-        cell = min(scale, src_len - fsx1)
-        sx1, sx2 = int(np.ceil(fsx1)), int(np.floor(fsx2))
-        sx2 = min(sx2, src_len - 1)
-        sx1 = min(sx1, sx2)
-        if sx1 - fsx1 > 1e-3:
-            weights[dx, sx1 - 1] = np.float32((sx1 - fsx1) / cell)
-        for sx in range(sx1, sx2):
-            weights[dx, sx] = np.float32(1.0 / cell)
-        if fsx2 - sx2 > 1e-3:
-            weights[dx, sx2] = np.float32(min(min(fsx2 - sx2, 1.0), cell) / cell)
-    return weights
-
-
-def _along(t: torch.Tensor, dim: int, index: np.ndarray) -> torch.Tensor:
-    return t.index_select(dim, torch.from_numpy(index))
-
-
-def _shape_weights(w: np.ndarray, dim: int, dtype: torch.dtype) -> torch.Tensor:
-    shape = (-1, 1, 1) if dim == 0 else (1, -1, 1)
-    return torch.from_numpy(w).to(dtype).reshape(shape)
-
-
-def _resize_linear(
-    t: torch.Tensor,
-    dsize: tuple[int, int],
-    scales: tuple[float, float],
-    area_like: tuple[bool, bool],
-) -> torch.Tensor:
-    (width, height), (sx_scale, sy_scale) = dsize, scales
-    uint8 = t.dtype == torch.uint8
-    x0, x1, ax = _linear_taps(width, t.shape[1], sx_scale, area_like[0], uint8)
-    y0, y1, ay = _linear_taps(height, t.shape[0], sy_scale, area_like[1], uint8, uint8)
-    if uint8:  # 11-bit fixed-point weights; the rows are blended like OpenCV's SIMD code
-        scale = float(1 << _RESIZE_COEF_BITS)
-        wx0, wx1 = np.rint((1 - ax) * scale), np.rint(ax * scale)
-        wy0, wy1 = np.rint((1 - ay) * scale), np.rint(ay * scale)
-    else:
-        wx0, wx1, wy0, wy1 = 1 - ax, ax, 1 - ay, ay
-    work = torch.float64 if uint8 else t.dtype if t.dtype.is_floating_point else torch.float32
-
-    def horizontal(rows: torch.Tensor) -> torch.Tensor:
-        left = _along(rows, 1, x0).to(work) * _shape_weights(wx0, 1, work)
-        return left + _along(rows, 1, x1).to(work) * _shape_weights(wx1, 1, work)
-
-    if height < t.shape[0]:  # shrinking: pick the source rows first, then blend columns
-        top, bottom = horizontal(_along(t, 0, y0)), horizontal(_along(t, 0, y1))
-    else:
-        rows = horizontal(t)
-        top, bottom = _along(rows, 0, y0), _along(rows, 0, y1)
-    if uint8:
-        r0 = torch.floor(top / 16.0) * _shape_weights(wy0, 0, work)
-        r1 = torch.floor(bottom / 16.0) * _shape_weights(wy1, 0, work)
-        total = torch.floor(r0 / 65536.0) + torch.floor(r1 / 65536.0)
-        return torch.clamp(torch.floor((total + 2.0) / 4.0), 0, 255).to(torch.uint8)
-    return top * _shape_weights(wy0, 0, work) + bottom * _shape_weights(wy1, 0, work)
-
-
-def _resize_nearest(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
-    (width, height), (sx_scale, sy_scale) = dsize, scales
-    xs = np.minimum(np.floor(np.arange(width) * sx_scale), t.shape[1] - 1).astype(np.int64)
-    ys = np.minimum(np.floor(np.arange(height) * sy_scale), t.shape[0] - 1).astype(np.int64)
-    return _along(_along(t, 1, xs), 0, ys)
-
-
-def _window_sums(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
-    """Sums of the kx x ky windows (zero-padded at the far edges) and the pixel count of each."""
-    (width, height), (kx, ky) = dsize, factors
-    f = t.to(torch.float32)
-    rows, cols = min(height * ky, f.shape[0]), min(width * kx, f.shape[1])
-    f = f[:rows, :cols]
-    if rows < height * ky or cols < width * kx:  # partial windows at the bottom/right
-        f = torch.nn.functional.pad(f, (0, 0, 0, width * kx - cols, 0, height * ky - rows))
-    sums = f.reshape(height, ky, width, kx, t.shape[2]).sum(dim=(1, 3))
-    count_y = np.minimum(ky, rows - np.arange(height) * ky)
-    count_x = np.minimum(kx, cols - np.arange(width) * kx)
-    return sums, np.outer(count_y, count_x)
-
-
-def _resize_area_fast(t: torch.Tensor, dsize: tuple[int, int], factors: tuple[int, int]):
-    """OpenCV's integer-factor INTER_AREA: whole windows as (sum + 2) >> 2 for integer 2x2,
-    else sum * (1/area) in float32; partial windows at the far edges as sum / count."""
-    kx, ky = factors
-    sums, counts = _window_sums(t, dsize, factors)
-    partial_windows = bool((counts < kx * ky).any())
-    # OpenCV's 2x2 SIMD path ((sum + 2) >> 2) serves 1-, 3- and 4-channel integer images
-    if not t.dtype.is_floating_point and (kx, ky) == (2, 2) and t.shape[2] != 2:
-        whole = torch.floor((sums + 2.0) / 4.0)
-    else:
-        whole = sums * float(np.float32(1.0 / (kx * ky)))
-    if partial_windows:
-        partial = sums / torch.from_numpy(counts.astype(np.float32)).unsqueeze(-1)
-        full = torch.from_numpy(counts == kx * ky).unsqueeze(-1)
-        whole = torch.where(full, whole, partial)
-    return saturate(whole, t.dtype) if t.dtype.is_floating_point else _round_to(whole, t)
-
-
-def _round_to(values: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """saturate_cast of float results to t's integer type (uint8; int32 holds uint16)."""
-    high = 255 if t.dtype == torch.uint8 else 65535
-    return torch.clamp(torch.round(values), 0, high).to(t.dtype)
-
-
-def _area_taps(dst_len: int, src_len: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """(source index, weight) per output and tap, in OpenCV's accumulation order; unused
-    taps read index 0 with weight 0 (adding 0 leaves a float32 sum unchanged)."""
-    weights = _area_matrix(dst_len, src_len, scale)
-    taps = max(1, int((weights != 0).sum(axis=1).max()))
-    index = np.zeros((dst_len, taps), dtype=np.int64)
-    alpha = np.zeros((dst_len, taps), dtype=np.float32)
-    for d in range(dst_len):
-        (used,) = np.nonzero(weights[d])
-        index[d, : len(used)] = used
-        alpha[d, : len(used)] = weights[d, used]
-    return index, alpha
-
-
-def _resize_area(t: torch.Tensor, dsize: tuple[int, int], scales: tuple[float, float]):
-    (width, height), (sx_scale, sy_scale) = dsize, scales
-    factors = (int(round(sx_scale)), int(round(sy_scale)))
-    eps = float(np.finfo(np.float64).eps)
-    if abs(sx_scale - factors[0]) < eps and abs(sy_scale - factors[1]) < eps:
-        return _resize_area_fast(t, dsize, factors)
-    # OpenCV's ResizeArea: per source row, float32 sums of pixel * alpha along x in tap
-    # order; then per output row, sum = beta0 * row0, sum += beta_j * row_j (float32)
-    f = t.to(torch.float32)
-    x_index, x_alpha = _area_taps(width, t.shape[1], sx_scale)
-    rows = None
-    for k in range(x_index.shape[1]):
-        term = _along(f, 1, x_index[:, k]) * torch.from_numpy(x_alpha[:, k]).reshape(1, -1, 1)
-        rows = term if rows is None else rows + term
-    y_index, y_alpha = _area_taps(height, t.shape[0], sy_scale)
-    out = None
-    for k in range(y_index.shape[1]):
-        term = _along(rows, 0, y_index[:, k]) * torch.from_numpy(y_alpha[:, k]).reshape(-1, 1, 1)
-        out = term if out is None else out + term
-    return saturate(out, t.dtype) if t.dtype.is_floating_point else _round_to(out, t)
-
-
 def _interpolations() -> dict[int, str]:
     return {
         cv2.INTER_NEAREST: "INTER_NEAREST",
@@ -352,6 +167,12 @@ def _interpolations() -> dict[int, str]:
         "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
     },
+    notes="With dynamic height/width (annotate.input_tensors(dynamic=...)), fx/fy keep "
+    "them dynamic: OpenCV's cvRound(size * f) in integer graph arithmetic (sizes below "
+    "65536) and taps computed in the graph, for INTER_NEAREST, INTER_LINEAR and INTER_AREA "
+    "with integer factors or enlarging. A fixed dsize, INTER_AREA with a non-integer shrink "
+    "factor, and factors such as 0.7 (whose double product OpenCV rounds unlike any integer "
+    "ratio) fix the size: compile_graph reports it in words.",
 )
 def resize(
     src: np.ndarray,
@@ -375,12 +196,13 @@ def resize(
     t = as_tensor("resize", src, _IMAGE_DTYPES, _CHANNELS)
     src_h, src_w = t.shape[0], t.shape[1]
     size = (0, 0) if dsize is None else tuple_of_ints("resize", "dsize", dsize)
-    if size[0] > 0 and size[1] > 0:
-        inv_x, inv_y = size[0] / src_w, size[1] / src_h
+    if size[0] > 0 and size[1] > 0:  # the scale follows the input size: fixed there
+        why = "cv2.resize's scale dsize / size (give fx and fy instead of dsize)"
+        inv_x, inv_y = size[0] / fixed(src_w, why), size[1] / fixed(src_h, why)
     elif size == (0, 0) and fx > 0 and fy > 0:
         inv_x, inv_y = float(fx), float(fy)
-        size = (int(np.rint(src_w * inv_x)), int(np.rint(src_h * inv_y)))
-        if min(size) <= 0:
+        size = (scaled_size(src_w, inv_x), scaled_size(src_h, inv_y))
+        if not symbolic(size[0]) and not symbolic(size[1]) and min(size) <= 0:
             raise refuse("resize", "fx/fy", (fx, fy), "factors giving a non-empty image")
     else:
         raise refuse(
@@ -389,17 +211,12 @@ def resize(
             repr(dsize),
             "(width, height) > 0, or None/(0, 0) with fx > 0 and fy > 0",
         )
-    if size == (src_w, src_h):  # OpenCV copies the image when the size does not change
+    same = same_size(size, (src_w, src_h))
+    if not symbolic(same) and same:  # OpenCV copies the image when the size does not change
         return to_numpy(t.clone(), src.dtype)
-    scales = (1.0 / inv_x, 1.0 / inv_y)
-    name = modes[interpolation]
-    if name == "INTER_NEAREST":
-        out = _resize_nearest(t, size, scales)
-    elif name == "INTER_AREA" and scales[0] >= 1 and scales[1] >= 1:
-        out = _resize_area(t, size, scales)
-    else:
-        area = name == "INTER_AREA"
-        out = _resize_linear(t, size, scales, (area, area))
+    if symbolic(same) and not (copy_possible(inv_x) and copy_possible(inv_y)):
+        same = 0
+    out = resize_image(t, size, (1.0 / inv_x, 1.0 / inv_y), modes[interpolation], same)
     return to_numpy(_integer_result(out, src), src.dtype)
 
 
