@@ -1,24 +1,26 @@
 """examples/dynamic_camera.py runs as a script: one export, replayed through ONNX Runtime
 at two resolutions and two batch sizes; the size-specific cv2.resize is refused in words."""
 
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from .script_runs import Script
+
 ROOT = Path(__file__).resolve().parents[1]
+DYNAMIC_CAMERA = Script(
+    "dynamic_camera",
+    lambda folder: [sys.executable, ROOT / "examples" / "dynamic_camera.py", folder],
+)
+SCRIPTS = [DYNAMIC_CAMERA]  # started in the background: tests/script_runs.py
 
 
-def test_dynamic_camera_example_runs_as_a_script(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "dynamic_camera.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+@pytest.mark.slow
+def test_dynamic_camera_example_runs_as_a_script():
+    done = DYNAMIC_CAMERA.result()
+    out, tmp_path = done.output(), done.folder
     assert "height is fixed to 96 by a size read from traced data" in out
     assert "dynamic_camera.py:" in out.split("cv2.resize with a dynamic size is refused")[1]
     for line in (
