@@ -15,8 +15,11 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
-    modules = {id(item.module): item.module for item in session.items if hasattr(item, "module")}
-    script_runs.start_all(s for m in modules.values() for s in getattr(m, "SCRIPTS", ()))
+    by_module: dict = {}
+    for item in session.items:
+        by_module.setdefault(getattr(item, "module", None), []).append(item)
+    by_module.pop(None, None)
+    script_runs.start_wanted(by_module)
 
 
 def pytest_sessionfinish(session):

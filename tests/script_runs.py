@@ -2,9 +2,10 @@
 
 A script run is the point of these tests (pytest's own ``__main__`` hides what a script's
 globals do), and most of a run is importing torch. So a test module lists its runs in a
-module-level ``SCRIPTS`` (each a :class:`Script`); once pytest has collected, tests/conftest.py
-starts the runs of every module with a selected test, one per spare CPU core, while pytest runs
-other tests. A test then waits for its own run's result and checks it as before.
+module-level ``BACKGROUND`` (each a :class:`Script`, or any object with ``wanted_by(items)``
+and ``start()``); once pytest has collected, tests/conftest.py starts the work of every module
+with a selected test, one run per spare CPU core, while pytest runs other tests. A test then
+waits for its own run's result and checks it as before.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,10 @@ class Script:
     options: dict[str, Any] = field(default_factory=dict)
     _future: Future | None = field(default=None, init=False, repr=False)
 
+    def wanted_by(self, items: Sequence[Any]) -> bool:
+        """Any selected test of the module may read the run's result."""
+        return True
+
     def start(self) -> Future:
         """Queue the run (once); the returned future holds its :class:`Finished`."""
         with _lock:
@@ -89,15 +94,27 @@ class Script:
         return Finished(process.returncode, stdout, stderr, folder)
 
 
-def start_all(scripts: Iterable[Script]) -> None:
-    """Queue every run now, in order (tests/conftest.py calls this after collection)."""
-    for script in scripts:
-        script.start()
+_cleanups: list[Callable[[], None]] = []
+
+
+def on_session_end(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` when the session ends (background work a test never waited for)."""
+    _cleanups.append(cleanup)
+
+
+def start_wanted(module_items: Mapping[Any, Sequence[Any]]) -> None:
+    """Start each module's ``BACKGROUND`` work that its selected tests want, in order."""
+    for module, items in module_items.items():
+        for work in getattr(module, "BACKGROUND", ()):
+            if work.wanted_by(items):
+                work.start()
 
 
 def stop_all() -> None:
     """Kill runs still going (the session ended without needing them) and remove folders."""
     global _pool, _root
+    while _cleanups:
+        _cleanups.pop()()
     with _lock:
         for process in _running:
             process.kill()

@@ -30,7 +30,7 @@ CONSOLE = Script(
     "console_script",
     lambda folder: [sys.executable, "-m", "patchport.cli", "patches", "list", "--family", "torch"],
 )
-SCRIPTS = [CONSOLE]  # started in the background: tests/script_runs.py
+BACKGROUND = [CONSOLE]  # started in the background: tests/script_runs.py
 
 
 def test_console_script_runs():

@@ -14,7 +14,7 @@ DYNAMIC_CAMERA = Script(
     "dynamic_camera",
     lambda folder: [sys.executable, ROOT / "examples" / "dynamic_camera.py", folder],
 )
-SCRIPTS = [DYNAMIC_CAMERA]  # started in the background: tests/script_runs.py
+BACKGROUND = [DYNAMIC_CAMERA]  # started in the background: tests/script_runs.py
 
 
 @pytest.mark.slow

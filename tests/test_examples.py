@@ -17,7 +17,7 @@ EXAMPLE = ROOT / "examples" / "function_patch.py"
 FUNCTION_PATCH = Script(
     "function_patch", lambda folder: [sys.executable, EXAMPLE, "onnx,pt2,jit", folder]
 )
-SCRIPTS = [FUNCTION_PATCH]  # started in the background: tests/script_runs.py
+BACKGROUND = [FUNCTION_PATCH]  # started in the background: tests/script_runs.py
 
 
 @pytest.mark.slow

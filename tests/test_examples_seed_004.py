@@ -20,7 +20,7 @@ NAMES = [
     "extra_patches.py",
     "patches_involved_in_graph.py",
 ]
-SCRIPTS = [
+BACKGROUND = [
     Script(name, lambda folder, name=name: [sys.executable, EXAMPLES / name], timeout=300)
     for name in NAMES
 ]
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 
 def run_example(name: str) -> str:
-    return SCRIPTS[NAMES.index(name)].result().output()
+    return BACKGROUND[NAMES.index(name)].result().output()
 
 
 def test_export_with_builtin_patches():

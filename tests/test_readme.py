@@ -38,7 +38,7 @@ def block_script(index: int, folder: Path) -> list:
     return [sys.executable, script]
 
 
-SCRIPTS = [
+BACKGROUND = [
     Script(f"readme_{i}", partial(block_script, i), timeout=300, in_folder=True) for i in (0, 1)
 ]
 
@@ -46,7 +46,7 @@ SCRIPTS = [
 @pytest.mark.slow
 def test_readme_python_examples_run():
     assert len(readme_blocks()) == 2
-    done = [script.result() for script in SCRIPTS]  # each block its own process
+    done = [script.result() for script in BACKGROUND]  # each block its own process
     for run in done:
         run.output()
     assert (done[0].folder / "demo" / "prep.onnx").exists()

@@ -15,7 +15,7 @@ from .leapp_style_program import filter_step
 
 PROGRAM = Path(__file__).with_name("leapp_style_program.py")
 RUN = Script("leapp_style_program", lambda folder: [sys.executable, PROGRAM, folder])
-SCRIPTS = [RUN]  # started in the background: tests/script_runs.py
+BACKGROUND = [RUN]  # started in the background: tests/script_runs.py
 
 
 def test_leapp_style_script_exports_a_bundle_both_packages_replay():

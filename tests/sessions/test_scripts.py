@@ -19,7 +19,7 @@ ALIASES = Script(
 CAMERA = Script(
     "camera_from_import", lambda folder: [sys.executable, HERE / "camera_from_import.py", folder]
 )
-SCRIPTS = [ALIASES, CAMERA]
+BACKGROUND = [ALIASES, CAMERA]
 
 pytestmark = pytest.mark.slow
 

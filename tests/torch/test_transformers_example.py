@@ -15,7 +15,7 @@ pytest.importorskip("onnxruntime")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "export_transformers_model.py"
 RUN = Script("export_transformers_model", lambda folder: [sys.executable, EXAMPLE, folder])
-SCRIPTS = [RUN]  # started in the background: tests/script_runs.py
+BACKGROUND = [RUN]  # started in the background: tests/script_runs.py
 
 
 @pytest.mark.slow
