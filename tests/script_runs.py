@@ -4,7 +4,7 @@ A script run is the point of these tests (pytest's own ``__main__`` hides what a
 globals do), and most of a run is importing torch. So a test module lists its runs in a
 module-level ``BACKGROUND`` (each a :class:`Script`, or any object with ``wanted_by(items)``
 and ``start()``); once pytest has collected, tests/conftest.py starts the work of every module
-with a selected test, one run per spare CPU core, while pytest runs other tests. A test then
+with a selected test, one run per CPU core, while pytest runs other tests. A test then
 waits for its own run's result and checks it as before.
 """
 
@@ -127,10 +127,11 @@ def stop_all() -> None:
 
 
 def _executor() -> ThreadPoolExecutor:
-    """One run per spare core: the pytest process itself keeps one core busy."""
+    """One run per core: while pytest runs other tests they share the cores, and while a
+    test waits for its run the cores are all the runs'."""
     global _pool
     if _pool is None:
-        workers = max(1, (os.cpu_count() or 1) - 1)
+        workers = os.cpu_count() or 1
         _pool = ThreadPoolExecutor(workers, thread_name_prefix="script-run")
     return _pool
 
