@@ -1,9 +1,10 @@
-import subprocess
 import sys
 from pathlib import Path
 
 from patchport.cli import main
 from patchport.torch.catalog import render_patches_markdown
+
+from .script_runs import Script
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "patches.md"
 
@@ -25,14 +26,15 @@ def test_patches_diff_one_and_unknown(capsys):
     assert "no shipped patch named 'nope'" in capsys.readouterr().err
 
 
+CONSOLE = Script(
+    "console_script",
+    lambda folder: [sys.executable, "-m", "patchport.cli", "patches", "list", "--family", "torch"],
+)
+BACKGROUND = [CONSOLE]  # started in the background: tests/script_runs.py
+
+
 def test_console_script_runs():
-    done = subprocess.run(
-        [sys.executable, "-m", "patchport.cli", "patches", "list", "--family", "torch"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "infer_size_any_size" in done.stdout
+    assert "infer_size_any_size" in CONSOLE.result().output()
 
 
 def test_docs_patches_md_is_up_to_date():

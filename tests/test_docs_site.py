@@ -1,24 +1,34 @@
 """The documentation site builds in strict mode: a broken link or reference fails CI."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from .script_runs import Script
+
 ROOT = Path(__file__).resolve().parents[1]
+BUILD = Script(
+    "docs_site",
+    lambda folder: [
+        sys.executable,
+        "-m",
+        "mkdocs",
+        "build",
+        "--strict",
+        "-f",
+        "mkdocs.yml",
+        "-d",
+        folder / "site",
+    ],  # fmt: skip
+    timeout=300,
+    options={"cwd": ROOT, "env": {**os.environ, "PYTHONPATH": str(ROOT / "src")}},
+)
+BACKGROUND = [BUILD]  # started in the background: tests/script_runs.py
 
 
-def test_docs_site_builds_strict(tmp_path):
-    site = tmp_path / "site"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(site)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+def test_docs_site_builds_strict():
+    done = BUILD.result()
+    site = done.folder / "site"
     log = done.stdout + done.stderr
     assert done.returncode == 0, log
     assert "WARNING" not in log, log  # strict aborts on these; never hide them with -q

@@ -2,7 +2,6 @@
 
 import itertools
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from patchport.export.bundle_view import load_view
 from patchport.export.drawing import layout_scene, render_png, render_svg
 
 from .bundle_fixtures import dozen_node_description
+from .script_runs import Script
 
 
 def test_dozen_nodes_laid_out_without_overlap_and_feedback_below(tmp_path):
@@ -81,21 +81,27 @@ def test_loop_into_a_node_fed_only_by_feedback_stays_on_the_canvas(tmp_path):
     )
 
 
-def test_same_pipeline_same_picture_whatever_the_hash_seed(tmp_path):
-    path = dozen_node_description(tmp_path / "dozen.yaml")
-    code = (
-        "import sys; from patchport.export.bundle_view import load_view; "
-        "from patchport.export.drawing import layout_scene, render_svg; "
-        "sys.stdout.write(render_svg(layout_scene(load_view(sys.argv[1]))))"
+DRAW = (
+    "import sys; from patchport.export.bundle_view import load_view; "
+    "from patchport.export.drawing import layout_scene, render_svg; "
+    "sys.stdout.write(render_svg(layout_scene(load_view(sys.argv[1]))))"
+)
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+DRAWINGS = [  # one process per hash seed, each on the same description written in its folder
+    Script(
+        f"drawing_seed_{seed}",
+        lambda folder: [sys.executable, "-c", DRAW, dozen_node_description(folder / "dozen.yaml")],
+        options={"env": {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": SRC}},
     )
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    pictures = []
-    for seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": src}
-        done = subprocess.run(
-            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env
-        )
-        assert done.returncode == 0, done.stderr
-        pictures.append(done.stdout)
+    for seed in ("1", "2")
+]
+BACKGROUND = DRAWINGS  # started in the background: tests/script_runs.py
+
+
+def test_same_pipeline_same_picture_whatever_the_hash_seed():
+    first, second = (drawing.result() for drawing in DRAWINGS)
+    assert first.folder != second.folder
+    assert (first.folder / "dozen.yaml").read_text() == (second.folder / "dozen.yaml").read_text()
+    pictures = [first.output(), second.output()]
     assert 'class="edge feedback"' in pictures[0]
     assert pictures[0] == pictures[1]

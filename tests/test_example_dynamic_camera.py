@@ -2,24 +2,26 @@
 at two resolutions and two batch sizes (cv2.resize by fx/fy included); a resize to a fixed
 dsize with a dynamic size is refused in words."""
 
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from .script_runs import Script
+
 ROOT = Path(__file__).resolve().parents[1]
+DYNAMIC_CAMERA = Script(
+    "dynamic_camera",
+    lambda folder: [sys.executable, ROOT / "examples" / "dynamic_camera.py", folder],
+)
+BACKGROUND = [DYNAMIC_CAMERA]  # started in the background: tests/script_runs.py
 
 
-def test_dynamic_camera_example_runs_as_a_script(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "dynamic_camera.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+@pytest.mark.slow
+def test_dynamic_camera_example_runs_as_a_script():
+    done = DYNAMIC_CAMERA.result()
+    out, tmp_path = done.output(), done.folder
     assert "height is fixed to 96 by a size read from traced data" in out
     refusal = out.split("cv2.resize to a fixed dsize with a dynamic size is refused")[1]
     assert "dynamic_camera.py:" in refusal and "give fx and fy instead of dsize" in refusal

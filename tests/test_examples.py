@@ -4,29 +4,26 @@
 tests/torch/test_transformers_example.py.)
 """
 
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from .script_runs import Script
+
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "function_patch.py"
+FUNCTION_PATCH = Script(
+    "function_patch", lambda folder: [sys.executable, EXAMPLE, "onnx,pt2,jit", folder]
+)
+BACKGROUND = [FUNCTION_PATCH]  # started in the background: tests/script_runs.py
 
 
-def test_function_patch_example_runs_as_a_script_on_every_backend(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "function_patch.py"),
-            "onnx,pt2,jit",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+@pytest.mark.slow
+def test_function_patch_example_runs_as_a_script_on_every_backend():
+    done = FUNCTION_PATCH.result()
+    out, tmp_path = done.output(), done.folder
     for backend in ("onnx", "pt2", "jit"):
         assert f"camera_preprocess [{backend}]: ok on 1 sample(s)" in out
     assert out.count("traced_cvt_color replaced cv2.cvtColor on 2 traced call(s)") == 3

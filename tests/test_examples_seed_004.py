@@ -1,20 +1,35 @@
-"""Every code block of seed 004 runs as an example file and prints what the seed says."""
+"""Every code block of seed 004 runs as an example file and prints what the seed says.
 
-import subprocess
+Each example is its own ``python example.py`` process, started in the background once the
+tests are collected (tests/script_runs.py); each test checks its example's output.
+"""
+
 import sys
 from pathlib import Path
 
 import pytest
 
+from .script_runs import Script
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "seed_004"
+NAMES = [
+    "export_with_builtin_patches.py",
+    "list_patches.py",
+    "view_diffs.py",
+    "custom_patch.py",
+    "extra_patches.py",
+    "patches_involved_in_graph.py",
+]
+BACKGROUND = [
+    Script(name, lambda folder, name=name: [sys.executable, EXAMPLES / name], timeout=300)
+    for name in NAMES
+]
+
+pytestmark = pytest.mark.slow
 
 
 def run_example(name: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return BACKGROUND[NAMES.index(name)].result().output()
 
 
 def test_export_with_builtin_patches():

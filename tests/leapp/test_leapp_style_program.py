@@ -1,7 +1,6 @@
 """A LEAPP-style program runs as a script with ``import patchport as leapp``; its bundle
 replays in both packages like the eager filter."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,16 +10,18 @@ import yaml
 
 import patchport
 
+from ..script_runs import Script
 from .leapp_style_program import filter_step
 
 PROGRAM = Path(__file__).with_name("leapp_style_program.py")
+RUN = Script("leapp_style_program", lambda folder: [sys.executable, PROGRAM, folder])
+BACKGROUND = [RUN]  # started in the background: tests/script_runs.py
 
 
-def test_leapp_style_script_exports_a_bundle_both_packages_replay(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(PROGRAM), str(tmp_path)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_leapp_style_script_exports_a_bundle_both_packages_replay():
+    done = RUN.result()
+    done.output()
+    tmp_path = done.folder
     yaml_path = tmp_path / "arm_filter" / "arm_filter.yaml"
     spec = yaml.safe_load(yaml_path.read_text())
     assert spec["pipeline"]["configs"] == {"frequency": 100}

@@ -88,6 +88,7 @@ def test_torch_patches_enter_and_exit_survive_an_interrupt_at_any_line():
     assert not result.leaked, str(result)
 
 
+@pytest.mark.slow
 def test_transformers_patches_with_model_survive_an_interrupt_at_any_line():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
@@ -114,6 +115,7 @@ def test_transformers_patches_with_model_survive_an_interrupt_at_any_line():
     assert not result.leaked, str(result)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("watch", "limit"),
     [(False, 600), (None, 160)],

@@ -78,6 +78,7 @@ def test_general_program_reports_nothing_and_matches_eager():
     assert patchport.torch.export is export
 
 
+@pytest.mark.slow
 def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)

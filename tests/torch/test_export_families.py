@@ -205,6 +205,7 @@ FAMILIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_family_exports_right_on_batch_1_and_decode_step(family):
     model, traced, shapes, checks = FAMILIES[family]()
@@ -219,6 +220,7 @@ def test_family_exports_right_on_batch_1_and_decode_step(family):
     assert report.is_general, report.to_text()
 
 
+@pytest.mark.slow
 def test_state_space_scan_is_refused_not_narrowed():
     # Mamba's CPU scan loops over the sequence in Python: plain torch refuses a dynamic
     # length, and so must every patched configuration (no program fixed to the traced length)

@@ -50,6 +50,7 @@ def test_grouped_mm_fallback_runs_in_onnx_runtime_like_eager(tmp_path):
         torch.testing.assert_close(torch.from_numpy(got), expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_program_with_a_cache_converts_to_onnx_and_runs_the_decode_step(tmp_path):
     # the cache is rebuilt from its inputs inside the program; transformers starts each
     # layer as torch.tensor([]), a lifted constant that torch.onnx's decomposition loses

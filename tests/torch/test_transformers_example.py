@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from ..script_runs import Script
 
 pytest.importorskip("transformers")
 pytest.importorskip("onnxscript")
 pytest.importorskip("onnxruntime")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "export_transformers_model.py"
+RUN = Script("export_transformers_model", lambda folder: [sys.executable, EXAMPLE, folder])
+BACKGROUND = [RUN]  # started in the background: tests/script_runs.py
 
 
-def test_example_exports_dynamic_rope_llama_to_onnx_and_matches_eager(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(tmp_path)], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    out = done.stdout
+@pytest.mark.slow
+def test_example_exports_dynamic_rope_llama_to_onnx_and_matches_eager():
+    done = RUN.result()
+    out, tmp_path = done.output(), done.folder
     assert "plain torch.export.export: failed with GuardOnDataDependentSymNode" in out
     assert "narrowed: nothing" in out
     assert "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.forward" in out

@@ -108,6 +108,7 @@ def test_dynamic_rope_llama_fails_without_patches():
         )
 
 
+@pytest.mark.slow
 def test_dynamic_rope_llama_exports_and_stays_exact_past_its_original_length():
     model = dynamic_llama()
     checks = [inputs(model, 1, 1, past=1, seed=1), inputs(model, 2, 30, past=3, seed=2)]
@@ -235,6 +236,7 @@ def test_transformers_own_export_patches_are_listed_diffed_and_restored():
     assert "self.cumulative_length" in update.format_diff()
 
 
+@pytest.mark.slow
 def test_gemma2_sliding_window_cache_exports_past_the_window():
     model = tiny(transformers.Gemma2Config, head_dim=8, sliding_window=4, num_hidden_layers=2)
     checks = [inputs(model, 2, 1, past=9, seed=3), inputs(model, 1, 6, past=5, seed=4)]
@@ -249,6 +251,7 @@ def test_gemma2_sliding_window_cache_exports_past_the_window():
     assert "sliding-window cache layers were traced as full layers" in report.to_text()
 
 
+@pytest.mark.slow
 def test_export_leaves_the_eager_model_exactly_as_it_was():
     from torch._subclasses.fake_tensor import FakeTensor
 

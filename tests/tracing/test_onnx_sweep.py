@@ -5,13 +5,22 @@ also shares work: a pair whose graph only casts its inputs to a float dtype and 
 computes exactly what that float dtype's pair computes is counted as covered by it).
 Each pair ends in exactly one bucket, and the buckets are printed and checked: exported
 and replayed on fresh inputs, covered by its float loop, or rejected by NumPy itself.
+
+The twelve exports are independent and are most of the suite's time, so they start in worker
+processes, one per CPU core, as soon as pytest has collected (``Sweep``); the tests that read
+them stay the suite's longest wait (marked ``slow``).
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import shutil
 import tempfile
 import warnings
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +33,7 @@ from patchport.export.onnx_decompositions import decompose_for_onnx
 from patchport.export.onnx_kernels import OnnxPrecisionWarning, fit_to_onnx_runtime
 from patchport.tracing import Recorder, finish, trace_input
 
+from ..script_runs import on_session_end
 from .helpers import assert_same, fresh_like, make
 from .numpy_catalog import OPS, Op, covered_entries, table_entries
 
@@ -118,7 +128,7 @@ def _export_and_replay(dtype: Any, ops: list[tuple[Op, bool]], folder: Path) -> 
                                         optimize=False, external_data=False,
                                         input_names=names)  # fmt: skip
         lowerings = fit_to_onnx_runtime(path, program)
-    lossy = [w for w in caught if issubclass(w.category, OnnxPrecisionWarning)]
+    lossy = [str(w.message) for w in caught if issubclass(w.category, OnnxPrecisionWarning)]
     assert bool(lossy) == any(lw.precision != "exact" for lw in lowerings)
     fresh = [fresh_like(a, i) for i, a in enumerate(arrays)]
     got = load_runner("onnx", path, names)(fresh)
@@ -136,36 +146,114 @@ def _export_and_replay(dtype: Any, ops: list[tuple[Op, bool]], folder: Path) -> 
     return {"errors": errors, "lowerings": lowerings, "lossy": lossy}
 
 
+def _quiet_worker() -> None:
+    """A worker's stdout (the exporter's progress lines) would land in pytest's report."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def _export_in_worker(dtype_name: str, chosen: list[tuple[str, bool]], folder: str) -> dict:
+    """``_export_and_replay`` in a worker process: ops travel by name (they hold lambdas)."""
+    by_name = {op.name: op for op in OPS}
+    ops = [(by_name[name], full) for name, full in chosen]
+    return _export_and_replay(dtype_name, ops, Path(folder))
+
+
+def _buckets_and_jobs() -> tuple[dict[str, list], dict[str, list[tuple[Op, bool]]]]:
+    """Every (op, dtype, range) pair in one bucket; the pairs each dtype's graph exports."""
+    buckets: dict[str, list] = {"onnx": [], "via float loop": [], "numpy rejects": []}
+    jobs: dict[str, list[tuple[Op, bool]]] = {}
+    for dtype in DTYPES:
+        x, y, xf, yf = sweep_inputs(dtype)
+        chosen = []
+        for op in OPS:
+            for full, (a, b) in ((False, (x, y)), (True, (xf, yf))):
+                if full and not (op.full_range and np.dtype(dtype).kind in "iu"):
+                    continue
+                pair = (op.name, np.dtype(dtype).name, full)
+                if not _numpy_accepts(op, a, b):
+                    buckets["numpy rejects"].append(pair)
+                    continue
+                loop = _float_loop_only(op, a, b) if np.dtype(dtype) not in FLOATS else None
+                if loop is not None and not full and _numpy_accepts(op, *_as(a, b, loop)):
+                    buckets["via float loop"].append((*pair, loop.name))
+                    continue
+                chosen.append((op, full))
+                buckets["onnx"].append(pair)
+        jobs[np.dtype(dtype).name] = chosen
+    return buckets, jobs
+
+
+class Sweep:
+    """The whole sweep, started once collected (see tests/script_runs.py): the buckets are
+    computed here, and the twelve independent exports run in spawned worker processes, one
+    per core (a fork of a process that ran torch can hang in its thread pools), biggest first.
+    """
+
+    def __init__(self) -> None:
+        self._collect: Any = None
+
+    def wanted_by(self, items: list) -> bool:
+        return any("sweep" in item.fixturenames for item in items)
+
+    def start(self) -> None:
+        if self._collect is not None:
+            return
+        try:
+            buckets, jobs = _buckets_and_jobs()
+        except Exception as exc:  # fails the tests that read the sweep, not the collection
+            self._collect = partial(_reraise, exc)
+            return
+        folder = tempfile.mkdtemp(prefix="onnx-sweep-")
+        on_session_end(lambda: shutil.rmtree(folder, ignore_errors=True))
+        workers = min(len(jobs), os.cpu_count() or 1)
+        if workers < 2:
+            self._collect = lambda: (buckets, {
+                name: _export_and_replay(name, ops, Path(folder)) for name, ops in jobs.items()
+            })  # fmt: skip
+            return
+        context = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_quiet_worker)
+        on_session_end(lambda: pool.shutdown(wait=False, cancel_futures=True))
+        futures = {
+            name: pool.submit(
+                _export_in_worker, name, [(op.name, full) for op, full in jobs[name]], folder
+            )
+            for name in sorted(jobs, key=lambda name: -len(jobs[name]))
+        }
+
+        def collect() -> tuple[dict, dict]:
+            graphs = {name: futures[name].result() for name in jobs}
+            pool.shutdown()
+            return buckets, graphs
+
+        self._collect = collect
+
+    def result(self) -> dict:
+        """Every pair's bucket and every dtype's graph (waits for the workers)."""
+        self.start()
+        buckets, graphs = self._collect()
+        counts = Counter({k: len(v) for k, v in buckets.items()})
+        print(f"\nONNX sweep: {len(OPS)} ops x {len(DTYPES)} dtypes: {dict(counts)}")
+        for name, graph in graphs.items():
+            changed = sorted({(lw.op_type, lw.have, lw.runs_in) for lw in graph["lowerings"]})
+            print(f"  {name}: stand-in dtypes for {changed}")
+        return {"buckets": buckets, "graphs": graphs}
+
+
+def _reraise(exc: Exception) -> None:
+    raise exc
+
+
+SWEEP = Sweep()
+BACKGROUND = [SWEEP]
+
+
 @pytest.fixture(scope="module")
 def sweep() -> dict:
     """Run the whole sweep once; every (op, dtype, range) pair lands in one bucket."""
-    buckets: dict[str, list] = {"onnx": [], "via float loop": [], "numpy rejects": []}
-    graphs = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for dtype in DTYPES:
-            x, y, xf, yf = sweep_inputs(dtype)
-            chosen = []
-            for op in OPS:
-                for full, (a, b) in ((False, (x, y)), (True, (xf, yf))):
-                    if full and not (op.full_range and np.dtype(dtype).kind in "iu"):
-                        continue
-                    pair = (op.name, np.dtype(dtype).name, full)
-                    if not _numpy_accepts(op, a, b):
-                        buckets["numpy rejects"].append(pair)
-                        continue
-                    loop = _float_loop_only(op, a, b) if np.dtype(dtype) not in FLOATS else None
-                    if loop is not None and not full and _numpy_accepts(op, *_as(a, b, loop)):
-                        buckets["via float loop"].append((*pair, loop.name))
-                        continue
-                    chosen.append((op, full))
-                    buckets["onnx"].append(pair)
-            graphs[np.dtype(dtype).name] = _export_and_replay(dtype, chosen, Path(tmp))
-    counts = Counter({k: len(v) for k, v in buckets.items()})
-    print(f"\nONNX sweep: {len(OPS)} ops x {len(DTYPES)} dtypes: {dict(counts)}")
-    for name, graph in graphs.items():
-        changed = sorted({(lw.op_type, lw.have, lw.runs_in) for lw in graph["lowerings"]})
-        print(f"  {name}: stand-in dtypes for {changed}")
-    return {"buckets": buckets, "graphs": graphs}
+    return SWEEP.result()
 
 
 def _as(a: np.ndarray, b: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -177,6 +265,7 @@ def test_catalog_covers_the_whole_table() -> None:
     assert not missing, f"table entries no catalog op calls: {sorted(map(str, missing))}"
 
 
+@pytest.mark.slow
 def test_every_pair_exports_and_replays_in_onnx_runtime(sweep: dict) -> None:
     failures = {name: g["errors"] for name, g in sweep["graphs"].items() if g["errors"]}
     assert not failures, failures
@@ -219,15 +308,17 @@ def test_every_pair_replays_in_the_recorded_graph(dtype: Any) -> None:
     assert len(pairs) > 80
 
 
+@pytest.mark.slow
 def test_float64_precision_loss_is_stated(sweep: dict) -> None:
     graph = sweep["graphs"]["float64"]
     lossy_ops = {lw.op_type for lw in graph["lowerings"] if lw.precision != "exact"}
     assert {"Atan", "Sinh"} <= lossy_ops
-    stated = " ".join(str(w.message) for w in graph["lossy"])
+    stated = " ".join(graph["lossy"])
     assert "Atan on float64" in stated and "float32" in stated and "'pt2'" in stated
     assert not any(lw.precision != "exact" for lw in sweep["graphs"]["float32"]["lowerings"])
 
 
+@pytest.mark.slow
 def test_int16_where_runs_in_a_wider_integer_exactly(sweep: dict) -> None:
     lowered = {(lw.op_type, lw.have) for lw in sweep["graphs"]["int16"]["lowerings"]}
     assert ("Where", "int16") in lowered
