@@ -45,13 +45,18 @@ def numpy_tensor(value: Any) -> torch.Tensor:
     """``torch.from_numpy`` for any array or NumPy scalar: 0-d stays 0-d (unlike
     ``ascontiguousarray``), a strided view is copied, and uint64 that NumPy hands out as
     ``numpy.ulonglong`` (ONNX Runtime does) is read under its canonical dtype, same bytes."""
-    array = np.asarray(value)
+    array = value if type(value) is np.ndarray else np.asarray(value)
     if not array.flags.c_contiguous:  # a 0-d array always is, so this keeps its shape
         array = np.ascontiguousarray(array)
-    canonical = np.dtype(array.dtype.name)
+    canonical = _CANONICAL.get(array.dtype)
+    if canonical is None:
+        canonical = _CANONICAL.setdefault(array.dtype, np.dtype(array.dtype.name))
     if array.dtype.char != canonical.char:
         array = array.view(canonical)
     return torch.from_numpy(array)
+
+
+_CANONICAL: dict[np.dtype, np.dtype] = {}  # dtype -> the dtype its name gives (run hot path)
 
 
 def as_numpy(value: Any) -> np.ndarray:

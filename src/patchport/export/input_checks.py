@@ -23,9 +23,10 @@ from ..errors import (
 from .input_shapes import check_input_shape, expected_shape
 
 
-def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any]]:
-    """Shape, NumPy dtype and torch dtype of every node input (pipeline inputs and the
-    inputs fed by other nodes or by feedback, which LEAPP lets a caller overwrite too)."""
+def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any, Any]]:
+    """Port description, NumPy dtype, torch dtype and static shape (None where an axis is
+    dynamic) of every node input (pipeline inputs and the inputs fed by other nodes or by
+    feedback, which LEAPP lets a caller overwrite too)."""
     found = manager.__dict__.get("_policy_input_expectations")
     if found is None:
         found = {}
@@ -37,7 +38,8 @@ def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any]]:
                     dtype = np.dtype(name)
                 except TypeError:  # bfloat16 and other dtypes NumPy lacks
                     dtype = name
-                found[f"{node}/{spec['name']}"] = (spec, dtype, torch_dtype)
+                static = None if spec.get("dynamic_axes") else tuple(spec["shape"])
+                found[f"{node}/{spec['name']}"] = (spec, dtype, torch_dtype, static)
         manager.__dict__["_policy_input_expectations"] = found
     return found
 
@@ -61,24 +63,26 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
                 f"run_policy: key {key!r} is {what}; the inputs are {manager.inputs} (and the "
                 f"other node inputs {sorted(set(expected) - set(manager.inputs))}). Remove it."
             )
-        description, dtype, torch_dtype = found
-        shown = f"{dtype}{expected_shape(description)}"
-        if isinstance(value, np.ndarray):
-            ok_dtype = value.dtype == dtype
-        elif isinstance(value, torch.Tensor):
+        description, dtype, torch_dtype, static = found
+        if isinstance(value, torch.Tensor):
             ok_dtype = value.dtype == torch_dtype
+        elif isinstance(value, np.ndarray):
+            ok_dtype = value.dtype == dtype
         else:
             raise PolicyInputTypeError(
                 f"run_policy: input {key!r} must be a torch tensor or a NumPy array "
-                f"({shown}), got {type(value).__name__}."
+                f"({dtype}{expected_shape(description)}), got {type(value).__name__}."
             )
         if not ok_dtype:
             got = str(value.dtype).replace("torch.", "")
             raise PolicyInputError(
-                f"run_policy: input {key!r} expected {shown}, got {got}{list(value.shape)}; "
-                f"convert it (e.g. .astype('{dtype}')) or re-export with that dtype."
+                f"run_policy: input {key!r} expected {dtype}{expected_shape(description)}, "
+                f"got {got}{list(value.shape)}; convert it (e.g. .astype('{dtype}')) or "
+                f"re-export with that dtype."
             )
-        check_input_shape(key, description, tuple(value.shape), named)
+        shape = tuple(value.shape)
+        if shape != static:  # a static port of this shape needs no more checks
+            check_input_shape(key, description, shape, named)
     if never_given:
         missing = [key for key in manager.inputs if key in never_given and key not in inputs]
         if missing:
