@@ -101,3 +101,10 @@ def test_no_tracing_module_is_in_an_import_cycle() -> None:
     assert "patchport.tracing.values" in edges  # the walk really saw the package
     cycles = [c for c in _cycles(edges) if any(m.startswith("patchport.tracing") for m in c)]
     assert not cycles, f"import cycles through patchport.tracing: {cycles}"
+
+
+def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
+    """sessions, patching, export and torch point one way too (they did not before)."""
+    modules = _modules()
+    edges = {name: _imported(name, path, modules) for name, path in modules.items()}
+    assert not _cycles(edges), f"import cycles in patchport: {_cycles(edges)}"
