@@ -89,7 +89,11 @@ def test_equal_results_report_what_the_full_comparison_reports():
 
     assert check([1, 2], [1, 2]) == (0.0, None)
     assert check([1.0, np.nan], [1.0, np.nan]) == (0.0, None)
-    assert check([1.0, np.inf], [1.0, np.inf]) == (math.inf, None)  # inf - inf is no number
+    assert check([1.0, np.inf], [1.0, np.inf]) == (0.0, None)  # equal infinities: no difference
+    largest, problem = check([1.0, np.inf], [1.0, -np.inf])
+    assert largest == math.inf and "1 of 2 values differ" in problem
+    largest, problem = check([1.0, np.inf], [1.0, 5.0])
+    assert largest == math.inf and "1 of 2 values differ" in problem
     largest, problem = check([1.0, np.nan], [1.0, 2.0])
     assert largest == math.inf and "1 of 2 values differ" in problem
     largest, problem = check([1, 2], [1, 3])
