@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..tracing.dtypes import TORCH_TO_NP
 from .state import Session
 
 MemoryKey = tuple[int, tuple[int, ...], tuple[int, ...], str]
@@ -25,9 +26,8 @@ def memory_key(value: Any) -> MemoryKey | None:
         address = value.__array_interface__["data"][0]
         return address, value.shape, value.strides, value.dtype.str
     if isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.is_sparse:
-        try:
-            dtype = np.dtype(torch.empty((), dtype=value.dtype).numpy().dtype)
-        except TypeError:  # bfloat16 and others NumPy has no dtype for
+        dtype = TORCH_TO_NP.get(value.dtype)
+        if dtype is None:  # bfloat16 and others NumPy has no dtype for
             return None
         strides = tuple(step * value.element_size() for step in value.stride())
         return value.data_ptr(), tuple(value.shape), strides, dtype.str
