@@ -8,6 +8,8 @@ __all__ = [
     "ExportReport",
     "ExportResult",
     "NarrowedExportError",
+    "OnnxReport",
+    "OnnxResult",
     "TransformersPatch",
     "TransformersPatchEnum",
     "apply_patches_for_model",
@@ -19,6 +21,7 @@ __all__ = [
     "onnx_translation_table",
     "register_cache_pytrees",
     "register_flattening_functions",
+    "to_onnx",
     "use_dyn_not_str",
 ]
 
@@ -36,6 +39,9 @@ _LAZY = {
     "onnx_translation_table": "onnx_translation",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
+    "to_onnx": "onnx_export",
+    "OnnxReport": "onnx_export",
+    "OnnxResult": "onnx_export",
 }
 
 
