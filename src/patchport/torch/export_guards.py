@@ -115,7 +115,12 @@ def analyse_guards(
             text = f"{dim.label} was traced as >= 2; size 1 runs but was not traced"
             assumptions.append(Narrowing(dim.label, text))
         elif isinstance(lower, sympy.Integer) and int(lower) > dim.requested_min:
-            narrowings.append(Narrowing(dim.label, f"{dim.label} must be >= {int(lower)}"))
+            text = f"{dim.label} must be >= {int(lower)}"
+            implied = _lower_bound_from_assumptions(expr, int(lower), dims, ep)
+            if implied is None:
+                narrowings.append(Narrowing(dim.label, text))
+            else:  # torch's 0/1 assumption carried over: the shape checks decide
+                assumptions.append(Narrowing(dim.label, f"{text} ({implied})"))
         if isinstance(upper, sympy.Integer):
             if dim.requested_max is None or int(upper) < dim.requested_max:
                 narrowings.append(Narrowing(dim.label, f"{dim.label} must be <= {int(upper)}"))
@@ -148,6 +153,42 @@ def analyse_guards(
 def _must(left: str, op: str, right: str) -> str:
     """``seq must be != 1``, ``past must be <= 12``, ``width must be 3``."""
     return f"{left} must be {right}" if op == "==" else f"{left} must be {op} {right}"
+
+
+def _lower_bound_from_assumptions(
+    symbol: Any, lower: int, dims: list[Dimension], ep: Any
+) -> str | None:
+    """Why ``symbol >= lower`` follows from a guard ``others <= symbol`` (``past + seq <=
+    past+seq``) and torch tracing each of the others as >= 2, or None. Such a bound is
+    torch's 0/1 assumption carried to a sum of sizes, not a narrowing a patch made."""
+    import sympy
+
+    by_source = {d.source: d.size.node.expr for d in dims if isinstance(d.size, torch.SymInt)}
+    labels = {d.size.node.expr: d.label for d in dims if isinstance(d.size, torch.SymInt)}
+    for guard in getattr(ep, "_guards_code", None) or []:
+        text = _SOURCE.sub(
+            lambda m: f"({by_source[m.group(0)]})" if m.group(0) in by_source else "?", guard
+        )
+        match = _COMPARISON.match(text)
+        if match is None or "?" in text or match.group(2) not in ("<=", ">="):
+            continue
+        local = {str(s): s for s in by_source.values() if isinstance(s, sympy.Symbol)}
+        try:
+            left, right = (sympy.sympify(match.group(i), locals=local) for i in (1, 3))
+        except (sympy.SympifyError, TypeError):
+            continue
+        difference = (right - left) if match.group(2) == "<=" else (left - right)  # >= 0
+        if sympy.Poly(difference, symbol).degree() != 1 or difference.coeff(symbol) != 1:
+            continue
+        below = symbol - difference  # symbol >= below
+        others = sorted(below.free_symbols, key=str)
+        ranges = [ep.range_constraints.get(other) for other in others]
+        if not others or any(r is None or r.lower != 2 for r in ranges):
+            continue
+        if below.subs({other: 2 for other in others}) >= lower:
+            names = ", ".join(labels.get(other, str(other)) for other in others)
+            return f"follows from torch tracing {names} as >= 2"
+    return None
 
 
 def _trivially_true(op: str, left: str, right: str, dims: list[Dimension], label: str) -> bool:

@@ -147,7 +147,7 @@ def to_onnx(
         allow_narrowing=allow_narrowing,
         verbose=verbose,
     )
-    onnx_program = _convert(program, args, kwargs, target_opset)
+    onnx_program = _convert(program, args, kwargs, target_opset, export_report)
     traced = ordered_inputs(program, model, args, kwargs)
     inputs = tensor_leaves(traced, "past_key_values")
     expected_traced = eager_outputs(model, [kwargs if not args else args])[0]
@@ -182,17 +182,22 @@ def to_onnx(
     return OnnxResult(target, report)
 
 
-def _convert(program: Any, args: tuple, kwargs: dict, opset: int | None) -> Any:
-    """``torch.onnx.export`` of the program, with the transformers patches on (decomposing
-    the program rebuilds the cache from its inputs, as when it was exported)."""
+def _convert(
+    program: Any, args: tuple, kwargs: dict, opset: int | None, report: ExportReport
+) -> Any:
+    """``torch.onnx.export`` of the program in the configuration that exported it: its
+    decomposition traces the program again (and rebuilds the cache from its inputs), so it
+    needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
     from .onnx_translation import onnx_translation_table
 
     options: dict[str, Any] = {} if opset is None else {"opset_version": opset}
+    patched = report.configuration != "plain"
     try:
         with (
             contextlib.redirect_stdout(io.StringIO()),
-            apply_patches_for_model(patch_transformers=True),
+            torch.fx.experimental._config.patch(backed_size_oblivious=report.backed_size_oblivious),
+            apply_patches_for_model(patch_torch=patched, patch_transformers=True),
         ):
             return torch.onnx.export(
                 program,

@@ -1,0 +1,68 @@
+"""``patchport.torch.export`` is never worse than plain ``torch.export``: where plain's program
+is right on the user's new shapes, ours is returned too (not refused), and at least as general.
+
+Falcon with a cache is the case that was refused: torch traces batch, seq and past as >= 2
+(its 0/1 specialization), which makes the mask length ``past+seq`` >= 4. That bound follows
+from torch's assumption, it is not a narrowing a patch added; the shape checks decide.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from patchport.torch import export, register_cache_pytrees, use_dyn_not_str  # noqa: E402
+
+from .test_export_families import _decoder_inputs  # noqa: E402
+
+
+def _falcon():
+    torch.manual_seed(0)
+    config = transformers.FalconConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        vocab_size=64,
+        new_decoder_architecture=True,
+        num_kv_heads=2,
+    )
+    config.num_key_value_heads = 4  # the cache _decoder_inputs builds: one head per query head
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    return model, shapes
+
+
+@pytest.mark.slow
+def test_falcon_with_a_cache_is_returned_where_plain_torch_is_right():
+    model, shapes = _falcon()
+    register_cache_pytrees()  # plain torch.export needs the cache as a pytree node
+    traced = _decoder_inputs(model, 2, 5, 7, seed=1)
+    checks = [_decoder_inputs(model, 2, 1, 12, seed=2), _decoder_inputs(model, 1, 4, 3, seed=3)]
+    plain = torch.export.export(
+        model,
+        (),
+        kwargs=_decoder_inputs(model, 2, 5, 7, seed=1),
+        dynamic_shapes=use_dyn_not_str(shapes),
+    )
+    for item in checks:  # plain's program is right on these shapes
+        with torch.no_grad():
+            expected = model(**_copy(item)).logits
+            got = plain.module()(**_copy(item)).logits
+        torch.testing.assert_close(got, expected)
+    program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
+    assert report.is_general, report.to_text()
+    assert all(check.ok for check in report.shape_checks)
+    assert any("past+seq" in item.text for item in report.assumptions), report.to_text()
+    assert len(report.attempts) <= 2, report.to_text()  # never three full exports
+
+
+def _copy(item):
+    import copy
+
+    return copy.deepcopy(item)
