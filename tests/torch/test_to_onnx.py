@@ -161,3 +161,17 @@ def test_example_generates_the_same_tokens_from_the_onnx_file_as_generate():
     assert "MISMATCH" not in out and "FAILED" not in out
     assert "20 greedy tokens x batch 2 from the ONNX file fed its own cache equal" in out
     assert "same tokens: yes" in out
+
+
+@pytest.mark.slow
+def test_a_program_torch_onnx_cannot_decompose_is_refused_naming_the_real_cause(tmp_path):
+    # T5: torch.onnx decomposes attention again and a reshape traced as a view no longer
+    # fits the new strides; the error must say that, not torch.onnx's generic banner
+    from patchport.errors import ExportFailedError
+
+    model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
+    with pytest.raises(ExportFailedError) as caught:
+        to_onnx(model, (), traced, dynamic_shapes=shapes, path=tmp_path / "t5.onnx")
+    message = str(caught.value)
+    assert "patchport.torch.to_onnx" in message
+    assert "ValueError: Cannot view a tensor" in message

@@ -209,11 +209,16 @@ def _convert(
                 **options,
             )
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        cause = exc
+        while cause.__cause__ is not None:  # torch.onnx wraps the real error
+            cause = cause.__cause__
+        text = str(cause).strip()
+        first = text.splitlines()[0] if text else type(cause).__name__
         raise ExportFailedError(
-            f"patchport.torch.to_onnx: torch.onnx.export could not convert the program of "
-            f"{type(program).__name__}: {type(exc).__name__}: {first[:300]}\nThe op it names "
-            f"needs an ONNX translation (add it to patchport.torch.onnx_translation).",
+            f"patchport.torch.to_onnx: torch.onnx.export could not convert the exported "
+            f"program: {type(cause).__name__}: {first[:300]}\nAn op it names may need an ONNX "
+            f"translation (patchport.torch.onnx_translation); the program itself is right "
+            f"(patchport.torch.export returns it).",
             [],
         ) from exc
 
