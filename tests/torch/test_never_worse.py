@@ -66,3 +66,29 @@ def _copy(item):
     import copy
 
     return copy.deepcopy(item)
+
+
+def test_one_export_when_the_checks_prove_what_torch_assumed():
+    # plain torch traces batch and seq as >= 2; checks that run each of them at size 1 and
+    # match eager prove the program there, so no second full export is spent
+    import transformers as tr
+
+    from .test_export_families import ONE_LAYER, _tokens
+
+    torch.manual_seed(0)
+    model = tr.AutoModelForCausalLM.from_config(tr.LlamaConfig(**ONE_LAYER)).eval()
+
+    def inputs(batch, seq, seed):
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "use_cache": False}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "seq"},
+        "use_cache": None,
+    }
+    checks = [inputs(1, 1, seed=2), inputs(3, 4, seed=3)]
+    program, report = export(model, (), inputs(2, 5, 1), dynamic_shapes=shapes, check_shapes=checks)
+    assert report.is_general, report.to_text()
+    assert [a.configuration for a in report.attempts] == ["plain"], report.to_text()
+    assert "ran each of them at size 1" in report.choice

@@ -144,3 +144,25 @@ def requested_dimensions(
                 )
             )
     return found
+
+
+def sizes_by_label(
+    model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any
+) -> dict[str, set[int]]:
+    """The sizes each named dynamic dimension takes in one set of inputs
+    (``{"seq": {1}, "batch": {2}}``): which sizes a shape check ran."""
+    from torch._export.non_strict_utils import _flatten_dynamic_shapes
+    from torch.export.dynamic_shapes import _combine_args
+
+    marked = name_dims(dynamic_shapes)[0]
+    combined = _combine_args(model, args, kwargs)
+    if isinstance(marked, (tuple, list)):
+        marked = dict(zip(combined, marked))
+    found: dict[str, set[int]] = {}
+    leaves = pytree.tree_flatten_with_path(combined)[0]
+    for (path, leaf), spec in zip(leaves, _flatten_dynamic_shapes(combined, marked)):
+        if isinstance(leaf, torch.Tensor):
+            for axis, dim in _axes(spec).items():
+                label = _dim_label(dim, f"{leaf_name(path)}.shape[{axis}]")
+                found.setdefault(label, set()).add(int(leaf.shape[axis]))
+    return found

@@ -175,7 +175,7 @@ def export(
         attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
         programs.append((len(attempts) - 1, program))
         _say(verbose, attempts[-1])
-        if report.is_general and not report.assumptions:
+        if report.is_general and _assumptions_checked(report, model, check_shapes, dynamic_shapes):
             break  # nothing can be more general
     if not programs:
         lines = "\n".join(f"  {attempt.to_text()}" for attempt in attempts)
@@ -196,6 +196,37 @@ def export(
     return result
 
 
+def _assumptions_checked(
+    report: ExportReport, model: torch.nn.Module, checks: Sequence[Any] | None, shapes: Any
+) -> bool:
+    """True when no size was assumed, or a passing shape check ran each dimension torch
+    assumed >= 2 at size 1: the trace's assumption is then proven, another configuration
+    cannot be more general, and the next export is not worth its time."""
+    if not report.assumptions:
+        return True
+    if not checks or shapes is None:
+        return False
+    from .export_dimensions import sizes_by_label
+    from .export_shape_checks import _split_inputs
+
+    ran: dict[str, set[int]] = {}
+    for item in checks:
+        item_args, item_kwargs = _split_inputs(item)
+        try:
+            sizes = sizes_by_label(model, item_args, item_kwargs, shapes)
+        except Exception:  # an input set the specs do not fit: proves nothing
+            continue
+        for label, values in sizes.items():
+            ran.setdefault(label, set()).update(values)
+    for item in report.assumptions:
+        smallest = 1 if "traced as >= 2" in item.text else None
+        if smallest is None:  # a bound on a sum: each of its sizes must have run at 1
+            return False
+        if smallest not in ran.get(item.dimension, set()):
+            return False
+    return True
+
+
 def _why(attempts: list[Attempt], index: int) -> str:
     """Why ``attempts[index]`` was chosen, in words."""
     chosen = attempts[index]
@@ -206,6 +237,11 @@ def _why(attempts: list[Attempt], index: int) -> str:
     first = "plain torch.export" if index == 0 else "the first patched configuration"
     if not report.assumptions:
         return f"{first} that is general and right"
+    if index == len(attempts) - 1:
+        return (
+            f"{first} that is general and right; torch traced sizes as >= 2 where noted and "
+            f"the shape checks ran each of them at size 1, so no other configuration was tried"
+        )
     return (
         f"{first} that is general and right; it assumes sizes >= 2 where noted, and no "
         f"configuration that traces sizes 0 and 1 as well was as general"
