@@ -60,6 +60,8 @@ def test_detected_graph_matches_leapp_and_the_yaml_written(tmp_path):
     assert manager.detected_nodes == written["models"]
     assert manager.config_path == str(result.yaml_path)
     assert manager.nodes["policy"].m is not None  # the traced graph module
+    targets = [str(node.target) for node in manager.nodes["policy"].graph.nodes]
+    assert any("mul" in target for target in targets), targets  # obs * 2.0
 
 
 def test_state_follows_the_session(tmp_path):

@@ -79,6 +79,11 @@ class NodeTrace:
         """The traced graph module (LEAPP's name for it), None until the node is finished."""
         return self.graph_module
 
+    @property
+    def graph(self) -> Any:
+        """The node's torch.fx graph: as recorded so far, then the finished module's."""
+        return self.graph_module.graph if self.finished else self.recorder.graph
+
 
 @dataclass
 class Session:
