@@ -31,6 +31,7 @@ _LAZY: dict[str, str] = {
     "FunctionPatch": "patchport.patching",
     "PatchRuleError": "patchport.sessions",
     "annotate": "patchport.sessions",
+    "ExportManager": "patchport.sessions",
     "start": "patchport.sessions",
     "stop": "patchport.sessions",
     "session": "patchport.sessions",

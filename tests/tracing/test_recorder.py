@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from patchport import TraceLossWarning
 from patchport.tracing import (
     Recorder,
     contains_traced,
@@ -121,7 +122,8 @@ def test_two_recorders_do_not_mix() -> None:
     x = trace_input(r1, "x", np.ones(3))
     y = trace_input(r2, "y", np.full(3, 2.0))
     z = y * 3
-    w = x + z  # z belongs to r2: it is a constant of r1, with an origin saying so
+    with pytest.warns(TraceLossWarning, match="Cannot mix multiple active TracedTensors"):
+        w = x + z  # z belongs to r2 (still open): a constant of r1, with an origin saying so
     finish(r1, w)
     (const,) = r1.constants()
     assert "another recorder ('two')" in const.origin

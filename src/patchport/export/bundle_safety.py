@@ -61,7 +61,8 @@ def read_verified(bundle_yaml: Path, node: str, model_path: Any, sha256: Any) ->
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256.lower():
         raise ModelIntegrityError(
-            f"InferenceManager: {path.name} (node {node!r}) has sha256 {digest[:12]}… but "
+            f"InferenceManager: SHA256 checksum mismatch: {path.name} (node {node!r}) has "
+            f"sha256 {digest[:12]}… but "
             f"{bundle_yaml.name} records {sha256[:12]}…; it changed after export. Re-run "
             f"compile_graph() or restore the file."
         )

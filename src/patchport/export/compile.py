@@ -396,6 +396,7 @@ def compile_graph(
         save_file(initial, str(directory / filename))
         spec["pipeline"]["initial_values"] = filename
     yaml_path = write_spec(directory / f"{session.name}.yaml", spec)
+    session.spec = spec  # what ExportManager.detected_nodes / detected_pipeline show
     picture = None
     if visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])

@@ -8,7 +8,7 @@ state reaches its input on the next call); it returns the pipeline's outputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
 from .pipeline import merge_flows, run_order
-from .spec import SYSTEM_KEY, read_spec
+from .spec import LEAPP_KEYS, SYSTEM_KEY, read_spec
 from .spec_checks import read_checked_spec
 
 
@@ -52,6 +52,25 @@ class NodeInfo:
     output_names: list[str]
     model: Any
     device: str = "cpu"
+    input_descriptions: list[dict[str, Any]] = field(default_factory=list)  # the YAML's ports
+    output_descriptions: list[dict[str, Any]] = field(default_factory=list)
+    model_path: str | None = None
+
+    @property
+    def input_shapes(self) -> list[list[int]]:
+        return [list(p["shape"]) for p in self.input_descriptions]
+
+    @property
+    def input_dtypes(self) -> list[str]:
+        return [p["dtype"] for p in self.input_descriptions]
+
+    @property
+    def output_shapes(self) -> list[list[int]]:
+        return [list(p["shape"]) for p in self.output_descriptions]
+
+    @property
+    def output_dtypes(self) -> list[str]:
+        return [p["dtype"] for p in self.output_descriptions]
 
 
 class InferenceManager:
@@ -65,11 +84,14 @@ class InferenceManager:
     def __init__(self, yaml_path: str | Path) -> None:
         self.path = Path(yaml_path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"InferenceManager: no pipeline description at {self.path}")
+            raise FileNotFoundError(
+                f"InferenceManager: no pipeline description at {self.path} (Leapp description "
+                f"file not found); pass the .yaml compile_graph wrote."
+            )
         if self.path.suffix != ".yaml":
             raise ValueError(
                 f"InferenceManager({str(yaml_path)!r}): a pipeline description is a .yaml file "
-                f"(the one compile_graph writes)."
+                f"(the one compile_graph writes); the Leapp description file must end with .yaml."
             )
         self.spec = read_checked_spec(self.path, read_spec)
         self._check_description()
@@ -89,6 +111,9 @@ class InferenceManager:
                 [p["name"] for p in model["inputs"]],
                 [p["name"] for p in model["outputs"]],
                 self._runners[node],
+                input_descriptions=model["inputs"] or [],
+                output_descriptions=model["outputs"] or [],
+                model_path=model["parameters"]["model_path"],
             )
             for node, model in self.models.items()
         }
@@ -100,8 +125,8 @@ class InferenceManager:
         """The keys every bundle has (LEAPP's reader needs them too), before any file opens."""
         if SYSTEM_KEY not in self.spec:
             raise ValueError(
-                f"InferenceManager: {self.path.name} lacks {SYSTEM_KEY!r}; it needs models, "
-                f"pipeline and {SYSTEM_KEY!r} (write it with compile_graph)."
+                f"InferenceManager: {self.path.name} lacks {SYSTEM_KEY!r}; {LEAPP_KEYS} "
+                f"(write it with compile_graph)."
             )
         for node, model in self.spec["models"].items():
             missing = [
@@ -112,7 +137,8 @@ class InferenceManager:
             if missing:
                 raise ValueError(
                     f"InferenceManager: model {node!r} in {self.path.name} lacks parameters "
-                    f"{missing} (model_path, md5sum, sha256sum and backend are required)."
+                    f"{missing} (Model description must contain model_path, md5sum, sha256sum, "
+                    f"and backend)."
                 )
 
     def _open(self, node: str, model: dict[str, Any]) -> Any:
@@ -155,8 +181,10 @@ class InferenceManager:
         unrouted = sorted(key for key in ports["outputs"] if key not in routed)
         if unrouted:
             raise ValueError(
-                f"InferenceManager: outputs {unrouted} go nowhere: each output must be in "
-                f"data_flow, feedback_flow or pipeline outputs of {self.path.name}."
+                f"InferenceManager: outputs {unrouted} go nowhere (unroutable outputs of "
+                f"{', '.join(sorted({key.partition('/')[0] for key in unrouted}))}): "
+                f"each output must be in data_flow, feedback_flow or pipeline outputs of "
+                f"{self.path.name}."
             )
 
     # ------------------------------------------------------------------ keys
@@ -176,6 +204,29 @@ class InferenceManager:
     def feedback_inputs(self) -> list[str]:
         """Inputs fed back from the previous call (recurrent state)."""
         return [target for targets in self.feedback_flow.values() for target in targets]
+
+    @property
+    def organized_pipeline_connections(self) -> dict[str, dict[str, list[tuple[str, str]]]]:
+        """LEAPP's routing table, ``{node: {output: [(node, input), ...]}}``; a pipeline output
+        also goes to ``("==out==", "node/output")``."""
+        table: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        for source, targets in self._routes.items():
+            node, _, port = source.partition("/")
+            table.setdefault(node, {})[port] = [tuple(t.split("/", 1)) for t in targets]
+        for key in self.outputs:
+            node, _, port = key.partition("/")
+            table.setdefault(node, {}).setdefault(port, []).append(("==out==", key))
+        return table
+
+    @property
+    def model_path(self) -> str:
+        """The YAML this manager was loaded from (LEAPP's name)."""
+        return str(self.path)
+
+    @property
+    def leapp_description(self) -> dict[str, Any]:
+        """The whole description as read (LEAPP's name for ``spec``)."""
+        return self.spec
 
     @property
     def value_dict(self) -> dict[str, dict[str, torch.Tensor]]:

@@ -81,17 +81,28 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     return path
 
 
+LEAPP_KEYS = "Leapp description file must contain models, pipeline, and system_info"
+"""LEAPP's wording for a description missing a top-level section (users grep for it)."""
+
+
 def read_spec(path: Path) -> dict[str, Any]:
     """Read a bundle description (ours or LEAPP's), with a clear error if malformed."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:
         spec = yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
     if not isinstance(spec, dict) or not isinstance(spec.get("models"), dict):
-        raise ValueError(f"{path}: not a pipeline description (the 'models' mapping is missing).")
+        raise ValueError(
+            f"{path}: not a pipeline description (the 'models' mapping is missing); {LEAPP_KEYS}."
+        )
     if not isinstance(spec.get("pipeline"), dict):
-        raise ValueError(f"{path}: not a pipeline description (the 'pipeline' mapping is missing).")
+        raise ValueError(
+            f"{path}: not a pipeline description (the 'pipeline' mapping is missing); {LEAPP_KEYS}."
+        )
     for node, model in spec["models"].items():
         missing = [k for k in ("inputs", "outputs", "parameters") if k not in (model or {})]
         if missing:
-            raise ValueError(f"{path}: model {node!r} lacks {missing}.")
+            raise ValueError(
+                f"{path}: model {node!r} lacks {missing} (Model description must contain "
+                f"inputs, outputs, and parameters)."
+            )
     return spec

@@ -95,8 +95,9 @@ def _declare(
         if key in trace.pending_inputs:
             raise PatchDefinitionError(
                 f"{caller}({trace.name!r}, ...): input {key!r} was already declared for this "
-                f"node in this pass; use another name."
+                f"node in this pass (Duplicate name); use another name."
             )
+        _refuse_open_node_value(caller, trace, key, payload.flat[key])
         if trace.finished and key not in declared:
             raise PatchDefinitionError(
                 f"{caller}({trace.name!r}, ...): input {key!r} was not declared in the first "
@@ -118,6 +119,20 @@ def _declare(
         trace.pending_inputs[key] = plain_copy(value)
         traced[key] = trace_input(recorder, key, plain(value))
     return traced
+
+
+def _refuse_open_node_value(caller: str, trace: NodeTrace, key: str, value: Any) -> None:
+    """An input may not be a value another node is still tracing: that node's graph would
+    not output it, so no edge could carry it (LEAPP refuses the same)."""
+    owner = getattr(getattr(value, "_pp", None), "rec", None)
+    if owner is None or not owner.active or owner in (trace.recorder, trace.pass_recorder):
+        return
+    other = owner.name.partition("#")[0]
+    raise PatchDefinitionError(
+        f"{caller}({trace.name!r}, ...): input {key!r} is a traced value of node {other!r}, "
+        f"which is still open (Mixing active contexts is not allowed). Call "
+        f"annotate.output_tensors({other!r}, {{...}}) first and pass the value it returns."
+    )
 
 
 def _returned(payload: Payload, traced: dict[str, Any]) -> Any:

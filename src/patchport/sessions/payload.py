@@ -68,7 +68,7 @@ def unwrap_semantics(caller: str, node: str, tensors: Any) -> tuple[Any, dict[st
     if repeated or any(not isinstance(n, str) or not n for n in names):
         raise PatchDefinitionError(
             f"{caller}({node!r}, [...]): each TensorSemantics needs its own non-empty name "
-            f"(repeated or missing: {repeated or names})."
+            f"(repeated or missing: {repeated or names}; Duplicate name or empty name)."
         )
     return {item.name: item.ref for item in items}, {item.name: item.to_dict() for item in items}
 

@@ -74,6 +74,16 @@ class NodeTrace:
     def finished(self) -> bool:
         return self.graph_module is not None
 
+    @property
+    def m(self) -> Any:
+        """The traced graph module (LEAPP's name for it), None until the node is finished."""
+        return self.graph_module
+
+    @property
+    def graph(self) -> Any:
+        """The node's torch.fx graph: as recorded so far, then the finished module's."""
+        return self.graph_module.graph if self.finished else self.recorder.graph
+
 
 @dataclass
 class Session:
@@ -96,6 +106,7 @@ class Session:
     non_traced: frozenset[str] = frozenset()  # nodes described but not exported
     max_cached_io: int = 5  # passes kept per node for validation (the first included)
     completed: int = 0  # nodes whose first pass finished, for their ``index``
+    spec: dict[str, Any] | None = None  # the bundle description compile_graph last wrote
 
     def restore_buffers(self) -> None:
         """Put back every module buffer an unfinished ``annotate.module`` replaced."""

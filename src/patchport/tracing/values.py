@@ -172,6 +172,15 @@ def arg_of(rec: Recorder, value: Any) -> Any:
             return state.node
         if state.node is None and state.rec is rec:
             report_loss(rec, "an array derived from traced data by an unrecorded view")
+        elif state.rec is not None and state.rec is not rec and state.rec.active:
+            other, this = state.rec.name.partition("#")[0], rec.name.partition("#")[0]
+            report_loss(
+                rec,
+                f"a traced value of {other!r}, which is still open, was used in {this!r} "
+                f"(Cannot mix multiple active TracedTensors from different contexts)",
+                f"it is frozen as a constant of {this!r}; finish {other!r} with "
+                f"annotate.output_tensors and pass the value it returns",
+            )
         return rec.constant(plain(value), origin=_foreign_origin(rec, value))
     if isinstance(value, (np.ndarray, torch.Tensor)):
         return rec.constant(value)
