@@ -160,11 +160,25 @@ def _dtype(value: Any) -> torch.dtype:
 
 
 # ------------------------------------------------------------------------- elementwise
+def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
+    """True when a uint8 result of uint8 operands (or Python ints 0..255) can be computed
+    in uint8 itself: ONNX Runtime's uint8 Add/Sub/Mul wrap modulo 256 like torch, Min/Max
+    select, so the int64 round trip (8x the memory traffic, two casts) buys nothing."""
+    if out.dtype != torch.uint8:
+        return False
+    return all(
+        (isinstance(v, torch.Tensor) and v.dtype == torch.uint8)
+        or (type(v) is int and 0 <= v <= 255)
+        for v in operands
+    )
+
+
 def _binary(op: str, swap: bool = False) -> Emitter:
     def emit(b: _Builder, out: torch.Tensor, x: Any, y: Any, *, alpha: Any = None) -> str:
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
-        compute = compute_dtype(out.dtype)
+        native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
+        compute = torch.uint8 if native else compute_dtype(out.dtype)
         first, second = (y, x) if swap else (x, y)
         result = b.node(op, [b.value(first, compute), b.value(second, compute)])
         return b.cast(result, compute, out.dtype)
@@ -394,7 +408,10 @@ def _where(b: _Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any
 
 def _extreme_op(op: str) -> Emitter:
     def emit(b: _Builder, out: torch.Tensor, x: Any, y: Any) -> str:
-        compute = torch.int64 if out.dtype == torch.bool else compute_dtype(out.dtype)
+        if _stays_uint8(out, x, y):
+            compute = torch.uint8
+        else:
+            compute = torch.int64 if out.dtype == torch.bool else compute_dtype(out.dtype)
         result = b.node(op, [b.value(x, compute), b.value(y, compute)])
         return b.cast(result, compute, out.dtype)
 
