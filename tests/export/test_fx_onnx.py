@@ -208,3 +208,44 @@ def test_property_ops_on_every_dtype_translate_or_fall_back(tmp_path):
             assert_same(np.asarray(got), want.numpy(), rtol=1e-5)
     print(f"translated {translated}, refused {len(refused)}:", *refused, sep="\n  ")
     assert translated >= 0.7 * (translated + len(refused)), refused
+
+
+def test_uint8_arithmetic_stays_in_uint8_and_wraps_like_torch(tmp_path):
+    """uint8 add/sub/mul/min/max are written in uint8 (ONNX Runtime wraps modulo 256 like
+    torch, min/max select): no int64 round trip, results bit-exact, wraparound included."""
+
+    def uint8_math(a, b):
+        return {
+            "sum": a + b,
+            "difference": a - b,
+            "product": a * b * 3,
+            "constant": 255 - a + 7,
+            "extremes": torch.minimum(a, b) + torch.maximum(a, b),
+        }
+
+    rng = np.random.default_rng(5)
+    a, b = (torch.from_numpy(rng.integers(0, 256, (6, 7, 3), dtype=np.uint8)) for _ in "ab")
+    node = trace_node(tmp_path, uint8_math, {"a": a, "b": b})
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = fx_onnx.translate(node.graph_module, [a, b], names, outputs)
+    assert [n.op_type for n in onnx.load_from_string(model).graph.node if n.op_type == "Cast"] == []
+    assert_translation_replays(node, rng)
+
+
+def test_per_channel_constant_is_widened_to_whole_rows(tmp_path):
+    """A (1, 1, C) constant against an (H, W, C) image is written as (1, W, C): ONNX Runtime
+    broadcasts three-element runs one element at a time, whole rows fast; same results."""
+
+    def shifted(image):
+        colour = torch.tensor([3.0, -2.0, 0.5]).reshape(1, 1, 3)
+        return {"shifted": image.to(torch.float32) * colour + colour}
+
+    image = torch.from_numpy(np.random.default_rng(6).integers(0, 256, (5, 70, 3), np.uint8))
+    node = trace_node(tmp_path, shifted, {"image": image})
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = fx_onnx.translate(node.graph_module, [image], names, outputs)
+    shapes = {tuple(i.dims) for i in onnx.load_from_string(model).graph.initializer}
+    assert (1, 70, 3) in shapes and (1, 1, 3) not in shapes
+    assert_translation_replays(node, np.random.default_rng(7))

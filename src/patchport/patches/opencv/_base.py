@@ -230,12 +230,6 @@ def border_index(length: int, before: int, after: int, border: int) -> np.ndarra
     return np.asarray(out, dtype=np.int64)
 
 
-def _fill_or_shift(index: np.ndarray, before: int, length: int) -> np.ndarray:
-    """Indices into the tensor with one fill row (or column) added at each end."""
-    before_fill = np.arange(len(index)) < before
-    return np.where(index < 0, np.where(before_fill, 0, length + 1), index + 1)
-
-
 _MIRRORED = (cv2.BORDER_REFLECT_101, cv2.BORDER_REFLECT, cv2.BORDER_REPLICATE)
 
 
@@ -267,18 +261,22 @@ def pad(
     if border in _MIRRORED and max(top, bottom) < t.shape[0] and max(left, right) < t.shape[1]:
         return _mirror(_mirror(t, 0, top, bottom, border), 1, left, right, border)
     height, width, channels = t.shape
-    rows = border_index(height, top, bottom, border)
-    cols = border_index(width, left, right, border)
-    if border == cv2.BORDER_CONSTANT:  # one fill row/column each side, then gather
+    if border == cv2.BORDER_CONSTANT:  # fill rows and columns concatenated: no gather
         values = [value[c] if c < 4 else 0.0 for c in range(channels)]
         fill = saturate(torch.tensor(values, dtype=torch.float64), t.dtype)
         fill = fill.reshape(1, 1, channels)
-        row = fill.expand(1, width, channels)
-        t = torch.cat([row, t, row], 0)
-        column = fill.expand(height + 2, 1, channels)
-        t = torch.cat([column, t, column], 1)
-        rows = _fill_or_shift(rows, top, height)
-        cols = _fill_or_shift(cols, left, width)
+        if top or bottom:
+            parts = [fill.expand(top, width, channels)] if top else []
+            parts += [t] + ([fill.expand(bottom, width, channels)] if bottom else [])
+            t = torch.cat(parts, 0)
+        if left or right:
+            size = t.shape[0]
+            parts = [fill.expand(size, left, channels)] if left else []
+            parts += [t] + ([fill.expand(size, right, channels)] if right else [])
+            t = torch.cat(parts, 1)
+        return t
+    rows = border_index(height, top, bottom, border)
+    cols = border_index(width, left, right, border)
     if not (len(rows) == t.shape[0] and (rows == np.arange(t.shape[0])).all()):
         t = t.index_select(0, torch.from_numpy(rows.astype(np.int64)))
     if not (len(cols) == t.shape[1] and (cols == np.arange(t.shape[1])).all()):

@@ -118,6 +118,42 @@ def _pair(
     return a.to(torch.int32), b.to(torch.int32)  # sums and differences: exact in int32
 
 
+def _uint8_saturating(
+    function: str, src1: Any, src2: Any, mask: Any, sign: int
+) -> np.ndarray | None:
+    """uint8 add (``sign`` 1), subtract (-1) or absdiff (0) saturated without widening:
+    a + min(b, 255 - a), a - min(a, b), max(a, b) - min(a, b) never leave 0..255, so the
+    exported graph stays in uint8 (exact; no casts, no int32 image). None when a Scalar's
+    channels need both signs (the int32 path handles those)."""
+    a = as_tensor(function, src1, _DTYPES, _CHANNELS, "src1")
+    if a.dtype != torch.uint8:
+        return None
+    b = _operand(function, src2, src1, a)
+    if b.dtype != torch.uint8:  # a rounded Scalar per channel
+        addend = b.reshape(-1).numpy() * (sign or 1)
+        if sign:  # past +-255 every sum saturates alike (not so |a - s|: s must fit)
+            addend = np.clip(addend, -255, 255)
+        elif (addend > 255).any():
+            return None
+        if sign and (addend <= 0).all():  # adding a non-positive Scalar subtracts
+            sign, addend = -1, -addend
+        elif sign:
+            sign = 1
+        if (addend < 0).any():  # mixed signs, or absdiff with a negative Scalar
+            return None
+        b = torch.from_numpy(addend.astype(np.uint8)).reshape(1, 1, -1)
+    if sign > 0:
+        out = a + torch.minimum(b, 255 - a)
+    elif sign < 0:
+        out = a - torch.minimum(a, b)
+    else:
+        out = torch.maximum(a, b) - torch.minimum(a, b)
+    flags = _mask(function, mask, src1)
+    if flags is not None:
+        out = torch.where(flags, out, torch.zeros_like(out))
+    return to_numpy(out, src1.dtype)
+
+
 _ARITHMETIC = {
     "src2": (
         "same-shape array",
@@ -140,6 +176,9 @@ def add(src1: Any, src2: Any, dst: Any = None, mask: Any = None, dtype: int = -1
     """Traceable ``cv2.add``: saturate(src1 + src2), zero outside ``mask`` (exact)."""
     no_dst("add", dst)
     a, b = _pair("add", src1, src2, dtype)
+    fast = _uint8_saturating("add", src1, src2, mask, 1)
+    if fast is not None:
+        return fast
     return _finish(
         a + b, src1, as_tensor("add", src1, _DTYPES, _CHANNELS, "src1"), _mask("add", mask, src1)
     )
@@ -157,6 +196,9 @@ def subtract(src1: Any, src2: Any, dst: Any = None, mask: Any = None, dtype: int
     """Traceable ``cv2.subtract``: saturate(src1 - src2), zero outside ``mask`` (exact)."""
     no_dst("subtract", dst)
     a, b = _pair("subtract", src1, src2, dtype)
+    fast = _uint8_saturating("subtract", src1, src2, mask, -1)
+    if fast is not None:
+        return fast
     t = as_tensor("subtract", src1, _DTYPES, _CHANNELS, "src1")
     return _finish(a - b, src1, t, _mask("subtract", mask, src1))
 
@@ -173,6 +215,9 @@ def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
     """Traceable ``cv2.absdiff``: saturate(|src1 - src2|) (exact)."""
     no_dst("absdiff", dst)
     a, b = _pair("absdiff", src1, src2, -1)
+    fast = _uint8_saturating("absdiff", src1, src2, None, 0)
+    if fast is not None:
+        return fast
     t = as_tensor("absdiff", src1, _DTYPES, _CHANNELS, "src1")
     return _finish(torch.abs(a - b), src1, t, None)
 
