@@ -150,21 +150,29 @@ def _interpolations() -> dict[int, str]:
         cv2.INTER_NEAREST: "INTER_NEAREST",
         cv2.INTER_LINEAR: "INTER_LINEAR",
         cv2.INTER_AREA: "INTER_AREA",
+        cv2.INTER_CUBIC: "INTER_CUBIC",
     }
+
+
+_RESIZE_DTYPES = (*_IMAGE_DTYPES, "float64")  # cvtColor(...) / 255.0 makes float64
 
 
 @replaces(
     "resize",
+    uint8_units=1,
     uint16_units=1,
     family="geometry",
-    dtypes=_IMAGE_DTYPES,
+    dtypes=_RESIZE_DTYPES,
     channels=_CHANNELS,
     accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
     "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
     "and INTER_AREA exact, INTER_LINEAR within 1 (OpenCV's float32 path for 16-bit images "
-    "is not reproduced); float32 within 1e-5",
+    "is not reproduced); float32 within 1e-5; float64 as float32. INTER_CUBIC (uint8, "
+    "float32, float64; OpenCV's float32 cubic weights, replicated edges): float64 exact, "
+    "float32 within 1e-5, uint8 within 1 (OpenCV's SIMD rounding of 8-bit cubic rows is "
+    "not reproduced)",
     arguments={
-        "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
+        "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA", "INTER_CUBIC"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
     },
     notes="With dynamic height/width (annotate.input_tensors(dynamic=...)), fx/fy keep "
@@ -172,7 +180,8 @@ def _interpolations() -> dict[int, str]:
     "65536) and taps computed in the graph, for INTER_NEAREST, INTER_LINEAR and INTER_AREA "
     "with integer factors or enlarging. A fixed dsize, INTER_AREA with a non-integer shrink "
     "factor, and factors such as 0.7 (whose double product OpenCV rounds unlike any integer "
-    "ratio) fix the size: compile_graph reports it in words.",
+    "ratio) fix the size: compile_graph reports it in words. INTER_CUBIC fixes the size "
+    "(its taps are a table computed at the traced size); uint16 INTER_CUBIC is refused.",
 )
 def resize(
     src: np.ndarray,
@@ -193,7 +202,9 @@ def resize(
             constant_name(interpolation, "INTER_"),
             ", ".join(modes.values()),
         )
-    t = as_tensor("resize", src, _IMAGE_DTYPES, _CHANNELS)
+    if interpolation == cv2.INTER_CUBIC and src.dtype not in (np.uint8, np.float32, np.float64):
+        raise refuse("resize", "src dtype with INTER_CUBIC", src.dtype, "uint8, float32, float64")
+    t = as_tensor("resize", src, _RESIZE_DTYPES, _CHANNELS)
     src_h, src_w = t.shape[0], t.shape[1]
     size = (0, 0) if dsize is None else tuple_of_ints("resize", "dsize", dsize)
     if size[0] > 0 and size[1] > 0:  # the scale follows the input size: fixed there
