@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from patchport.patches.opencv import color
@@ -25,7 +25,8 @@ CODES = sorted(color._codes())
     hint=st.sampled_from([cv2.ALGO_HINT_DEFAULT, cv2.ALGO_HINT_ACCURATE, cv2.ALGO_HINT_APPROX]),
 )
 def test_cvt_color_matches_opencv(code, dtype, height, width, seed, named_dst_cn, hint):
-    _, channels, _, out_channels, _ = color._codes()[code]
+    kind, channels, _, out_channels, full = color._codes()[code]
+    assume(not (kind == "from_hsv" and dtype == "uint8" and not full))  # refused (H/2 uint8)
     src = image(seed, height, width, 0 if channels == 1 else channels, dtype)
     if dtype == "float32":
         src = np.abs(src)  # OpenCV's float HSV expects non-negative colours

@@ -42,12 +42,14 @@ FRAME = np.random.default_rng(5).integers(0, 256, (20, 30, 3), dtype=np.uint8)
 MAP_X, MAP_Y = np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
 MAPS = (MAP_X.astype(np.float32), MAP_Y.astype(np.float32))
 ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
+PERSPECTIVE = np.vstack([ROTATION, [1e-3, 2e-3, 1.0]])
 
 REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be OpenCV's
     "cvtColor": (FRAME, cv2.COLOR_BGR2GRAY),
     "resize": (FRAME, (17, 9)),
     "remap": (FRAME, *MAPS, cv2.INTER_LINEAR),
     "warpAffine": (FRAME, ROTATION, (33, 18)),
+    "warpPerspective": (FRAME, PERSPECTIVE, (33, 18)),
     "GaussianBlur": (FRAME, (5, 3), 1.3),
     "blur": (FRAME, (4, 3)),
     "boxFilter": (FRAME, -1, (3, 5)),
@@ -105,7 +107,7 @@ REFUSED = [
     (F.color.cvtColor, (FRAME.astype(np.uint16), cv2.COLOR_BGR2RGB), {}, "src.dtype=uint16"),
     (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dst": FRAME.copy()}, "dst="),
     (F.color.cvtColor, (FRAME.tolist(), cv2.COLOR_BGR2RGB), {}, "src=a list"),
-    (F.geometry.resize, (FRAME, (9, 9)), {"interpolation": cv2.INTER_CUBIC}, "interpolation="),
+    (F.geometry.resize, (FRAME, (9, 9)), {"interpolation": cv2.INTER_LANCZOS4}, "interpolation="),
     (F.geometry.resize, (FRAME, None), {}, "dsize=None"),
     (F.geometry.resize, (FRAME, (0, 0)), {"fx": 0.5}, "dsize=(0, 0)"),
     (F.geometry.remap, (FRAME, *MAPS, cv2.INTER_NEAREST), {}, "interpolation=INTER_NEAREST"),
@@ -164,7 +166,8 @@ def test_unsupported_cases_are_refused_with_the_argument_named(replacement, args
 
 def test_every_function_of_the_issue_is_replaced():
     wanted = (
-        "cvtColor resize remap warpAffine GaussianBlur blur boxFilter copyMakeBorder flip rotate "
+        "cvtColor resize remap warpAffine warpPerspective GaussianBlur blur boxFilter "
+        "copyMakeBorder flip rotate "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
         "applyColorMap erode dilate morphologyEx medianBlur Sobel"
@@ -185,6 +188,8 @@ def all_functions(bgr, gray):
         "resize_area": cv2.resize(bgr, (20, 14), interpolation=cv2.INTER_AREA),
         "remap": cv2.remap(bgr, *MAPS, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
         "warpAffine": cv2.warpAffine(gray, ROTATION, (26, 22), borderValue=7),
+        "warpPerspective": cv2.warpPerspective(bgr, PERSPECTIVE, (26, 22)),
+        "resize_cubic": cv2.resize(bgr / 255.0, (41, 17), interpolation=cv2.INTER_CUBIC),
         "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
         "blur": cv2.blur(gray, (3, 3)),
         "boxFilter": cv2.boxFilter(small, cv2.CV_32F, (3, 5), normalize=False),

@@ -86,3 +86,42 @@ def test_native_write_into_traced_buffer_is_frozen_and_reported() -> None:
     assert "data written by native cv2.flip()" in const.origin
     # the graph replays what the program computed (the frozen flip), not a stale dst
     np.testing.assert_array_equal(gm(torch.zeros(3, 4, dtype=torch.uint8)).numpy(), dst + 1)
+
+
+def test_object_methods_and_submodule_functions_are_watched_at_the_users_line() -> None:
+    gray = np.tile(np.arange(64, dtype=np.uint8) * 3, (32, 1))
+    calls = {
+        "cv2.CLAHE.apply": lambda g: cv2.createCLAHE(2.0, (4, 4)).apply(g),
+        "cv2.StereoMatcher.compute": lambda g: cv2.StereoSGBM.create(0, 16, 3).compute(g, g),
+        "cv2.fisheye.undistortPoints": lambda g: cv2.fisheye.undistortPoints(
+            g[:1, :4].reshape(1, 2, 2).astype(np.float32), np.eye(3), np.zeros(4)
+        ),
+    }
+    for qualname, call in calls.items():
+        rec = Recorder("native")
+        x = trace_input(rec, "x", gray)
+        with watch_natives(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = call(x)
+        rec.close()
+        found = [w for w in caught if issubclass(w.category, TraceLossWarning)]
+        assert found and f"native {qualname}()" in str(found[0].message), qualname
+        # the lambda's line is the user's line: the warning points into this file
+        assert found[0].filename == __file__, (qualname, found[0].filename)
+        assert found[0].lineno == call.__code__.co_firstlineno, (qualname, found[0].lineno)
+        np.testing.assert_array_equal(got, call(gray))  # the eager value is OpenCV's
+
+
+def test_watched_methods_and_submodules_are_restored_and_plain_calls_unchanged() -> None:
+    methods = dict(vars(cv2.CLAHE)), dict(vars(cv2.StereoMatcher)), dict(vars(cv2.fisheye))
+    gray = np.tile(np.arange(64, dtype=np.uint8), (16, 1))
+    want = cv2.createCLAHE(3.0, (2, 2)).apply(gray)
+    with watch_natives() as wrapped:
+        owners = {(getattr(owner, "__name__", ""), name) for owner, name in wrapped}
+        assert {("CLAHE", "apply"), ("StereoMatcher", "compute")} <= owners
+        assert ("cv2.fisheye", "undistortImage") in owners
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TraceLossWarning)
+            np.testing.assert_array_equal(cv2.createCLAHE(3.0, (2, 2)).apply(gray), want)
+    for before, owner in zip(methods, (cv2.CLAHE, cv2.StereoMatcher, cv2.fisheye)):
+        assert all(vars(owner)[k] is v for k, v in before.items())

@@ -1,7 +1,9 @@
 """Watch native functions (OpenCV by default) for traced data reaching them unpatched.
 
 Native code reads an array's memory directly, so a traced value passed to it leaves the
-trace. While watching, each public function of the watched modules is wrapped: a call
+trace. While watching, each public function of the watched modules, of their native
+submodules (``cv2.fisheye``) and each native method of their classes (``CLAHE.apply``,
+``StereoMatcher.compute``) is wrapped: a call
 that receives traced data warns (or raises when strict), runs on plain data, and its
 result's origin is remembered in case it later enters the graph as a constant.
 :func:`watch_patch_infos` builds the wrappers as PatchInfo objects (what a session
@@ -78,6 +80,56 @@ def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[
     return names
 
 
+def native_submodules(module: types.ModuleType) -> list[types.ModuleType]:
+    """Submodules of ``module``'s own package with native functions (``cv2.fisheye``)."""
+    prefix = f"{module.__name__}."
+    found = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or not isinstance(value, types.ModuleType):
+            continue
+        if value.__name__.startswith(prefix) and any(
+            isinstance(v, types.BuiltinFunctionType) for v in vars(value).values()
+        ):
+            found.append(value)
+    return found
+
+
+def native_classes(modules: Iterable[types.ModuleType]) -> list[type]:
+    """Classes of ``modules`` with native methods (``cv2.CLAHE``, ``cv2.StereoMatcher``)."""
+    seen: dict[int, type] = {}
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, type) and id(value) not in seen and _native_methods(value):
+                seen[id(value)] = value
+    return list(seen.values())
+
+
+def _native_methods(cls: type) -> list[str]:
+    """Public native methods defined by ``cls`` itself (inherited ones are its bases')."""
+    return [
+        name
+        for name, value in vars(cls).items()
+        if not name.startswith("_") and isinstance(value, types.MethodDescriptorType)
+    ]
+
+
+def watch_points(module: types.ModuleType) -> list[tuple[str, Any, str]]:
+    """``(qualname, owner, attribute)`` of every native callable ``module`` offers: its
+    functions, its native submodules' functions and its classes' native methods."""
+    points = [(f"{module.__name__}.{name}", module, name) for name in watchable_names(module)]
+    submodules = native_submodules(module)
+    for sub in submodules:
+        for name, value in vars(sub).items():
+            if not name.startswith("_") and isinstance(value, types.BuiltinFunctionType):
+                if not getattr(value, "_pp_watcher", False):
+                    points.append((f"{sub.__name__}.{name}", sub, name))
+    for cls in native_classes([module, *submodules]):
+        owner = cls.__module__ if cls.__module__.startswith(module.__name__) else module.__name__
+        for name in _native_methods(cls):
+            points.append((f"{owner}.{cls.__name__}.{name}", cls, name))
+    return points
+
+
 def default_watched_modules() -> list[types.ModuleType]:
     """The modules watched unless told otherwise: ``cv2`` when OpenCV is installed."""
     try:
@@ -102,20 +154,20 @@ def watch_patch_infos(
     watched: dict[int, Any] = {}
     qualnames: dict[int, str] = {}
     for module in modules:
-        for name in watchable_names(module):
-            if (id(module), name) in exclude:
+        for qualname, owner, name in watch_points(module):
+            if (id(owner), name) in exclude:
                 continue
-            original = getattr(module, name)
+            original = vars(owner)[name]
             watched[id(original)] = original
-            qualnames[id(original)] = f"{module.__name__}.{name}"
-            points.append((qualnames[id(original)], module, name))
+            qualnames[id(original)] = qualname
+            points.append((qualname, owner, name))
     if aliases is not None and watched:
         for module, name, original in aliases(watched):
             if (id(module), name) not in exclude:
                 points.append((qualnames[id(original)], module, name))
     return [
         PatchInfo(
-            make_watcher(qualname, getattr(owner, name)),
+            make_watcher(qualname, vars(owner)[name]),
             owner,
             name,
             family=PatchFamily.WATCH,

@@ -21,6 +21,7 @@ from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
+from .torchscript import _SCRIPT_METHOD, record_script_call
 from .trace_state import TraceState
 from .values import (
     TracedArray,
@@ -204,6 +205,8 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None:
         with _DISABLE():
             return func(*args, **kwargs)
+    if type(func) is _SCRIPT_METHOD:
+        return record_script_call(rec, func, args, kwargs)
     kind, target, op = _plan(func)
     if kind is PlanKind.SETITEM:
         return _setitem(rec, args, kwargs)

@@ -16,6 +16,7 @@ from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_n
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
 _TO_YCC, _FROM_YCC = "to_ycc", "from_ycc"  # YCrCb, or YUV when the last field is True
+_FROM_HSV = "from_hsv"
 
 
 def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
@@ -39,6 +40,10 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
         c.COLOR_RGB2HSV: (_HSV, 3, rgb, 3, False),
         c.COLOR_BGR2HSV_FULL: (_HSV, 3, bgr, 3, True),
         c.COLOR_RGB2HSV_FULL: (_HSV, 3, rgb, 3, True),
+        c.COLOR_HSV2BGR: (_FROM_HSV, 3, bgr, 3, False),
+        c.COLOR_HSV2RGB: (_FROM_HSV, 3, rgb, 3, False),
+        c.COLOR_HSV2BGR_FULL: (_FROM_HSV, 3, bgr, 3, True),
+        c.COLOR_HSV2RGB_FULL: (_FROM_HSV, 3, rgb, 3, True),
         c.COLOR_BGR2YCrCb: (_TO_YCC, 3, bgr, 3, False),
         c.COLOR_RGB2YCrCb: (_TO_YCC, 3, rgb, 3, False),
         c.COLOR_YCrCb2BGR: (_FROM_YCC, 3, bgr, 3, False),
@@ -100,6 +105,40 @@ def _hsv_float(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tenso
     )
     h = torch.where(h < 0, h + 360.0, h)
     return torch.stack([h, s, v], dim=-1)
+
+
+# which of (v, v(1-s), v(1-s*f), v(1-s(1-f))) is b, g, r in each 60-degree hue sector
+_SECTORS = ((1, 3, 0), (1, 0, 2), (3, 0, 1), (0, 2, 1), (0, 1, 3), (2, 1, 0))
+
+
+def _from_hsv(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(b, g, r) from HSV as OpenCV's float HSV2RGB computes it, in float32; uint8 input
+    is scaled to [0, 1] first (H by 6/180, or 6/255 for _FULL) and rounded back."""
+    f32 = torch.float32
+    h, s, v = (t[..., i].to(f32) for i in range(3))
+    if t.dtype == torch.uint8:
+        hscale = float(np.float32(6.0 / (255.0 if full else 180.0)))
+        s, v = s * float(np.float32(1 / 255)), v * float(np.float32(1 / 255))
+    else:
+        hscale = float(np.float32(6.0 / 360.0))
+    h = h * hscale
+    h = h - torch.floor(h / 6.0) * 6.0  # into [0, 6)
+    sector = torch.floor(h)
+    h = h - sector
+    sector = torch.where((sector < 0) | (sector >= 6), torch.zeros_like(sector), sector)
+    tab = (v, v * (1.0 - s), v * (1.0 - s * h), v * (1.0 - s * (1.0 - h)))
+    channels = []
+    for c in range(3):
+        out = tab[_SECTORS[5][c]]
+        for k in range(4, -1, -1):
+            out = torch.where(sector == k, tab[_SECTORS[k][c]], out)
+        out = torch.where(s == 0, v, out)
+        channels.append(out)
+    if t.dtype == torch.uint8:
+        return tuple(  # type: ignore[return-value]
+            torch.clamp(torch.round(c * 255.0), 0, 255).to(torch.uint8) for c in channels
+        )
+    return channels[0], channels[1], channels[2]
 
 
 def _gray_fixed_point() -> tuple[int, int, int, int]:
@@ -176,7 +215,9 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
         "hint": ("any (the accurate result is computed)",),
     },
     notes="float32 HSV has H in [0, 360), S and V as given; uint8 HSV has H/2 (H*256/360 "
-    "for _FULL). Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
+    "for _FULL). HSV to BGR/RGB: float32 (OpenCV's float sectors) and uint8 _FULL codes; "
+    "uint8 COLOR_HSV2BGR/COLOR_HSV2RGB (H/2) are refused. Channel count must match the "
+    "code (BGR* 3, BGRA* 4, GRAY 1).",
 )
 def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: int = 0) -> Any:
     """Traceable ``cv2.cvtColor`` for the codes listed in :data:`Support` (others refused).
@@ -192,10 +233,18 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     if dstCn not in (0, cn_out):
         raise refuse("cvtColor", "dstCn", dstCn, f"0 or {cn_out} for this code")
     t = as_tensor("cvtColor", src, ("uint8", "float32"), (cn_in,))
+    if kind == _FROM_HSV and not full and t.dtype == torch.uint8:
+        raise refuse(
+            "cvtColor",
+            "code",
+            f"{constant_name(code, 'COLOR_')} on a uint8 image",
+            "HSV to BGR/RGB of float32 images, or of uint8 images with the _FULL codes "
+            "(OpenCV 5's 8-bit H/2 conversion is integer arithmetic not reproduced yet)",
+        )
     if kind == _FROM_GRAY:
         out = t.expand(*t.shape[:2], 3)
-    elif kind == _FROM_YCC:
-        b, g, r = _from_ycc(t, full)
+    elif kind in (_FROM_YCC, _FROM_HSV):
+        b, g, r = _from_ycc(t, full) if kind == _FROM_YCC else _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
     elif kind == _TO_YCC:
         b, g, r = (t[..., i] for i in order)

@@ -150,21 +150,29 @@ def _interpolations() -> dict[int, str]:
         cv2.INTER_NEAREST: "INTER_NEAREST",
         cv2.INTER_LINEAR: "INTER_LINEAR",
         cv2.INTER_AREA: "INTER_AREA",
+        cv2.INTER_CUBIC: "INTER_CUBIC",
     }
+
+
+_RESIZE_DTYPES = (*_IMAGE_DTYPES, "float64")  # cvtColor(...) / 255.0 makes float64
 
 
 @replaces(
     "resize",
+    uint8_units=1,
     uint16_units=1,
     family="geometry",
-    dtypes=_IMAGE_DTYPES,
+    dtypes=_RESIZE_DTYPES,
     channels=_CHANNELS,
     accuracy="uint8 exact (INTER_NEAREST, INTER_LINEAR and INTER_AREA, enlarging included: "
     "OpenCV 5's 11-bit weights, edge rows, area tables and 2x2 shifts); uint16 INTER_NEAREST "
     "and INTER_AREA exact, INTER_LINEAR within 1 (OpenCV's float32 path for 16-bit images "
-    "is not reproduced); float32 within 1e-5",
+    "is not reproduced); float32 within 1e-5; float64 as float32. INTER_CUBIC (uint8, "
+    "float32, float64; OpenCV's float32 cubic weights, replicated edges): float64 exact, "
+    "float32 within 1e-5, uint8 within 1 (OpenCV's SIMD rounding of 8-bit cubic rows is "
+    "not reproduced)",
     arguments={
-        "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA"),
+        "interpolation": ("INTER_NEAREST", "INTER_LINEAR", "INTER_AREA", "INTER_CUBIC"),
         "dsize/fx/fy": ("dsize", "fx and fy with dsize=None or (0, 0)"),
     },
     notes="With dynamic height/width (annotate.input_tensors(dynamic=...)), fx/fy keep "
@@ -172,7 +180,8 @@ def _interpolations() -> dict[int, str]:
     "65536) and taps computed in the graph, for INTER_NEAREST, INTER_LINEAR and INTER_AREA "
     "with integer factors or enlarging. A fixed dsize, INTER_AREA with a non-integer shrink "
     "factor, and factors such as 0.7 (whose double product OpenCV rounds unlike any integer "
-    "ratio) fix the size: compile_graph reports it in words.",
+    "ratio) fix the size: compile_graph reports it in words. INTER_CUBIC fixes the size "
+    "(its taps are a table computed at the traced size); uint16 INTER_CUBIC is refused.",
 )
 def resize(
     src: np.ndarray,
@@ -193,7 +202,9 @@ def resize(
             constant_name(interpolation, "INTER_"),
             ", ".join(modes.values()),
         )
-    t = as_tensor("resize", src, _IMAGE_DTYPES, _CHANNELS)
+    if interpolation == cv2.INTER_CUBIC and src.dtype not in (np.uint8, np.float32, np.float64):
+        raise refuse("resize", "src dtype with INTER_CUBIC", src.dtype, "uint8, float32, float64")
+    t = as_tensor("resize", src, _RESIZE_DTYPES, _CHANNELS)
     src_h, src_w = t.shape[0], t.shape[1]
     size = (0, 0) if dsize is None else tuple_of_ints("resize", "dsize", dsize)
     if size[0] > 0 and size[1] > 0:  # the scale follows the input size: fixed there
@@ -564,4 +575,73 @@ def warpAffine(
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
     out = _sample(t, _warp_positions(matrix, size), border, value)
+    return to_numpy(_integer_result(out, src), src.dtype)
+
+
+def _perspective_positions(matrix: np.ndarray, dsize: tuple[int, int]):
+    """Source positions of warpPerspective: the inverse map in double, divided per pixel,
+    rounded to float32 (then sampled like remap's float maps)."""
+    width, height = dsize
+    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    m = matrix
+    w = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
+    w = np.where(w == 0, np.inf, w)  # OpenCV: a position at infinity reads the border
+    maps = [((m[i, 0] * xs + m[i, 1] * ys + m[i, 2]) / w).astype(np.float32) for i in range(2)]
+    return _remap_positions("warpPerspective", maps[0], maps[1])
+
+
+@replaces(
+    "warpPerspective",
+    uint8_units=1,
+    family="geometry",
+    dtypes=_IMAGE_DTYPES,
+    channels=(1, 3, 4),
+    accuracy="uint8 and uint16 within 1 (about 1 call in 12 has a pixel 1 off: OpenCV's "
+    "per-block position arithmetic is not reproduced bit for bit); float32 within 1e-5",
+    arguments={
+        "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
+        "borderMode": _REMAP_BORDERS,
+        "M": ("a constant 3x3 matrix",),
+        "hint": ("any (the accurate result is computed)",),
+    },
+    notes="The homography must be plain data (e.g. from cv2.getPerspectiveTransform on "
+    "fixed points): the sampling positions are a table computed at trace time.",
+)
+def warpPerspective(
+    src: np.ndarray,
+    M: Any,
+    dsize: Any,
+    dst: Any = None,
+    flags: int = 1,
+    borderMode: int = 0,
+    borderValue: Any = None,
+    hint: int = 0,
+) -> Any:
+    """Traceable ``cv2.warpPerspective`` with INTER_LINEAR and a constant 3x3 matrix ``M``
+    (bird's-eye views, rectification): positions per pixel, sampled as remap does."""
+    no_dst("warpPerspective", dst)
+    if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
+        raise refuse(
+            "warpPerspective",
+            "flags",
+            constant_name(flags, "INTER_"),
+            "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
+        )
+    if type(M) is not np.ndarray or M.shape != (3, 3):
+        raise refuse(
+            "warpPerspective",
+            "M",
+            f"{type(M).__name__}{list(np.shape(M))}",
+            "a plain (untraced) 3x3 NumPy array",
+        )
+    border = _border("warpPerspective", "borderMode", borderMode, _REMAP_BORDERS)
+    t = as_tensor("warpPerspective", src, _IMAGE_DTYPES, (1, 3, 4))
+    size = tuple_of_ints("warpPerspective", "dsize", dsize)
+    if min(size) <= 0:
+        raise refuse("warpPerspective", "dsize", size, "(width, height) > 0")
+    matrix = M.astype(np.float64)
+    if not flags & cv2.WARP_INVERSE_MAP:
+        matrix = np.linalg.inv(matrix)
+    value = _fill_value(borderValue, src)
+    out = _sample(t, _perspective_positions(matrix, size), border, value)
     return to_numpy(_integer_result(out, src), src.dtype)

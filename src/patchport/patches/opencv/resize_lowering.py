@@ -370,6 +370,8 @@ def resize_image(
     ``mode`` and ``scales`` (source pixels per output pixel): INTER_LINEAR at exactly 2:1
     and INTER_AREA at integer factors sum windows; INTER_AREA enlarging is linear."""
     fast = area_fast_factors(scales)
+    if mode == "INTER_CUBIC":
+        return resize_cubic(t, size, scales)
     if mode == "INTER_NEAREST":
         return resize_nearest(t, size, scales, same)
     if mode == "INTER_LINEAR" and fast == (2, 2):
@@ -380,3 +382,68 @@ def resize_image(
         return resize_area(t, size, scales)
     shrinking = scales[1] > 1 if symbolic(size[1]) else size[1] < t.shape[0]
     return resize_linear(t, size, scales, mode == "INTER_AREA", shrinking, same)
+
+
+_CUBIC_A = np.float32(-0.75)  # OpenCV's interpolateCubic constant
+_CUBIC_TABLE = (
+    "INTER_CUBIC's table of taps (computed at the traced size; resize a fixed-size image)"
+)
+
+
+def cubic_coefficients(fx: np.ndarray) -> np.ndarray:
+    """OpenCV's ``interpolateCubic`` in float32: (n,) fractions -> (n, 4) weights."""
+    a, x = _CUBIC_A, fx.astype(np.float32)
+    one, two, three = np.float32(1), np.float32(2), np.float32(3)
+    x1 = x + one
+    c0 = ((a * x1 - np.float32(5) * a) * x1 + np.float32(8) * a) * x1 - np.float32(4) * a
+    c1 = ((a + two) * x - (a + three)) * x * x + one
+    y = one - x
+    c2 = ((a + two) * y - (a + three)) * y * y + one
+    c3 = one - c0 - c1 - c2
+    return np.stack([c0, c1, c2, c3], axis=1).astype(np.float32)
+
+
+def cubic_taps(dst_len: int, src_len: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(source index, float32 weight) of the 4 taps per output position, as OpenCV's
+    resize computes them: ``fx = (float)((d + 0.5) * scale - 0.5)``, replicated edges."""
+    d = np.arange(dst_len, dtype=np.float64)
+    pos = ((d + 0.5) * scale - 0.5).astype(np.float32)
+    start = np.floor(pos)
+    weights = cubic_coefficients(pos - start)
+    index = start.astype(np.int64)[:, None] + np.arange(-1, 3)[None, :]
+    return np.clip(index, 0, src_len - 1), weights
+
+
+def resize_cubic(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float, float]):
+    """INTER_CUBIC of an (H, W, C) tensor: 4 taps per axis, rows first then columns.
+
+    Floats blend in the image's type with float32 weights (OpenCV's); uint8 uses its
+    11-bit integer weights, integer row sums and ``(sum + 2**21) >> 22`` per pixel."""
+    width, height = (fixed(v, _CUBIC_TABLE) for v in size)
+    src_h, src_w = (fixed(v, _CUBIC_TABLE) for v in t.shape[:2])
+    x_index, x_weight = cubic_taps(width, src_w, scales[0])
+    y_index, y_weight = cubic_taps(height, src_h, scales[1])
+    if t.dtype == torch.uint8:
+        scale = float(1 << COEF_BITS)
+        x_weight = np.rint(x_weight * scale).astype(np.float64)  # saturate_cast<short>
+        y_weight = np.rint(y_weight * scale).astype(np.float64)
+        work = torch.float64  # integer sums below 2**53 are exact
+    else:
+        work = t.dtype
+    f = t.to(work)
+    rows = None
+    for k in range(4):
+        weight = torch.from_numpy(x_weight[:, k]).to(work).reshape(1, -1, 1)
+        term = _pick(f, 1, torch.from_numpy(x_index[:, k])) * weight
+        rows = term if rows is None else rows + term
+    if t.dtype == torch.uint8:  # OpenCV's SIMD rows: float32 products of the int sums
+        rows, work = rows.to(torch.float32), torch.float32
+    out = None
+    for k in range(4):
+        weight = torch.from_numpy(y_weight[:, k]).to(work).reshape(-1, 1, 1)
+        term = _pick(rows, 0, torch.from_numpy(y_index[:, k])) * weight
+        out = term if out is None else out + term
+    if t.dtype == torch.uint8:
+        out = torch.round(out * float(np.float32(1.0 / (1 << 22))))
+        return torch.clamp(out, 0, 255).to(torch.uint8)
+    return out

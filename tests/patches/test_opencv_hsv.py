@@ -1,0 +1,89 @@
+"""cvtColor HSV -> BGR/RGB vs real cv2 (both ways round), and the refused uint8 H/2 case."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchport.patches.opencv import color
+
+from .helpers import PROPERTY, assert_matches, seeds
+
+FULL = (cv2.COLOR_HSV2BGR_FULL, cv2.COLOR_HSV2RGB_FULL)
+ANY = (cv2.COLOR_HSV2BGR, cv2.COLOR_HSV2RGB, *FULL)
+
+
+def _hsv(seed: int, height: int, width: int, dtype: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "uint8":
+        return rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+    hsv = np.dstack(
+        [
+            rng.uniform(0, 360, (height, width)),
+            rng.random((height, width)),
+            rng.random((height, width)),
+        ]
+    ).astype(np.float32)
+    hsv[: height // 3, :, 1] = 0  # grey pixels: s == 0
+    return hsv
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 60),
+    case=st.one_of(
+        st.sampled_from(ANY).map(lambda c: (c, "float32")),
+        st.sampled_from(FULL).map(lambda c: (c, "uint8")),
+    ),
+)
+def test_hsv_to_bgr_and_rgb_match_opencv(seed, height, width, case):
+    code, dtype = case
+    src = _hsv(seed, height, width, dtype)
+    expected = cv2.cvtColor(src, code)
+    got = color.cvtColor(src, code)
+    assert_matches("cvtColor", expected, got, scale=1.0)
+    if dtype == "uint8":
+        np.testing.assert_array_equal(got, expected)  # declared exact
+
+
+def test_bgr_hsv_bgr_round_trip_of_float_images_matches_opencv():
+    bgr = np.random.default_rng(3).random((32, 48, 3)).astype(np.float32)
+    hsv = color.cvtColor(bgr, cv2.COLOR_BGR2HSV)
+    back = color.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+    expected = cv2.cvtColor(cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV), cv2.COLOR_HSV2BGR)
+    np.testing.assert_allclose(back, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_uint8_half_hue_conversion_is_refused_naming_the_code():
+    with pytest.raises(ValueError, match="COLOR_HSV2BGR.*uint8.*_FULL"):
+        color.cvtColor(np.zeros((2, 2, 3), np.uint8), cv2.COLOR_HSV2BGR)
+
+
+def test_hsv_augmentation_replays_in_onnx_runtime(tmp_path):
+    """albumentations-style hue shift on float images: BGR -> HSV, shift, -> BGR."""
+    import onnxruntime
+
+    import patchport
+    from patchport import annotate
+
+    def shift_hue(bgr):
+        hsv = cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV)
+        hsv = hsv + np.array([20.0, 0.0, 0.0], np.float32)
+        hsv[..., 0] = np.mod(hsv[..., 0], 360.0)
+        return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+
+    frame = np.random.default_rng(0).random((24, 32, 3)).astype(np.float32)
+    with patchport.session("hsv", str(tmp_path), patching=["opencv"], strict=True):
+        bgr = annotate.input_tensors("aug", {"bgr": frame})
+        annotate.output_tensors("aug", {"out": shift_hue(bgr)}, export_with="onnx")
+    result = patchport.compile_graph(visualize=False)
+    session = onnxruntime.InferenceSession(str(result.models["aug"]))
+    fresh = np.random.default_rng(1).random((24, 32, 3)).astype(np.float32)
+    np.testing.assert_allclose(
+        session.run(None, {"bgr": fresh})[0], shift_hue(fresh), rtol=1e-5, atol=1e-5
+    )
