@@ -102,7 +102,6 @@ def test_unmapped_ndarray_method(arr) -> None:  # noqa: ANN001
         ("ndarray.__bool__", lambda x: bool(x.min() > 1)),
         ("ndarray.__bool__", lambda x: 1 if x.mean() > 0 else 0),
         ("ndarray.__index__", lambda x: [1, 2, 3][x.astype(np.int64).min()]),
-        ("iteration over a traced array", lambda x: [row for row in x]),
         ("ndarray.__contains__", lambda x: 1.0 in x),
     ],
 )
