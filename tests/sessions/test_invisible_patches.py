@@ -40,7 +40,7 @@ def test_every_installed_wrapper_keeps_the_originals_face(tmp_path):
                 assert getattr(installed, attribute, None) == getattr(original, attribute, None), (
                     f"{attribute} of {where}"
                 )
-            assert inspect.unwrap(installed, stop=lambda f: f is original) is original, where
+            assert inspect.unwrap(installed, stop=lambda f, o=original: f is o) is original, where
             try:
                 expected = str(inspect.signature(original))
             except (TypeError, ValueError):

@@ -244,3 +244,11 @@ def test_unrecorded_view_of_traced_data_warns_when_used(arr) -> None:  # noqa: A
     finish(rec, out)
     (const,) = rec.constants()
     assert "without being recorded" in const.origin
+
+
+def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  # noqa: ANN001
+    import statistics  # pure Python: its fsum() calls float() on each traced element
+
+    rec, x = arr
+    found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
+    assert_points_here(found, "ndarray.__float__()", line)
