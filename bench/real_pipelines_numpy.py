@@ -184,6 +184,31 @@ PIPELINES = [
 ]
 
 
+def creation_cost(n: int = 100_000) -> None:
+    """``np.zeros`` inside a session vs plain: from library code and from user code."""
+    import timeit
+
+    import patchport
+
+    library = compile("def make():\n    return np.zeros((3,))\n", np.__file__, "exec")
+    space = {"np": np}
+    exec(library, space)  # a function whose code lies in NumPy's own folder
+
+    def user() -> np.ndarray:
+        return np.zeros((3,))
+
+    def best(fn):  # noqa: ANN001, ANN202
+        return min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e9
+
+    plain = best(space["make"]), best(user)
+    with patchport.session("cost", save_path=tempfile.mkdtemp()):
+        inside = best(space["make"]), best(user)
+    for label, a, b in zip(("library", "user"), plain, inside):
+        print(
+            f"np.zeros from {label} code: {a:.0f} ns plain, {b:.0f} ns in a session ({b / a:.1f}x)"
+        )
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
     chosen = [p for p in PIPELINES if not names or p.name in names]
     counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
@@ -209,3 +234,4 @@ def main(names: list[str]) -> dict[str, dict[str, int]]:
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+    creation_cost()

@@ -45,10 +45,31 @@ CREATION_NAMES = (
 )
 
 
+# code object -> whether arrays it creates become fresh buffers (user code, not patchport)
+_CREATES_FRESH: dict[Any, bool] = {}
+
+
 def _creation(original: Callable) -> Callable:
+    """Installed without a counting wrapper: a library's call costs a dict lookup more."""
+
     @wraps_original(original)
     def replacement(*args: Any, **kwargs: Any) -> Any:
-        return made_by_user(original(*args, **kwargs))
+        result = original(*args, **kwargs)
+        frame = sys._getframe(1)
+        code = frame.f_code
+        fresh = _CREATES_FRESH.get(code)
+        if fresh is None:
+            if len(_CREATES_FRESH) > 8192:
+                _CREATES_FRESH.clear()
+            name = code.co_filename
+            fresh = _CREATES_FRESH[code] = not name.startswith(_PATCHPORT_DIR) and is_user_code(
+                code
+            )
+        if not fresh or type(result) is not np.ndarray:
+            return result
+        out = np.ndarray.view(result, TracedArray)
+        out._pp.fresh = f"{code.co_filename}:{frame.f_lineno}"
+        return out
 
     return replacement
 

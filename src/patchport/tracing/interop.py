@@ -196,6 +196,8 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
 }
 
 
+_UNCOUNTED = frozenset(CREATION_REPLACEMENTS.values())
+
 # finds where user code bound some of the given originals (keyed by id): (module, name, original)
 AliasFinder = Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]]
 
@@ -223,6 +225,7 @@ def interop_patch_infos(
             attribute,
             family=PatchFamily.INTEROP,
             description="keeps traced data traced across NumPy/torch conversions",
+            count_calls=replacement not in _UNCOUNTED,  # creation: as cheap as NumPy's
         )
         for module, attribute, replacement in points
     ]
