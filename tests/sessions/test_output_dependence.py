@@ -37,3 +37,19 @@ def test_outputs_that_depend_on_inputs_are_quiet(recwarn):
         x = annotate.input_tensors("n", {"x": np.arange(4.0)})
         annotate.output_tensors("n", {"y": np.zeros_like(x) + x.sum(), "z": x[:2].copy()})
     assert not [w for w in recwarn if issubclass(w.category, patchport.PatchportWarning)]
+
+
+def test_declared_input_reaching_no_output_warns_at_output_tensors(tmp_path):
+    with patchport.session("unused", save_path=tmp_path):
+        x, gain = annotate.input_tensors("n", {"x": np.arange(4.0), "gain": np.ones(1)})
+        with pytest.warns(patchport.TraceLossWarning, match="input 'n/gain' reaches no output"):
+            annotate.output_tensors("n", {"y": x * 2})
+        x, gain = annotate.input_tensors("n", {"x": np.arange(4.0), "gain": np.ones(1)})
+        annotate.output_tensors("n", {"y": x * 2})
+
+
+def test_inputs_that_reach_outputs_are_quiet(recwarn, tmp_path):
+    with patchport.session("used", save_path=tmp_path):
+        x, gain = annotate.input_tensors("n", {"x": np.arange(4.0), "gain": np.ones(1)})
+        annotate.output_tensors("n", {"y": x * 2, "g": gain + 0})
+    assert not [w for w in recwarn if issubclass(w.category, patchport.TraceLossWarning)]

@@ -102,7 +102,6 @@ def test_unmapped_ndarray_method(arr) -> None:  # noqa: ANN001
         ("ndarray.__bool__", lambda x: bool(x.min() > 1)),
         ("ndarray.__bool__", lambda x: 1 if x.mean() > 0 else 0),
         ("ndarray.__index__", lambda x: [1, 2, 3][x.astype(np.int64).min()]),
-        ("iteration over a traced array", lambda x: [row for row in x]),
         ("ndarray.__contains__", lambda x: 1.0 in x),
     ],
 )
@@ -245,3 +244,11 @@ def test_unrecorded_view_of_traced_data_warns_when_used(arr) -> None:  # noqa: A
     finish(rec, out)
     (const,) = rec.constants()
     assert "without being recorded" in const.origin
+
+
+def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  # noqa: ANN001
+    import statistics  # pure Python: its fsum() calls float() on each traced element
+
+    rec, x = arr
+    found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
+    assert_points_here(found, "ndarray.__float__()", line)

@@ -88,6 +88,12 @@ class CompileResult:
                 f"  {v.node} [{v.backend}]: {state} on {v.samples} sample(s), "
                 f"max |diff| {v.max_abs_diff:.3g}"
             )
+            if v.samples == 1:
+                lines.append(
+                    "    note: validated on the traced sample only, where a value baked in as a "
+                    "constant replays identically; run the node a second time on different "
+                    "inputs (two passes) so validation can catch it"
+                )
             lines += [f"    problem: {p}" for p in v.problems]
             lines += [
                 f"    output {port} does not depend on the node's inputs (a constant)"
@@ -97,7 +103,7 @@ class CompileResult:
                 flag = " (looks derived from traced data!)" if c["suspect"] else ""
                 lines.append(
                     f"    constant {c['name']} {c['dtype']}{c['shape']} "
-                    f"{c['nbytes']} B from {c['origin']}{flag}"
+                    f"{c['nbytes']} B from {c['origin'] or 'an unrecorded origin'}{flag}"
                 )
         for target, (largest, calls) in self.patch_checks.items():
             lines.append(

@@ -113,6 +113,7 @@ class PatchInfo:
     def name(self) -> str:
         """The replacement's name, as the patched attribute reports it while applied."""
         func = getattr(self.patch, "__func__", self.patch)
+        func = getattr(func, "__pp_source__", func)  # a wrapper wearing the original's face
         return getattr(func, "__name__", repr(func))
 
     @property

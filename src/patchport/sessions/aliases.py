@@ -8,23 +8,12 @@ rewiring library internals.
 
 from __future__ import annotations
 
-import os
 import sys
-import sysconfig
 import types
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
-
-@cache
-def _library_roots() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
-    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # patchport itself
-    roots.add(sys.prefix)
-    roots.add(sys.base_prefix)
-    return tuple(os.path.normcase(os.path.abspath(root)) + os.sep for root in roots)
+from ..tracing.location import is_user_file
 
 
 def is_user_module(module: types.ModuleType) -> bool:
@@ -34,9 +23,7 @@ def is_user_module(module: types.ModuleType) -> bool:
     filename = getattr(module, "__file__", None)
     if not filename or not isinstance(filename, str):
         return False
-    if not os.path.isabs(filename):
-        filename = os.path.abspath(filename)
-    return not os.path.normcase(filename).startswith(_library_roots())
+    return is_user_file(filename)
 
 
 def user_modules() -> Iterator[types.ModuleType]:

@@ -22,7 +22,7 @@ import torch
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder, finish, report_loss, trace_input
-from ..tracing.dependence import depends_on_inputs
+from ..tracing.dependence import depends_on_inputs, inputs_reached
 from ..tracing.dtypes import to_numpy_side
 from ..tracing.values import make_traced, plain
 from .buffers import BufferTracker, bake_input
@@ -459,6 +459,7 @@ def output_tensors(
             )
     if not trace.finished:
         trace.constant_outputs = _report_constant_outputs(trace, flat)
+        _report_unused_inputs(trace, flat)
     flat.update(static_flat)
     outputs = {key: plain_copy(value) for key, value in flat.items()}
     if not trace.finished:
@@ -514,6 +515,21 @@ def _warn_if_copy(caller: str, session: Session, node: str, key: str, value: Any
             TraceLossWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+def _report_unused_inputs(trace: NodeTrace, tensors: dict[str, Any]) -> None:
+    """Warn for each declared input that no output is computed from (LEAPP checks this too):
+    the exported model would ignore it, usually because the trace was lost on its way."""
+    reached = inputs_reached(trace.recorder, tensors.values())
+    for name in trace.recorder.input_names:
+        if name not in reached:
+            warnings.warn(
+                f"annotate.output_tensors({trace.name!r}, ...): input '{trace.name}/{name}' "
+                f"reaches no output, so the exported model ignores it; if an output should "
+                f"depend on it, an earlier TraceLossWarning names the line that lost it.",
+                TraceLossWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[str]:

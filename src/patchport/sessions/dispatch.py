@@ -21,6 +21,7 @@ import torch
 from .._stack import user_stacklevel
 from ..errors import PatchMismatchError, PatchMismatchWarning, PatchRuleError
 from ..patching import FunctionPatch, PatchInfo, active_patch_of
+from ..patching.source_diff import wraps_original
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
@@ -93,12 +94,8 @@ class PatchedCall:
             # the PatchInfo that installed this dispatcher marked it with itself
             return call.call_replacement(active_patch_of(dispatcher), recorder, args, kwargs)
 
-        replacement = self.declaration.replacement
-        dispatcher.__name__ = getattr(replacement, "__name__", "replacement")
-        dispatcher.__qualname__ = getattr(replacement, "__qualname__", dispatcher.__name__)
-        dispatcher.__doc__ = getattr(replacement, "__doc__", None)
-        dispatcher.__wrapped__ = replacement  # type: ignore[attr-defined]
-        return dispatcher
+        dispatcher.__pp_source__ = self.declaration.replacement  # type: ignore[attr-defined]
+        return wraps_original(original)(dispatcher)  # invisible to plain code
 
     # -- the traced path ---------------------------------------------------------------
     def call_replacement(self, info: PatchInfo, recorder: Any, args: tuple, kwargs: dict) -> Any:

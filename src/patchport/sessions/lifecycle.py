@@ -102,7 +102,7 @@ def _interop_patches(patch_aliases: bool = True) -> list[PatchInfo]:
     (``from torch import from_numpy``)."""
     from ..tracing.interop import interop_patch_infos
 
-    return interop_patch_infos(find_aliases_of if patch_aliases else None)
+    return interop_patch_infos(find_aliases_of if patch_aliases else None, fresh_buffers=True)
 
 
 def _watch_patches(

@@ -28,3 +28,19 @@ def depends_on_inputs(recorder: Recorder, value: Any) -> bool:
                 seen.add(parent)
                 stack.append(parent)
     return False
+
+
+def inputs_reached(recorder: Recorder, values: Any) -> set[str]:
+    """Names of ``recorder``'s graph inputs that any of ``values`` is computed from."""
+    stack = [v._pp.node for v in values if active_recorder(v) is recorder and v._pp.node]
+    seen = set(stack)
+    reached: set[str] = set()
+    while stack:
+        node = stack.pop()
+        if node.op == "placeholder":
+            reached.add(node.target)
+        for parent in node.all_input_nodes:
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return reached

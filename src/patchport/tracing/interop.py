@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..patching import PatchDetails, PatchFamily, PatchInfo
+from ..patching.source_diff import wraps_original
 from .dtypes import (
     NP_TO_TORCH,
     real_torch_dtype,
@@ -25,6 +26,8 @@ from .dtypes import (
     torch_dtype,
     wrap_unsigned,
 )
+from .fresh import REPLACEMENTS as CREATION_REPLACEMENTS
+from .fresh import made_by_user
 from .loss import report_loss
 from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
@@ -91,7 +94,9 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
     return _traced_to_tensor(rec, data, result)
 
 
-def _numpy_entry(name: str) -> Callable:
+def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
+    """A traced ``np.asarray``-like entry; with ``fresh_tables``, a new array user code
+    builds from Python lists is a fresh buffer (see fresh)."""
     original = _ORIGINALS[name]
 
     def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
@@ -99,7 +104,10 @@ def _numpy_entry(name: str) -> Callable:
         if rec is None:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
             if rec is None:
-                return original(a, *args, **kwargs)
+                result = original(a, *args, **kwargs)
+                if result is a or not fresh_tables or isinstance(a, np.ndarray):
+                    return result
+                return made_by_user(result)  # a table user code builds from a list
             result = original(_eager_tree(a), *args, **kwargs)
             node = None
             if isinstance(result, np.ndarray) and result.dtype in NP_TO_TORCH:
@@ -124,9 +132,7 @@ def _numpy_entry(name: str) -> Callable:
             node = to_numpy_side(rec, node, result.dtype)
         return make_traced(rec, result, node)
 
-    replacement.__name__ = name.split(".")[-1]
-    replacement.__doc__ = f"``{name}`` that keeps traced arrays and tensors traced."
-    return replacement
+    return wraps_original(original)(replacement)  # NumPy's name, doc, signature
 
 
 def _eager_tree(data: Any) -> Any:
@@ -171,8 +177,11 @@ def _tensor_numpy(t: TracedTensor) -> np.ndarray:
         return t.detach().numpy()
 
 
+from_numpy = wraps_original(_ORIGINALS["torch.from_numpy"])(from_numpy)
+as_tensor = wraps_original(_ORIGINALS["torch.as_tensor"])(as_tensor)
+tensor = wraps_original(_ORIGINALS["torch.tensor"])(tensor)
 asarray = _numpy_entry("np.asarray")
-array = _numpy_entry("np.array")
+array = _numpy_entry("np.array", fresh_tables=True)
 ascontiguousarray = _numpy_entry("np.ascontiguousarray")
 
 # (module, attribute) -> traced replacement; what a session installs as interop patches
@@ -187,17 +196,24 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
 }
 
 
+_UNCOUNTED = frozenset(CREATION_REPLACEMENTS.values())
+
 # finds where user code bound some of the given originals (keyed by id): (module, name, original)
 AliasFinder = Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]]
 
 
-def interop_patch_infos(aliases: AliasFinder | None = None) -> list[PatchInfo]:
+def interop_patch_infos(
+    aliases: AliasFinder | None = None, fresh_buffers: bool = False
+) -> list[PatchInfo]:
     """The conversion replacements as PatchInfo objects (family ``interop``).
 
     With ``aliases``, also one per place user code from-imported an original
-    (``from torch import from_numpy``), found by calling ``aliases(originals)``.
+    (``from torch import from_numpy``), found by calling ``aliases(originals)``. With
+    ``fresh_buffers`` (a session), also the creation functions whose results user code
+    fills with traced data (see fresh).
     """
-    points = [(module, attribute, r) for (module, attribute), r in REPLACEMENTS.items()]
+    table = {**REPLACEMENTS, **CREATION_REPLACEMENTS} if fresh_buffers else REPLACEMENTS
+    points = [(module, attribute, r) for (module, attribute), r in table.items()]
     if aliases is not None:
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
         replacement_of = {id(getattr(m, a)): r for m, a, r in points}
@@ -209,6 +225,7 @@ def interop_patch_infos(aliases: AliasFinder | None = None) -> list[PatchInfo]:
             attribute,
             family=PatchFamily.INTEROP,
             description="keeps traced data traced across NumPy/torch conversions",
+            count_calls=replacement not in _UNCOUNTED,  # creation: as cheap as NumPy's
         )
         for module, attribute, replacement in points
     ]

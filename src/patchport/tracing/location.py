@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
+from functools import cache
 from types import CodeType, FrameType
 
 import numpy as _np
@@ -23,6 +25,36 @@ _LIBRARY_MARKERS = ("<__array_function__", "<frozen ")
 
 # code object -> True when the frame belongs to a library we skip
 _SKIP_CACHE: dict[CodeType, bool] = {}
+# code object -> True when the frame is user code (outside the interpreter's libraries)
+_USER_CACHE: dict[CodeType, bool] = {}
+
+
+@cache
+def library_roots() -> tuple[str, ...]:
+    """Folders whose files are not user code: the standard library, site-packages, patchport."""
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    roots.add(_PATCHPORT_DIR)
+    roots.add(sys.prefix)
+    roots.add(sys.base_prefix)
+    return tuple(os.path.normcase(os.path.abspath(root)).rstrip(os.sep) + os.sep for root in roots)
+
+
+def is_user_file(filename: str) -> bool:
+    """The user-module rule: a file outside the interpreter's libraries and patchport."""
+    if filename.startswith("<"):  # exec'd code, a notebook cell, the REPL
+        return not filename.startswith(_LIBRARY_MARKERS)
+    if not os.path.isabs(filename):
+        filename = os.path.abspath(filename)
+    return not os.path.normcase(filename).startswith(library_roots())
+
+
+def is_user_code(code: CodeType) -> bool:
+    """Whether a code object is user code (cached per code object)."""
+    user = _USER_CACHE.get(code)
+    if user is None:
+        user = _USER_CACHE[code] = is_user_file(code.co_filename) and not _is_library(code)
+    return user
 
 
 def add_library_dir(path: str) -> None:
@@ -32,6 +64,7 @@ def add_library_dir(path: str) -> None:
     if full not in _LIBRARY_DIRS:
         _LIBRARY_DIRS = (*_LIBRARY_DIRS, full)
         _SKIP_CACHE.clear()
+        _USER_CACHE.clear()
 
 
 def _is_library(code: CodeType) -> bool:
@@ -46,8 +79,16 @@ def _is_library(code: CodeType) -> bool:
 
 
 def user_frame(depth: int = 1) -> FrameType | None:
-    """Return the innermost stack frame that is not inside patchport, NumPy or torch."""
-    frame = sys._getframe(depth)
+    """Return the innermost user frame (the alias scan's user-module rule: a call into a
+    pure-Python library names the user's line that made it); failing that, the innermost
+    frame outside patchport, NumPy and torch."""
+    first = sys._getframe(depth)
+    frame = first
+    while frame is not None and not is_user_code(frame.f_code):
+        frame = frame.f_back
+    if frame is not None:
+        return frame
+    frame = first
     while frame is not None and _is_library(frame.f_code):
         frame = frame.f_back
     return frame

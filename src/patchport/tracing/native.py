@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..patching import PatchDetails, PatchFamily, PatchInfo
+from ..patching.source_diff import wraps_original
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
 from .values import active_recorder, find_recorder, plain, plain_tree
@@ -50,9 +51,7 @@ def make_watcher(qualname: str, original: Callable) -> Callable:
                 rec.note_origin(item, origin)
         return result
 
-    watched.__name__ = getattr(original, "__name__", qualname)
-    watched.__doc__ = original.__doc__
-    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    watched = wraps_original(original)(watched)  # invisible to plain code
     watched._pp_watcher = True  # type: ignore[attr-defined]
     return watched
 

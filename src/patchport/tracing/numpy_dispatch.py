@@ -15,6 +15,7 @@ import torch
 from . import numpy_table as table
 from . import shape_reads
 from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
@@ -83,7 +84,8 @@ def array_ufunc(
     if rec is None:
         if out is not None:
             kwargs["out"] = plain_tree(out)
-        return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
+            return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
+        return keep_fresh(getattr(ufunc, method)(*plain_tree(inputs), **kwargs), inputs)
     if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _TORCH_BINOPS:
         rerouted = _as_torch_binop(ufunc, inputs)
         if rerouted is not NotImplemented:
@@ -95,7 +97,7 @@ def array_ufunc(
     target = None
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
-        if len(outs) == 1 and active_recorder(outs[0]) is rec and type(outs[0]) is TracedArray:
+        if len(outs) == 1 and adopt(rec, outs[0]) and type(outs[0]) is TracedArray:
             target = outs[0]
             kwargs["out"] = (np.ndarray.view(target, np.ndarray),)
         else:
@@ -169,12 +171,16 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     """``__array_function__``: eager NumPy on plain data plus the table's recording."""
     rec = find_recorder(args, kwargs)
     if rec is None or func in table.METADATA_FUNCTIONS:
-        return func(*plain_tree(args), **plain_tree(kwargs))
+        result = func(*plain_tree(args), **plain_tree(kwargs))
+        return result if kwargs.get("out") is not None else keep_fresh(result, args)
     name = _NAMES.get(func) or _NAMES.setdefault(func, f"np.{_qualname(func)}")
     out = kwargs.get("out")
     target = None
+    inplace = table.INPLACE_FUNCTIONS.get(func)
+    if inplace is not None and args:
+        return _inplace_function(rec, name, func, inplace, args, kwargs)
     if out is not None:
-        if active_recorder(out) is rec and type(out) is TracedArray:
+        if adopt(rec, out) and type(out) is TracedArray:
             target = out
         else:
             result = func(*plain_tree(args), **plain_tree(kwargs))
@@ -189,6 +195,22 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         if type(settled) is TracedArray:
             _link_layout(rec, func, args, kwargs, settled)
     return settled
+
+
+def _inplace_function(
+    rec: Recorder, name: str, func: Callable, handler: Callable, args: tuple, kwargs: dict
+) -> Any:
+    """``np.copyto`` / ``np.put`` / ``np.putmask`` / ``np.place``: the first argument is
+    written in place; a traced or fresh one gets the write recorded, a plain one is a loss."""
+    target = args[0]
+    traced = adopt(rec, target) and type(target) is TracedArray
+    result = func(*plain_tree(args), **plain_tree(kwargs))
+    if not traced:
+        report_loss(rec, f"{name} writing traced data into an array the session does not trace")
+        return result
+    node = handler(table.Call(rec, target), *args, **kwargs)
+    _settle(rec, name, node, target, result)
+    return result
 
 
 def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> Any:
@@ -252,6 +274,9 @@ def getitem(self: TracedArray, index: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray)[plain_tree(index)]
     rec = active_recorder(self) or find_recorder(index)
     if rec is None:
+        if self._pp.fresh is not None and type(result) is np.ndarray:
+            if is_basic_numpy_index(index):
+                return fresh_view(self, index, result)
         return result
     out = make_traced(rec, result, record_getitem(rec, self, index))
     if (
@@ -265,9 +290,11 @@ def getitem(self: TracedArray, index: Any) -> Any:
 
 def setitem(self: TracedArray, index: Any, value: Any) -> None:
     """``a[index] = value``: eager write plus a functional ``index_put`` in the graph."""
-    np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
     rec = active_recorder(self)
     other = find_recorder(index, value)
+    if rec is None and other is not None and adopt(other, self):
+        rec = other  # a fresh buffer: its content so far is the graph's starting value
+    np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
     if rec is None:
         if other is not None:
             report_loss(other, "writing traced data into an untraced array with [...] =")
@@ -332,17 +359,22 @@ INPLACE_UNMAPPED = {"put", "partition", "resize", "itemset", "setfield", "bytesw
 
 
 def _iter(self: TracedArray):
+    """Iteration (``x, y, z = v``, ``[0, *v]``, ``for row in m``) over a known-length
+    axis yields traced ``self[i]``; over a dynamic axis it stays a reported loss."""
     rec = active_recorder(self)
-    if rec is not None:
-        report_loss(rec, "iteration over a traced array", "each element is untraced data")
-    return iter(np.ndarray.view(self, np.ndarray))
+    if rec is None or self.ndim == 0:
+        return iter(np.ndarray.view(self, np.ndarray))
+    size = len(self)
+    if type(size) is not int:  # a node with dynamic axes: a dynamic size gets fixed here
+        size._use("iteration over a traced array")
+    return iter([getitem(self, i) for i in range(np.ndarray.__len__(self))])
 
 
 def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray).astype(dtype, *args, **kwargs)
     rec = active_recorder(self)
     if rec is None:
-        return result
+        return keep_fresh(result, (self,))
     node = self._pp.node
     if result.dtype != self.dtype:
         if torch_dtype(result.dtype) != torch_dtype(self.dtype):
@@ -354,7 +386,7 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
 def _copy(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray).copy(*args, **kwargs)
     rec = active_recorder(self)
-    return result if rec is None else make_traced(rec, result, self._pp.node)
+    return keep_fresh(result, (self,)) if rec is None else make_traced(rec, result, self._pp.node)
 
 
 def _deepcopy(self: TracedArray, memo: Any = None) -> Any:
@@ -387,6 +419,9 @@ def _view(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
 
 
 def _fill(self: TracedArray, value: Any) -> None:
+    rec = active_recorder(value)
+    if rec is not None:
+        adopt(rec, self)
     np.ndarray.view(self, np.ndarray).fill(plain(value))
     rec = active_recorder(self)
     if rec is None:
@@ -467,6 +502,7 @@ SPECIAL: dict[str, Any] = {
     "__deepcopy__": _deepcopy,
     "view": _view,
     "fill": _fill,
+    "put": _via_function(np.put),
     "sort": _sort_inplace,
     "flatten": _flatten,
     "__round__": _round,

@@ -2030,6 +2030,48 @@ METHOD_FUNCTIONS: dict[str, Callable] = {
     "ptp": np.ptp,
     "copy": np.copy,
 }
+
+
+# ---------------------------------------------------------- in-place functions
+def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``np.put``: a copy of ``base`` with flat positions ``index`` set to ``values``."""
+    out = base.reshape(-1).clone()
+    out[index] = values.to(out.dtype).expand(index.shape)
+    return out.reshape(base.shape)
+
+
+def _copyto(call: Call, dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> Any:
+    node = call.rec.call(torch.broadcast_to, (call.t(src, dst.dtype), tuple(dst.shape)))
+    if where is True:
+        return node
+    return call.rec.call(torch.where, (call.t(where, bool), node, call.n(dst)))
+
+
+def _put(call: Call, a: Any, ind: Any, v: Any, mode: str = "raise") -> Any:
+    n_index = int(np.size(ind))
+    if mode != "raise" or int(np.size(v)) not in (1, n_index):
+        return None  # NumPy repeats a shorter v cyclically: not mapped
+    index = call.t(np.asarray(ind) if not is_array(ind) else ind, np.int64)
+    index = call.rec.call(np_wrap_index, (call.rec.call(torch.reshape, (index, (-1,))), a.size))
+    values = call.rec.call(torch.reshape, (call.t(v, a.dtype), (-1,)))
+    return call.rec.call(np_put, (call.n(a), index, values))
+
+
+def _putmask(call: Call, a: Any, mask: Any, values: Any) -> Any:
+    if int(np.size(values)) not in (1, a.size):
+        return None  # NumPy repeats a shorter values array cyclically: not mapped
+    full = call.rec.call(torch.reshape, (call.t(values, a.dtype), (-1,)))
+    full = call.rec.call(torch.reshape, (full, tuple(a.shape) if np.size(values) > 1 else ()))
+    return call.rec.call(torch.where, (call.t(mask, bool), full, call.n(a)))
+
+
+# functions writing their first argument in place -> handler giving its new node (or None)
+INPLACE_FUNCTIONS: dict[Callable, Callable] = {
+    np.copyto: _copyto,
+    np.put: _put,
+    np.putmask: _putmask,
+}
+
 # methods taking a shape or axes as varargs: a.reshape(2, 3), a.transpose(1, 0)
 VARARG_METHODS: dict[str, Callable] = {"reshape": np.reshape, "transpose": np.transpose}
 # methods that only read metadata or format for display: no recording, no warning

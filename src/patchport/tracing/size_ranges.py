@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..patching.source_diff import wraps_original
 from .dtypes import to_numpy_side, torch_dtype
+from .fresh import made_by_user
 from .shape_reads import ShapeInt
 from .values import make_traced
 
@@ -37,7 +39,8 @@ def _arange(name: str, numpy_side: bool) -> Callable:
     def replacement(*args: Any, **kwargs: Any) -> Any:
         sizes = [a for a in (*args, *kwargs.values()) if type(a) is ShapeInt]
         if not sizes or not sizes[0]._pp_rec.active:
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            return made_by_user(result) if numpy_side else result  # a table, maybe
         rec = sizes[0]._pp_rec
         plain = tuple(int.__int__(a) if type(a) is ShapeInt else a for a in args)
         plain_kw = {k: int.__int__(v) if type(v) is ShapeInt else v for k, v in kwargs.items()}
@@ -58,9 +61,7 @@ def _arange(name: str, numpy_side: bool) -> Callable:
             node = to_numpy_side(rec, node, result.dtype)
         return make_traced(rec, result, node)
 
-    replacement.__name__ = "arange"
-    replacement.__doc__ = f"``{name}`` that keeps sizes read from traced data symbolic."
-    return replacement
+    return wraps_original(original)(replacement)  # the original's name, doc, signature
 
 
 np_arange = _arange("np.arange", numpy_side=True)

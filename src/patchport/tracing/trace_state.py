@@ -33,3 +33,4 @@ class TraceState:
     view_of: tuple[Any, Any] | None = None
     views: list[weakref.ref] | None = None
     scalar: bool = False
+    fresh: str | None = None

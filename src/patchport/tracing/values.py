@@ -170,6 +170,8 @@ def arg_of(rec: Recorder, value: Any) -> Any:
         state = value._pp
         if state.rec is rec and state.node is not None:
             return state.node
+        if state.fresh is not None:  # a buffer created in the session, read as a table
+            return rec.constant(plain(value), origin=f"array created at {state.fresh}")
         if state.node is None and state.rec is rec:
             report_loss(rec, "an array derived from traced data by an unrecorded view")
         elif state.rec is not None and state.rec is not rec and state.rec.active:

@@ -1,0 +1,159 @@
+"""Fresh buffers: arrays user code creates during a session, traced from their first
+traced write.
+
+``obs = np.zeros((1, 47)); obs[0, 0:3] = traced`` is NumPy's most common output idiom.
+A plain ndarray's ``__setitem__`` gives Python no hook, so the session's creation
+replacements (``np.zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``identity``) return
+a :class:`TracedArray` view that belongs to no recorder when the caller is user code
+(the alias scan's user-module rule); library calls get the original's plain array. Such
+a buffer behaves as plain data until traced data is written into it (any write form:
+``[...] =``, ``np.copyto``, ``np.put``, ``out=``); then its content before the write
+becomes the graph's starting value (``torch.full`` when uniform, else a constant) and
+the write is recorded. Reading it with a traced index is a gather from a constant table.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..patching.source_diff import wraps_original
+from .dtypes import HELD_AS_INT64, NP_TO_TORCH, torch_dtype
+from .indexing import record_getitem
+from .location import _PATCHPORT_DIR, is_user_code
+from .values import TracedArray, active_recorder
+from .views import link_view
+
+CREATION_NAMES = (
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "eye",
+    "identity",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "linspace",
+    "tri",
+    "indices",
+)
+
+
+# code object -> whether arrays it creates become fresh buffers (user code, not patchport)
+_CREATES_FRESH: dict[Any, bool] = {}
+
+
+def _creation(original: Callable) -> Callable:
+    """Installed without a counting wrapper: a library's call costs a dict lookup more."""
+
+    @wraps_original(original)
+    def replacement(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        frame = sys._getframe(1)
+        code = frame.f_code
+        fresh = _CREATES_FRESH.get(code)
+        if fresh is None:
+            if len(_CREATES_FRESH) > 8192:
+                _CREATES_FRESH.clear()
+            name = code.co_filename
+            fresh = _CREATES_FRESH[code] = not name.startswith(_PATCHPORT_DIR) and is_user_code(
+                code
+            )
+        if not fresh or type(result) is not np.ndarray:
+            return result
+        out = np.ndarray.view(result, TracedArray)
+        out._pp.fresh = f"{code.co_filename}:{frame.f_lineno}"
+        return out
+
+    return replacement
+
+
+# (module, attribute) -> replacement; installed by the session with the interop patches
+REPLACEMENTS: dict[tuple[Any, str], Callable] = {
+    (np, name): _creation(getattr(np, name)) for name in CREATION_NAMES
+}
+
+
+def is_fresh(value: Any) -> bool:
+    """A fresh buffer not traced in an active recorder (a write of traced data adopts it)."""
+    if type(value) is not TracedArray:
+        return False
+    state = value._pp
+    if state.fresh is None:
+        return False
+    rec = state.rec
+    return rec is None or not rec.active or state.node is None
+
+
+def fresh_view(base: TracedArray, index: Any, result: np.ndarray) -> TracedArray:
+    """``base[index]`` of a fresh buffer (basic index): a fresh view linked to ``base``."""
+    out = np.ndarray.view(result, TracedArray)
+    out._pp.fresh = base._pp.fresh
+    out._pp.rec = None
+    link_view(base, out, index)
+    return out
+
+
+def keep_fresh(result: Any, sources: Any) -> Any:
+    """A new plain array computed from a fresh one (``np.clip(lut * g, 0, 255)``,
+    ``.astype``) is fresh too: a table built in the session stays readable by traced
+    indices. Anything else is returned as it is."""
+    if type(result) is not np.ndarray:
+        return result
+    for source in sources:
+        if type(source) is TracedArray and source._pp.fresh is not None:
+            out = np.ndarray.view(result, TracedArray)
+            out._pp.fresh = source._pp.fresh
+            out._pp.rec = None
+            return out
+    return result
+
+
+def made_by_user(result: Any) -> Any:
+    """``result`` as a fresh buffer when the code calling patchport is user code."""
+    if type(result) is not np.ndarray:
+        return result
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PATCHPORT_DIR):
+        frame = frame.f_back
+    if frame is None or not is_user_code(frame.f_code):
+        return result
+    out = np.ndarray.view(result, TracedArray)
+    out._pp.fresh = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return out
+
+
+def adopt(rec: Any, value: Any) -> bool:
+    """Make a fresh buffer traced in ``rec`` before a write; True when it now is."""
+    if not is_fresh(value):
+        return active_recorder(value) is rec
+    state = value._pp
+    link = state.view_of
+    if link is not None and adopt(rec, link[0]):
+        state.rec = rec
+        state.node = record_getitem(rec, link[0], link[1])
+        return True
+    state.view_of = None
+    data = np.ndarray.view(value, np.ndarray)
+    state.rec = rec
+    state.node = _initial(rec, data, state.fresh)
+    return True
+
+
+def _initial(rec: Any, data: np.ndarray, where: str | None) -> Any:
+    """Graph node holding a buffer's content before its first traced write."""
+    dtype = data.dtype
+    if data.size and dtype in NP_TO_TORCH and dtype not in HELD_AS_INT64:
+        first = data.flat[0]
+        same = data == first
+        if bool(np.all(same)) and not (dtype.kind in "fc" and np.isnan(first)):
+            kwargs = {"dtype": torch_dtype(dtype)}
+            return rec.call(torch.full, (tuple(data.shape), first.item()), kwargs)
+    origin = f"content before the first traced write of the array created at {where}"
+    return rec.constant(np.array(data, copy=True), origin=origin)
