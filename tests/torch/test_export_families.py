@@ -240,3 +240,4 @@ def test_state_space_scan_is_refused_not_narrowed():
         export(model, (), traced, dynamic_shapes=shapes)
     assert all(attempt.report is None for attempt in caught.value.attempts)
     assert "Constraints violated" in str(caught.value)
+    assert "dynamic seq cannot stay dynamic" in str(caught.value)  # named as the user named it

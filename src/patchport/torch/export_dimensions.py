@@ -166,3 +166,25 @@ def sizes_by_label(
                 label = _dim_label(dim, f"{leaf_name(path)}.shape[{axis}]")
                 found.setdefault(label, set()).add(int(leaf.shape[axis]))
     return found
+
+
+def labels_by_source(
+    model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any
+) -> dict[str, str]:
+    """``{"L['input_ids'].size()[1]": "seq"}``: torch's name of each requested dynamic
+    dimension, with the user's."""
+    from torch._export.non_strict_utils import _flatten_dynamic_shapes
+    from torch.export.dynamic_shapes import _combine_args
+
+    marked = name_dims(dynamic_shapes)[0]
+    combined = _combine_args(model, args, kwargs)
+    if isinstance(marked, (tuple, list)):
+        marked = dict(zip(combined, marked))
+    found: dict[str, str] = {}
+    leaves = pytree.tree_flatten_with_path(combined)[0]
+    for (path, leaf), spec in zip(leaves, _flatten_dynamic_shapes(combined, marked)):
+        if isinstance(leaf, torch.Tensor):
+            for axis, dim in _axes(spec).items():
+                label = _dim_label(dim, f"{leaf_name(path)}.shape[{axis}]")
+                found[f"{_leaf_source(path)}.size()[{axis}]"] = label
+    return found

@@ -146,6 +146,7 @@ def export(
                 )
         except Exception as exc:  # a configuration that cannot export: try the next one
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            message = _named_constraints(message, model, args, kwargs, dynamic_shapes)
             attempts.append(
                 Attempt(
                     configuration.name,
@@ -194,6 +195,28 @@ def export(
     if not report.is_general and not allow_narrowing:
         raise NarrowedExportError(_narrowed_message(model, report), result)
     return result
+
+
+def _named_constraints(
+    message: str, model: torch.nn.Module, args: tuple, kwargs: dict, shapes: Any
+) -> str:
+    """torch's ``Constraints violated (L['input_ids'].size()[1], ...)!`` with the dimensions
+    named as in ``dynamic_shapes`` and what it means: the model's code fixes their size."""
+    if "Constraints violated" not in message or shapes is None:
+        return message
+    from .export_dimensions import labels_by_source
+
+    try:
+        labels = labels_by_source(model, args, kwargs, shapes)
+    except Exception:  # specs that do not fit the inputs: torch's text as it is
+        return message
+    named = list(dict.fromkeys(label for source, label in labels.items() if source in message))
+    if not named:
+        return message
+    return (
+        f"dynamic {', '.join(named)} cannot stay dynamic: tracing the model fixed its size "
+        f"(a Python loop or branch on it, or an op torch specializes; torch: {message})"
+    )
 
 
 def _assumptions_checked(
