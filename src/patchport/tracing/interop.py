@@ -197,11 +197,14 @@ def interop_patch_infos(aliases: AliasFinder | None = None) -> list[PatchInfo]:
     With ``aliases``, also one per place user code from-imported an original
     (``from torch import from_numpy``), found by calling ``aliases(originals)``.
     """
+    from .torchscript import SESSION_PATCHES
+
     points = [(module, attribute, r) for (module, attribute), r in REPLACEMENTS.items()]
     if aliases is not None:
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
         replacement_of = {id(getattr(m, a)): r for m, a, r in points}
         points += [(m, name, replacement_of[id(o)]) for m, name, o in aliases(originals)]
+    points += list(SESSION_PATCHES)  # scripted functions on traced data are inlined
     return [
         PatchInfo(
             replacement,
