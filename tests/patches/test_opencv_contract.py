@@ -50,6 +50,8 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "remap": (FRAME, *MAPS, cv2.INTER_LINEAR),
     "warpAffine": (FRAME, ROTATION, (33, 18)),
     "warpPerspective": (FRAME, PERSPECTIVE, (33, 18)),
+    "perspectiveTransform": (np.float32([[[1, 2]], [[3, 4]], [[5, 6]]]), PERSPECTIVE),
+    "invertAffineTransform": (ROTATION,),
     "GaussianBlur": (FRAME, (5, 3), 1.3),
     "blur": (FRAME, (4, 3)),
     "boxFilter": (FRAME, -1, (3, 5)),
@@ -167,7 +169,7 @@ def test_unsupported_cases_are_refused_with_the_argument_named(replacement, args
 def test_every_function_of_the_issue_is_replaced():
     wanted = (
         "cvtColor resize remap warpAffine warpPerspective GaussianBlur blur boxFilter "
-        "copyMakeBorder flip rotate "
+        "copyMakeBorder flip rotate perspectiveTransform invertAffineTransform "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
         "applyColorMap erode dilate morphologyEx medianBlur Sobel"
@@ -189,6 +191,10 @@ def all_functions(bgr, gray):
         "remap": cv2.remap(bgr, *MAPS, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
         "warpAffine": cv2.warpAffine(gray, ROTATION, (26, 22), borderValue=7),
         "warpPerspective": cv2.warpPerspective(bgr, PERSPECTIVE, (26, 22)),
+        "perspectiveTransform": cv2.perspectiveTransform(
+            bgr[:3, :1, :2].astype(np.float32), PERSPECTIVE
+        ),
+        "invertAffineTransform": cv2.invertAffineTransform(bgr[:2, :3, 0] / 255.0 + ROTATION),
         "resize_cubic": cv2.resize(bgr / 255.0, (41, 17), interpolation=cv2.INTER_CUBIC),
         "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
         "blur": cv2.blur(gray, (3, 3)),

@@ -107,3 +107,24 @@ def test_a_method_the_converter_cannot_take_is_a_loss_at_the_users_line() -> Non
     with Recorder("strict", strict=True) as strict:
         with pytest.raises(TraceLossError, match="TwoHeads.act"):
             policy.act(trace_input(strict, "obs", torch.zeros(3, 5)))
+
+
+@torch.jit.script
+def _scaled(x: torch.Tensor, gain: float) -> torch.Tensor:
+    return torch.tanh(x * gain) + 1.0
+
+
+def test_a_scripted_function_is_inlined_in_a_session_and_restored_after(tmp_path: Path) -> None:
+    original = torch._C.ScriptFunction.__call__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        with patchport.session("fn", save_path=str(tmp_path)):
+            obs = annotate.input_tensors("n", {"obs": np.zeros((2, 3), np.float32)})
+            y = _scaled(torch.from_numpy(obs), 0.5)
+            annotate.output_tensors("n", {"y": y}, export_with="onnx")
+    assert torch._C.ScriptFunction.__call__ is original
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    fresh = np.random.default_rng(2).normal(size=(2, 3)).astype(np.float32)
+    got = manager.run_policy({"n/obs": fresh})["n/y"]
+    torch.testing.assert_close(torch.as_tensor(got), _scaled(torch.from_numpy(fresh), 0.5))

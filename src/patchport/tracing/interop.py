@@ -212,12 +212,15 @@ def interop_patch_infos(
     ``fresh_buffers`` (a session), also the creation functions whose results user code
     fills with traced data (see fresh).
     """
+    from .torchscript import SESSION_PATCHES
+
     table = {**REPLACEMENTS, **CREATION_REPLACEMENTS} if fresh_buffers else REPLACEMENTS
     points = [(module, attribute, r) for (module, attribute), r in table.items()]
     if aliases is not None:
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
         replacement_of = {id(getattr(m, a)): r for m, a, r in points}
         points += [(m, name, replacement_of[id(o)]) for m, name, o in aliases(originals)]
+    points += list(SESSION_PATCHES)  # scripted functions on traced data are inlined
     return [
         PatchInfo(
             replacement,

@@ -23,8 +23,8 @@ from torch import fx
 from torch.utils import _pytree as pytree
 
 from .loss import report_loss
-from .recorder import Recorder
-from .values import arg_of, make_traced
+from .recorder import _ACTIVE_COUNT, Recorder
+from .values import arg_of, find_recorder, make_traced
 
 _SCRIPT_METHOD = torch._C.ScriptMethod
 
@@ -45,12 +45,17 @@ def module_label(func: Any) -> str:
     return f"TorchScript module {name}.{getattr(func, 'name', 'forward')}"
 
 
-def record_script_call(rec: Recorder, func: Any, args: tuple, kwargs: dict) -> Any:
-    """Run ``func`` eagerly on plain values and inline the module's graph into ``rec``."""
+def record_script_call(rec: Recorder, func: Any, args: tuple, kwargs: dict, run: Any = None) -> Any:
+    """Run ``func`` eagerly on plain values and inline its TorchScript graph into ``rec``
+    (``func``: a module's ScriptMethod, or a ScriptFunction run by ``run``)."""
     plain_args, plain_kwargs = pytree.tree_map_only(torch.Tensor, _plain, (args, kwargs))
-    with torch._C.DisableTorchFunctionSubclass():
-        result = func(*args, **kwargs)
-    label = module_label(func)
+    if run is not None:
+        result = run(func, *plain_args, **plain_kwargs)
+        label = f"TorchScript function {getattr(func, 'name', None) or func.__name__}"
+    else:
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+        label = module_label(func)
     try:
         program = _convert(func, plain_args, plain_kwargs)
         outputs = _inline(rec, program, (args, kwargs), label)
@@ -66,6 +71,23 @@ def record_script_call(rec: Recorder, func: Any, args: tuple, kwargs: dict) -> A
         for leaf, node in zip(leaves, outputs, strict=True)
     ]
     return pytree.tree_unflatten(wrapped, spec)
+
+
+_FUNCTION_CALL = torch._C.ScriptFunction.__call__
+
+
+def _script_function_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ScriptFunction.__call__`` in a session: a call on traced data is inlined (a
+    scripted function runs in C++ and would otherwise return an untraced result)."""
+    if _ACTIVE_COUNT[0]:
+        rec = find_recorder(args, kwargs)
+        if rec is not None:
+            return record_script_call(rec, self, args, kwargs, _FUNCTION_CALL)
+    return _FUNCTION_CALL(self, *args, **kwargs)
+
+
+# (owner, attribute, replacement) the session installs with the conversion patches
+SESSION_PATCHES = ((torch._C.ScriptFunction, "__call__", _script_function_call),)
 
 
 class _NotInlinable(Exception):
@@ -90,7 +112,8 @@ def _plain(value: torch.Tensor) -> torch.Tensor:
 
 def _convert(func: Any, args: tuple, kwargs: dict) -> Any:
     """The module's ``forward`` as an ExportedProgram (torch's TorchScript converter)."""
-    if getattr(func, "name", "forward") != "forward":
+    function = type(func) is not _SCRIPT_METHOD
+    if not function and getattr(func, "name", "forward") != "forward":
         raise _NotInlinable(f"only forward can be converted, not {func.name!r}")
     if kwargs:
         raise _NotInlinable("keyword arguments; pass the inputs positionally")
@@ -101,8 +124,8 @@ def _convert(func: Any, args: tuple, kwargs: dict) -> Any:
     try:
         with warnings.catch_warnings(), torch.no_grad(), _quiet("torch._export"):
             warnings.simplefilter("ignore")
-            module = torch.jit._recursive.wrap_cpp_module(func.owner)
-            return TS2EPConverter(module, args).convert()
+            target = func if function else torch.jit._recursive.wrap_cpp_module(func.owner)
+            return TS2EPConverter(target, args).convert()
     except Exception as exc:  # the converter's own refusal, in its words
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         raise _NotInlinable(

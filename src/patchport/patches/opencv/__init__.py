@@ -11,7 +11,16 @@ import builtins
 from collections.abc import Iterable
 
 from ...patching import FunctionPatch
-from . import arithmetic, channels, color, elementwise, filters, geometry, morphology
+from . import (
+    arithmetic,
+    channels,
+    color,
+    elementwise,
+    filters,
+    geometry,
+    morphology,
+    transforms,
+)
 from ._base import REGISTRY, Support, UnsupportedCaseError, cv2
 
 __all__ = [
@@ -26,6 +35,7 @@ __all__ = [
 _MODULES = (
     color,
     geometry,
+    transforms,
     filters,
     morphology,
     arithmetic,
