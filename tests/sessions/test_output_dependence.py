@@ -53,3 +53,12 @@ def test_inputs_that_reach_outputs_are_quiet(recwarn, tmp_path):
         x, gain = annotate.input_tensors("n", {"x": np.arange(4.0), "gain": np.ones(1)})
         annotate.output_tensors("n", {"y": x * 2, "g": gain + 0})
     assert not [w for w in recwarn if issubclass(w.category, patchport.TraceLossWarning)]
+
+
+def test_output_overwritten_with_constant_data_counts_as_constant(tmp_path):
+    with patchport.session("overwritten", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.arange(4.0)})
+        preds = x * 2
+        preds[:] = np.ones(4)  # every element replaced by plain data
+        with pytest.warns(patchport.TraceLossWarning, match="output 'y' of node 'n'"):
+            annotate.output_tensors("n", {"y": preds, "z": x + 1})
