@@ -1,5 +1,7 @@
 """An output that does not depend on its node's inputs is named, never exported silently."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -62,3 +64,14 @@ def test_output_overwritten_with_constant_data_counts_as_constant(tmp_path):
         preds[:] = np.ones(4)  # every element replaced by plain data
         with pytest.warns(patchport.TraceLossWarning, match="output 'y' of node 'n'"):
             annotate.output_tensors("n", {"y": preds, "z": x + 1})
+
+
+def test_constant_output_names_the_line_that_made_it(tmp_path):
+    with patchport.session("where", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.arange(4.0)})
+        lost = np.unwrap(x)  # not mapped: a plain result, frozen
+        line = sys._getframe().f_lineno - 1
+        with pytest.warns(patchport.TraceLossWarning, match="output 'y'") as record:
+            annotate.output_tensors("n", {"y": lost, "z": x + 1})
+    message = [str(w.message) for w in record if "output 'y'" in str(w.message)][0]
+    assert f"{__file__}:{line}" in message, message
