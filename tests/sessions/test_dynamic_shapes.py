@@ -310,3 +310,19 @@ def test_dynamic_axes_on_a_fed_back_input_are_refused_naming_the_port(tmp_path):
     assert "'policy/memory_in'" in text and "policy/memory_out" in text and "batch" in text
     assert "'policy/obs'" not in text
     assert not any(tmp_path.rglob("*.onnx")) and not any(tmp_path.rglob("*.yaml"))
+
+
+def test_iteration_over_a_dynamic_axis_is_reported_in_words(tmp_path):
+    patchport.start("rows", save_path=tmp_path)
+    try:
+        pts = annotate.input_tensors(
+            "n", {"pts": np.ones((5, 3), np.float32)}, dynamic={"pts": {0: "count"}}
+        )
+        rows = [row * 2 for row in pts]  # ITERATE-ROWS
+        annotate.output_tensors("n", {"out": np.stack(rows)})
+    finally:
+        patchport.stop()
+    with pytest.raises(DynamicShapeError) as caught:
+        patchport.compile_graph(visualize=False)
+    text = str(caught.value)
+    assert "count is fixed to 5" in text and "iteration over a traced array" in text

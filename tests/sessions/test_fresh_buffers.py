@@ -114,3 +114,22 @@ def test_lookup_table_built_in_the_session_is_a_gather(tmp_path):
     expected = colorize(**second)
     for key in expected:
         np.testing.assert_array_equal(replay[key], expected[key])
+
+
+def test_a_kernel_made_with_np_ones_reaches_a_replacement_as_a_plain_array(tmp_path):
+    cv2 = pytest.importorskip("cv2")
+
+    def morph(bgr):
+        kernel = np.ones((3, 3), np.uint8)  # a fresh buffer nobody writes traced data into
+        return {"eroded": cv2.erode(bgr, kernel, iterations=1)}
+
+    rng = np.random.default_rng(1)
+    first = {"bgr": rng.integers(0, 256, size=(12, 16, 3), dtype=np.uint8)}
+    second = {"bgr": rng.integers(0, 256, size=(12, 16, 3), dtype=np.uint8)}
+    with patchport.session("morph", save_path=tmp_path, patching=["opencv"]):
+        x = patchport.annotate.input_tensors("n", first)
+        patchport.annotate.output_tensors("n", morph(x))
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    got = np.asarray(manager.run_policy({"n/bgr": second["bgr"]})["n/eroded"])
+    np.testing.assert_array_equal(got, morph(**second)["eroded"])

@@ -1,5 +1,7 @@
 """An output that does not depend on its node's inputs is named, never exported silently."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -53,3 +55,23 @@ def test_inputs_that_reach_outputs_are_quiet(recwarn, tmp_path):
         x, gain = annotate.input_tensors("n", {"x": np.arange(4.0), "gain": np.ones(1)})
         annotate.output_tensors("n", {"y": x * 2, "g": gain + 0})
     assert not [w for w in recwarn if issubclass(w.category, patchport.TraceLossWarning)]
+
+
+def test_output_overwritten_with_constant_data_counts_as_constant(tmp_path):
+    with patchport.session("overwritten", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.arange(4.0)})
+        preds = x * 2
+        preds[:] = np.ones(4)  # every element replaced by plain data
+        with pytest.warns(patchport.TraceLossWarning, match="output 'y' of node 'n'"):
+            annotate.output_tensors("n", {"y": preds, "z": x + 1})
+
+
+def test_constant_output_names_the_line_that_made_it(tmp_path):
+    with patchport.session("where", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.arange(4.0)})
+        lost = np.unwrap(x)  # not mapped: a plain result, frozen
+        line = sys._getframe().f_lineno - 1
+        with pytest.warns(patchport.TraceLossWarning, match="output 'y'") as record:
+            annotate.output_tensors("n", {"y": lost, "z": x + 1})
+    message = [str(w.message) for w in record if "output 'y'" in str(w.message)][0]
+    assert f"{__file__}:{line}" in message, message

@@ -538,13 +538,25 @@ def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[
         key for key, value in tensors.items() if not depends_on_inputs(trace.recorder, value)
     ]
     for key in constant:
+        made = _where_made(trace, tensors[key])
         report_loss(
             trace.recorder,
-            f"output {key!r} of node {trace.name!r} does not depend on the node's inputs",
+            f"output {key!r} of node {trace.name!r} does not depend on the node's inputs"
+            + (f" ({made})" if made else ""),
             "it would be exported as a constant: the model returns this value for every input "
             "(compute it from the traced values annotate.input_tensors returned)",
         )
     return constant
+
+
+def _where_made(trace: NodeTrace, value: Any) -> str | None:
+    """Where a constant output came from, when known: the line that lost its trace, or
+    the line that created the buffer no traced data was written into."""
+    origin = trace.recorder.origin_of(value)
+    if origin is not None:
+        return f"it is the {origin}"
+    fresh = getattr(getattr(value, "_pp", None), "fresh", None)
+    return f"an array created at {fresh} that no traced data was written into" if fresh else None
 
 
 def method(

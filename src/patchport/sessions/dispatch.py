@@ -22,6 +22,7 @@ from .._stack import user_stacklevel
 from ..errors import PatchMismatchError, PatchMismatchWarning, PatchRuleError
 from ..patching import FunctionPatch, PatchInfo, active_patch_of
 from ..patching.source_diff import wraps_original
+from ..tracing.fresh import untraced_as_plain
 from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
@@ -115,6 +116,7 @@ class PatchedCall:
             )
         given = args, kwargs
         args, kwargs, inplace_target = split_inplace_dst(self._signature, args, kwargs)
+        args, kwargs = untraced_as_plain(args), untraced_as_plain(kwargs)  # np.ones kernels
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
         before = [plain_copy(v) for v in inputs]

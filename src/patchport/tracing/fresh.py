@@ -129,6 +129,19 @@ def made_by_user(result: Any) -> Any:
     return out
 
 
+def untraced_as_plain(obj: Any) -> Any:
+    """``obj`` with each fresh buffer not yet traced replaced by its plain ndarray view
+    (inside tuples, lists and dicts): a replacement sees such data as the plain array it is."""
+    kind = type(obj)
+    if kind is TracedArray:
+        return np.ndarray.view(obj, np.ndarray) if is_fresh(obj) else obj
+    if kind is tuple or kind is list:
+        return kind(untraced_as_plain(item) for item in obj)
+    if kind is dict:
+        return {key: untraced_as_plain(value) for key, value in obj.items()}
+    return obj
+
+
 def adopt(rec: Any, value: Any) -> bool:
     """Make a fresh buffer traced in ``rec`` before a write; True when it now is."""
     if not is_fresh(value):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from .dtypes import dtype_of
+from .dtypes import dtype_of, torch_dtype
 from .values import TracedArray, arg_of, plain_tree
 
 if TYPE_CHECKING:
@@ -121,8 +121,27 @@ def record_getitem(rec: Recorder, base: Any, index: Any) -> fx.Node:
     return rec.call(operator.getitem, (node, _numpy_index_arg(rec, index2)))
 
 
+def _covers_all(index: Any) -> bool:
+    """Whether a NumPy index selects every element once: ``...``, ``:`` per axis."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
+
+
 def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
-    """Record ``base[index] = value`` functionally; returns the node of the new base."""
+    """Record ``base[index] = value`` functionally; returns the node of the new base.
+
+    A write of every element (``a[...] = v``, ``a[:] = v``) does not depend on the old
+    content: the new base is ``v`` broadcast, so an output overwritten with constant data
+    is not counted as depending on the inputs."""
+    if type(base) is TracedArray and _covers_all(index) and base.ndim:
+        shape = tuple(base.shape)
+        dtype = torch_dtype(base.dtype)
+        if isinstance(value, (np.ndarray, torch.Tensor)):
+            val = rec.cast(arg_of(rec, value), dtype)
+            return rec.call(torch.broadcast_to, (val, shape))
+        if not isinstance(value, (list, tuple)):
+            fill = np.asarray(value).astype(base.dtype).item()
+            return rec.call(torch.full, (shape, fill), {"dtype": dtype})
     if type(base) is not TracedArray:
         val = arg_of(rec, value)
         return rec.call(index_put, (arg_of(rec, base), arg_of(rec, index), val))

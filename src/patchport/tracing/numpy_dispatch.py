@@ -364,10 +364,9 @@ def _iter(self: TracedArray):
     rec = active_recorder(self)
     if rec is None or self.ndim == 0:
         return iter(np.ndarray.view(self, np.ndarray))
-    size = len(self)
-    if type(size) is not int:  # a node with dynamic axes: a dynamic size gets fixed here
-        size._use("iteration over a traced array")
-    return iter([getitem(self, i) for i in range(np.ndarray.__len__(self))])
+    size = np.ndarray.__len__(self)
+    shape_reads.note_fixed_length(rec, self._pp.node, size, "iteration over a traced array")
+    return iter([getitem(self, i) for i in range(size)])
 
 
 def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:

@@ -167,6 +167,13 @@ def tag_shape(rec: Any, node: Any, shape: tuple[int, ...], depth: int = 3) -> An
     )
 
 
+def note_fixed_length(rec: Any, node: Any, size: int, how: str) -> None:
+    """Note that ``how`` (iteration) fixed the length of ``node``'s first axis at ``size``;
+    compile_graph reports it in words when that axis is dynamic."""
+    if rec.track_shapes and node is not None:
+        _shape_int(rec, size, ("size", node, 0))._use(how)
+
+
 def tag_size(rec: Any, node: Any, axis: int, size: int, depth: int = 3) -> Any:
     """One size (``t.size(axis)``, ``len(x)``) as a :class:`ShapeInt`."""
     if node is None or _from_internals(depth):
