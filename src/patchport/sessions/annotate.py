@@ -24,6 +24,7 @@ from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, Tr
 from ..tracing import Recorder, finish, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs, inputs_reached
 from ..tracing.dtypes import to_numpy_side
+from ..tracing.fresh import untraced_as_plain
 from ..tracing.values import make_traced, plain
 from .buffers import BufferTracker, bake_input
 from .dynamic_dims import check_dynamic
@@ -155,6 +156,7 @@ def input_tensors(node: str, tensors: Any, dynamic: dict[str, dict[int, str]] | 
     session = current_session()
     if session is None:
         return passthrough(tensors)
+    tensors = untraced_as_plain(tensors)  # a fresh buffer not yet traced is plain data
     payload = normalize("annotate.input_tensors", node, tensors)
     existing = session.nodes.get(node)
     axes = _dynamic_axes(node, dynamic, payload, existing)
@@ -197,6 +199,7 @@ def state_tensors(node: str, tensors: dict[str, Any], dynamic: Any = None) -> An
     session = current_session()
     if session is None:
         return passthrough(tensors)
+    tensors = untraced_as_plain(tensors)
     payload = normalize("annotate.state_tensors", node, tensors)
     trace = _node("annotate.state_tensors", session, node, create=False)
     if trace.finished:
@@ -278,6 +281,7 @@ def register_buffer(node: str, tensors: Any) -> Any:
     if session is None:
         return passthrough(tensors)
     trace = _node("annotate.register_buffer", session, node, create=False)
+    tensors = untraced_as_plain(tensors)
     if isinstance(tensors, (np.ndarray, torch.Tensor)):
         named, single = {"buffer_0": tensors}, True
     elif isinstance(tensors, dict):
