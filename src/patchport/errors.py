@@ -122,6 +122,11 @@ class Untranslatable(Exception):
 # --- bundles: reading, loading and running -------------------------------------------
 
 
+class NotInlinable(Exception):
+    """Internal: a TorchScript module could not be turned into graph operations (the
+    reason); the caller reports it as a trace loss at the user's line."""
+
+
 class BundleFormatError(PatchportError, ValueError):
     """A bundle's YAML cannot be read or does not describe a pipeline."""
 

@@ -25,6 +25,8 @@ def wraps_original(original: Callable[..., Any]) -> Callable[[Callable], Callabl
             functools.update_wrapper(replacement, original)
         except (AttributeError, TypeError):  # pragma: no cover - exotic callables
             pass
+        if not hasattr(original, "__module__"):  # a C method descriptor has none
+            replacement.__module__ = None  # type: ignore[assignment]
         replacement.__pp_source__ = source  # type: ignore[attr-defined]
         return replacement
 

@@ -22,6 +22,8 @@ import torch
 from torch import fx
 from torch.utils import _pytree as pytree
 
+from ..errors import NotInlinable as _NotInlinable
+from ..patching.source_diff import wraps_original
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT, Recorder
 from .values import arg_of, find_recorder, make_traced
@@ -76,6 +78,7 @@ def record_script_call(rec: Recorder, func: Any, args: tuple, kwargs: dict, run:
 _FUNCTION_CALL = torch._C.ScriptFunction.__call__
 
 
+@wraps_original(getattr(_FUNCTION_CALL, "__func__", _FUNCTION_CALL))  # pybind's instancemethod
 def _script_function_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     """``ScriptFunction.__call__`` in a session: a call on traced data is inlined (a
     scripted function runs in C++ and would otherwise return an untraced result)."""
@@ -88,10 +91,6 @@ def _script_function_call(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 # (owner, attribute, replacement) the session installs with the conversion patches
 SESSION_PATCHES = ((torch._C.ScriptFunction, "__call__", _script_function_call),)
-
-
-class _NotInlinable(Exception):
-    """The TorchScript module could not be turned into graph operations (the reason)."""
 
 
 @contextlib.contextmanager
