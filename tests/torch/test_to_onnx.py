@@ -164,14 +164,22 @@ def test_example_generates_the_same_tokens_from_the_onnx_file_as_generate():
 
 
 @pytest.mark.slow
-def test_a_program_torch_onnx_cannot_decompose_is_refused_naming_the_real_cause(tmp_path):
-    # T5: torch.onnx decomposes attention again and a reshape traced as a view no longer
-    # fits the new strides; the error must say that, not torch.onnx's generic banner
+def test_a_program_torch_onnx_cannot_decompose_is_refused_or_verified(tmp_path):
+    # T5: torch.onnx decomposes attention again and a reshape traced as a view may no longer
+    # fit the new strides (whether it does depends on which attention torch picked earlier
+    # in the process); then the error says that, not torch.onnx's generic banner, and
+    # otherwise the file must be verified in ONNX Runtime on every check shape
     from patchport.errors import ExportFailedError
 
     model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
-    with pytest.raises(ExportFailedError) as caught:
-        to_onnx(model, (), traced, dynamic_shapes=shapes, path=tmp_path / "t5.onnx")
-    message = str(caught.value)
-    assert "patchport.torch.to_onnx" in message
-    assert "ValueError: Cannot view a tensor" in message
+    try:
+        result = to_onnx(
+            model, (), traced, dynamic_shapes=shapes, path=tmp_path / "t5.onnx", check_shapes=checks
+        )
+    except ExportFailedError as caught:
+        message = str(caught)
+        assert "patchport.torch.to_onnx" in message
+        assert "ValueError: Cannot view a tensor" in message
+    else:
+        report = result.report
+        assert report.ok and len(report.checks) == len(checks), report.to_text()
