@@ -519,6 +519,35 @@ def _warp_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     return _remap_positions("warpAffine", maps[0], maps[1])
 
 
+def _warp_arguments(
+    name: str, src: Any, M: Any, dsize: Any, dst: Any, flags: int, borderMode: int
+) -> tuple[Any, Any, tuple[int, ...], np.ndarray]:
+    """The checks warpAffine and warpPerspective share, each refusal naming the argument:
+    (border, image tensor, output size, the matrix as float64)."""
+    shape = (2, 3) if name == "warpAffine" else (3, 3)
+    no_dst(name, dst)
+    if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
+        raise refuse(
+            name,
+            "flags",
+            constant_name(flags, "INTER_"),
+            "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
+        )
+    if type(M) is not np.ndarray or M.shape != shape:
+        raise refuse(
+            name,
+            "M",
+            f"{type(M).__name__}{list(np.shape(M))}",
+            f"a plain (untraced) {shape[0]}x{shape[1]} NumPy array",
+        )
+    border = _border(name, "borderMode", borderMode, _REMAP_BORDERS)
+    t = as_tensor(name, src, _IMAGE_DTYPES, (1, 3, 4))
+    size = tuple_of_ints(name, "dsize", dsize)
+    if min(size) <= 0:
+        raise refuse(name, "dsize", size, "(width, height) > 0")
+    return border, t, size, M.astype(np.float64)
+
+
 @replaces(
     "warpAffine",
     uint8_units=1,
@@ -550,27 +579,7 @@ def warpAffine(
     uint8 results within 1 of OpenCV (nearly always exact): positions are OpenCV 5's
     float32 fused multiply-adds, then float32 lerps.
     """
-    no_dst("warpAffine", dst)
-    if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
-        raise refuse(
-            "warpAffine",
-            "flags",
-            constant_name(flags, "INTER_"),
-            "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
-        )
-    if type(M) is not np.ndarray or M.shape != (2, 3):
-        raise refuse(
-            "warpAffine",
-            "M",
-            f"{type(M).__name__}{list(np.shape(M))}",
-            "a plain (untraced) 2x3 NumPy array",
-        )
-    border = _border("warpAffine", "borderMode", borderMode, _REMAP_BORDERS)
-    t = as_tensor("warpAffine", src, _IMAGE_DTYPES, (1, 3, 4))
-    size = tuple_of_ints("warpAffine", "dsize", dsize)
-    if min(size) <= 0:
-        raise refuse("warpAffine", "dsize", size, "(width, height) > 0")
-    matrix = M.astype(np.float64)
+    border, t, size, matrix = _warp_arguments("warpAffine", src, M, dsize, dst, flags, borderMode)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
@@ -619,27 +628,9 @@ def warpPerspective(
 ) -> Any:
     """Traceable ``cv2.warpPerspective`` with INTER_LINEAR and a constant 3x3 matrix ``M``
     (bird's-eye views, rectification): positions per pixel, sampled as remap does."""
-    no_dst("warpPerspective", dst)
-    if flags not in (cv2.INTER_LINEAR, cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP):
-        raise refuse(
-            "warpPerspective",
-            "flags",
-            constant_name(flags, "INTER_"),
-            "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
-        )
-    if type(M) is not np.ndarray or M.shape != (3, 3):
-        raise refuse(
-            "warpPerspective",
-            "M",
-            f"{type(M).__name__}{list(np.shape(M))}",
-            "a plain (untraced) 3x3 NumPy array",
-        )
-    border = _border("warpPerspective", "borderMode", borderMode, _REMAP_BORDERS)
-    t = as_tensor("warpPerspective", src, _IMAGE_DTYPES, (1, 3, 4))
-    size = tuple_of_ints("warpPerspective", "dsize", dsize)
-    if min(size) <= 0:
-        raise refuse("warpPerspective", "dsize", size, "(width, height) > 0")
-    matrix = M.astype(np.float64)
+    border, t, size, matrix = _warp_arguments(
+        "warpPerspective", src, M, dsize, dst, flags, borderMode
+    )
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = np.linalg.inv(matrix)
     value = _fill_value(borderValue, src)
