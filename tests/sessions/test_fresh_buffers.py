@@ -49,7 +49,18 @@ def _put_copyto_out(ang_vel, gravity):
     return {"a": a, "b": b, "c": c, "d": d, "e": e}
 
 
-@pytest.mark.parametrize("fn", [_obs_by_slice, _rows_by_view, _mask_and_fancy, _put_copyto_out])
+def _list_of_traced_scalars(ang_vel, gravity):
+    obs = np.zeros((1, 6), np.float32)
+    w, x, y = ang_vel  # a list of traced scalars written into a slice
+    obs[0, 0:3] = [y, x * w, gravity[0] + w]
+    obs[0, 3:] = [1.0, 2.0, 3.0]  # a list of plain numbers stays a constant
+    return {"obs": obs}
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_obs_by_slice, _rows_by_view, _mask_and_fancy, _put_copyto_out, _list_of_traced_scalars],
+)
 def test_fresh_buffer_filled_with_traced_data_replays_new_inputs(fn, tmp_path):
     first = {"ang_vel": RNG.normal(size=3).astype(np.float32), "gravity": RNG.normal(size=3)}
     first["gravity"] = first["gravity"].astype(np.float32)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .dtypes import dtype_of, torch_dtype
-from .values import TracedArray, arg_of, plain_tree
+from .values import TracedArray, arg_of, contains_traced, plain_tree
 
 if TYPE_CHECKING:
     from torch import fx
@@ -152,10 +152,22 @@ def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
     if isinstance(value, (np.ndarray, torch.Tensor)):
         val = arg_of(rec, value)
     elif isinstance(value, (list, tuple)):
-        val = arg_of(rec, np.asarray(plain_tree(value), dtype=base.dtype))
+        # a list holding traced scalars (``buf[0, 7:10] = [y, z, w + z]``) is stacked in the
+        # graph by the session's np.asarray; a list of plain numbers is a constant
+        val = arg_of(rec, _list_value(value, base.dtype))
     else:
         val = np.asarray(value).astype(base.dtype).item()
     node = rec.call(index_put, (node, _numpy_index_arg(rec, index2), val))
     if flips:
         node = rec.call(torch.flip, (node, flips))
     return node
+
+
+def _list_value(value: list | tuple, dtype: Any) -> Any:
+    """A written list as an array: traced when it holds traced data (a session's
+    ``np.asarray`` records the stack), else a plain constant."""
+    if contains_traced((value,)):
+        stacked = np.asarray(value, dtype=dtype)
+        if type(stacked) is TracedArray:
+            return stacked
+    return np.asarray(plain_tree(value), dtype=dtype)
