@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import OnnxKernelError, OnnxPrecisionWarning
+from ...errors import OnnxKernelError, OnnxPrecisionWarning
 
 _TYPE_NAMES = {
     1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from ..errors import Untranslatable
-from . import onnx_proto
+from ...errors import Untranslatable
+from . import proto as onnx_proto
 
 OPSET = 20
 
