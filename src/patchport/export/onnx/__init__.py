@@ -3,6 +3,6 @@ what torch.onnx writes (decompositions before export, ONNX Runtime kernel fittin
 
 ``driver`` is the translator's entry (``write_direct``); ``builder`` holds the graph being
 written; the op families (``elementwise``, ``shapes``, ``indexing``, ``reductions``,
-``neural``) register their emitters in ``registry``. Nothing is imported here, so that
-importing one module does not load torch.onnx's or ONNX Runtime's start-up cost.
+``neural``) register their emitters in ``registry``; ``proto`` encodes the model bytes.
+Nothing is imported here, so importing one module does not load the others.
 """
