@@ -9,33 +9,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from ...dtype_table import torch_to_onnx
 from ...errors import Untranslatable
 from . import proto
-
-
-def _dtype_table() -> dict[torch.dtype, int]:
-    P = proto
-    return {
-        torch.float32: P.FLOAT,
-        torch.float64: P.DOUBLE,
-        torch.float16: P.FLOAT16,
-        torch.bfloat16: P.BFLOAT16,
-        torch.int8: P.INT8,
-        torch.int16: P.INT16,
-        torch.int32: P.INT32,
-        torch.int64: P.INT64,
-        torch.uint8: P.UINT8,
-        torch.uint16: P.UINT16,
-        torch.uint32: P.UINT32,
-        torch.uint64: P.UINT64,
-        torch.bool: P.BOOL,
-    }
-
 
 NATIVE = (torch.float32, torch.float64, torch.int32, torch.int64)
 
 
-def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+def onnx_arithmetic_dtype(dtype: torch.dtype) -> torch.dtype:
     """The dtype an elementwise ONNX op runs in for a torch result of ``dtype``.
 
     ONNX Runtime's kernels cover float32/64 and int32/64; torch computes float16 and
@@ -63,8 +44,8 @@ class Builder:
         while any(name.startswith(self.prefix) for name in reserved):
             self.prefix += "_"
         self.count = 0
-        self.onnx_type = _dtype_table()
-        self.nonnegative: set[str] = set()  # values >= 0 by construction (see _nonnegative)
+        self.onnx_type = {dtype: e.code for dtype, e in torch_to_onnx().items()}
+        self.nonnegative: set[str] = set()  # values >= 0 by construction (elementwise._nonnegative)
 
     def fresh(self) -> str:
         self.count += 1

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ...errors import Untranslatable
-from .builder import NATIVE, Builder, compute_dtype
+from .builder import NATIVE, Builder, onnx_arithmetic_dtype
 from .registry import Emitter, emits
 
 _SHORT_SPAN = 64  # innermost runs this short make ONNX Runtime broadcast element by element
@@ -57,7 +57,7 @@ def _binary(op: str, swap: bool = False) -> Emitter:
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
         native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
-        compute = torch.uint8 if native else compute_dtype(out.dtype)
+        compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
         x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
         first, second = (y, x) if swap else (x, y)
         result = b.node(op, [b.value(first, compute), b.value(second, compute)])
@@ -89,7 +89,7 @@ def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     """Integer floor division: truncating Div, minus one where the remainder's sign differs."""
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float floor_divide")  # torch's float rule is not Floor(Div)
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     a, c = b.value(x, compute), b.value(y, compute)
     zero = b.value(0, compute)
     quotient = b.node("Div", [a, c])
@@ -103,7 +103,7 @@ def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
 def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float remainder")
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     result = b.node("Mod", [b.value(x, compute), b.value(y, compute)], fmod=0)
     return b.cast(result, compute, out.dtype)
 
@@ -111,7 +111,7 @@ def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
 def _compare(op: str, negate: bool = False) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
         have = torch.result_type(x, y)
-        compute = torch.int64 if have == torch.bool else compute_dtype(have)
+        compute = torch.int64 if have == torch.bool else onnx_arithmetic_dtype(have)
         result = b.node(op, [b.value(x, compute), b.value(y, compute)])
         return b.node("Not", [result]) if negate else result
 
@@ -176,7 +176,7 @@ def _shift_right(b: Builder, out: torch.Tensor, x: Any, shift: Any) -> str:
         raise Untranslatable("right shift of a tensor by a number only")
     if out.dtype == torch.bool or not 0 <= shift < 31:
         raise Untranslatable(f"right shift by {shift!r} of {out.dtype}")
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     value, step = b.value(x, compute), b.value(1 << shift, compute)
     if not _nonnegative(b, value):  # Div truncates: exact for non-negative values only
         value = b.node("Sub", [value, b.node("Mod", [value, step], fmod=0)])
@@ -245,7 +245,7 @@ def _unary(name: str) -> Emitter:
         op = _FLOAT_UNARY.get(name) or _ROUNDING.get(name) or _ANY_UNARY[name]
         if op in _FLOAT_UNARY.values() and not out.dtype.is_floating_point:
             raise Untranslatable(f"{name} producing {out.dtype}")
-        compute = compute_dtype(out.dtype)
+        compute = onnx_arithmetic_dtype(out.dtype)
         return b.cast(b.node(op, [b.value(x, compute)]), compute, out.dtype)
 
     return emit
@@ -257,7 +257,7 @@ for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
 
 @emits("relu")
 def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False) -> str:
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     if compute.is_floating_point:
         return b.cast(b.node("Relu", [b.value(x, compute)]), compute, out.dtype)
     return b.cast(b.node("Max", [b.value(x, compute), b.value(0, compute)]), compute, out.dtype)
@@ -267,7 +267,7 @@ def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False)
 def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max: Any = None) -> str:
     if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor) or out.dtype == torch.bool:
         raise Untranslatable("clamp with tensor bounds")
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     bounds = [b.value(v, compute) if v is not None else "" for v in (min, max)]
     while bounds and bounds[-1] == "":
         bounds.pop()
@@ -279,7 +279,7 @@ def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max:
 def _where(b: Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any = None) -> str:
     if x is None or y is None:
         raise Untranslatable("where(condition) alone")
-    compute = torch.int64 if out.dtype == torch.bool else compute_dtype(out.dtype)
+    compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
     result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
     return b.cast(result, compute, out.dtype)
 
@@ -289,7 +289,7 @@ def _extreme_op(op: str) -> Emitter:
         if _stays_uint8(out, x, y):
             compute = torch.uint8
         else:
-            compute = torch.int64 if out.dtype == torch.bool else compute_dtype(out.dtype)
+            compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
         x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
         result = b.node(op, [b.value(x, compute), b.value(y, compute)])
         return b.cast(result, compute, out.dtype)
@@ -305,7 +305,7 @@ emits("minimum")(_extreme_op("Min"))
 def _pow(b: Builder, out: torch.Tensor, x: Any, exponent: Any) -> str:
     if not out.dtype.is_floating_point:
         raise Untranslatable("integer pow")
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     result = b.node("Pow", [b.value(x, compute), b.value(exponent, compute)])
     return b.cast(result, compute, out.dtype)
 
@@ -319,7 +319,7 @@ def _square(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
 def _cumsum(b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, *, dtype: Any = None) -> str:
     if out.dtype == torch.bool or out.dtype.is_floating_point and out.dtype not in NATIVE:
         raise Untranslatable(f"cumsum in {out.dtype}")
-    compute = compute_dtype(out.dtype)
+    compute = onnx_arithmetic_dtype(out.dtype)
     result = b.node("CumSum", [b.value(x, compute), b.ints([dim % max(x.ndim, 1)])])
     return b.cast(result, compute, out.dtype)
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from ...errors import Untranslatable
-from .builder import NATIVE, Builder, compute_dtype
+from .builder import NATIVE, Builder, onnx_arithmetic_dtype
 from .registry import Emitter, emits
 
 
@@ -109,7 +109,7 @@ def _softmax_op(op: str) -> Emitter:
     ) -> str:
         if dim is None or not out.dtype.is_floating_point:
             raise Untranslatable(f"{op} without dim")
-        compute = compute_dtype(out.dtype)
+        compute = onnx_arithmetic_dtype(out.dtype)
         result = b.node(op, [b.value(x, compute)], axis=dim % max(x.ndim, 1))
         return b.cast(result, compute, out.dtype)
 

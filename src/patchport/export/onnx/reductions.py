@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from ...errors import Untranslatable
-from .builder import Builder, compute_dtype
+from .builder import Builder, onnx_arithmetic_dtype
 from .elementwise import truth
 from .registry import Emitter, emits
 
@@ -24,7 +24,7 @@ def _reduce(op: str, cast_first: bool = True) -> Emitter:
     ) -> str:
         if out.dtype == torch.bool:
             raise Untranslatable(f"{op} on bool")
-        compute = compute_dtype(out.dtype)
+        compute = onnx_arithmetic_dtype(out.dtype)
         dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
         if dim is not None and not dims:
             raise Untranslatable(f"{op} over dim=()")
