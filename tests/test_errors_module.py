@@ -13,11 +13,11 @@ SRC = Path(errors.__file__).parent
 OLD_HOMES = {
     "patchport.cli_bundle": ["BundleCommandError"],
     "patchport.export.spec_checks": ["BundleFormatError"],
-    "patchport.export.fx_onnx": ["Untranslatable"],
+    "patchport.export.onnx.driver": ["Untranslatable"],
     "patchport.export.scene": ["DrawingUnavailable"],
     "patchport.export.bundle_safety": ["BundleSafetyError", "ModelIntegrityError"],
     "patchport.export.input_shapes": ["InputShapeError"],
-    "patchport.export.onnx_kernels": ["OnnxPrecisionWarning", "OnnxKernelError"],
+    "patchport.export.onnx.kernels": ["OnnxPrecisionWarning", "OnnxKernelError"],
     "patchport.export.dynamic_export": ["DynamicShapeError"],
     "patchport.export.compile": ["ValidationError"],
     "patchport.export.input_checks": [

@@ -14,8 +14,8 @@ import torch
 
 import patchport
 from patchport import annotate
-from patchport.export import fx_onnx
 from patchport.export.backends import ExportJob, onnx_output_names, write_model
+from patchport.export.onnx import driver
 from patchport.patches import opencv
 from patchport.sessions.lifecycle import last_session
 from tests.patches import pipelines
@@ -91,7 +91,7 @@ def assert_translation_replays(node, rng):
     names = [p.name for p in node.inputs]
     outputs = onnx_output_names(names, [p.name for p in node.outputs])
     example = [torch.as_tensor(node.samples[0].inputs[n]) for n in names]
-    model, _ = fx_onnx.translate(node.graph_module, example, names, outputs)
+    model, _ = driver.translate(node.graph_module, example, names, outputs)
     onnx.checker.check_model(onnx.load_from_string(model), full_check=True)
     session = onnxruntime.InferenceSession(model)
     assert [i.name for i in session.get_inputs()] == names
@@ -146,8 +146,8 @@ def test_untranslatable_graph_falls_back_to_torch_onnx(tmp_path, caplog):
         {"x": FRAME},
     )
     args = [torch.from_numpy(FRAME)]
-    with pytest.raises(fx_onnx.Untranslatable, match="gelu"):
-        fx_onnx.translate(node.graph_module, args, ["x"], ["y"])
+    with pytest.raises(driver.Untranslatable, match="gelu"):
+        driver.translate(node.graph_module, args, ["x"], ["y"])
     job = ExportJob(node.graph_module, [FRAME], ["x"], ["y"], tmp_path / "node.onnx")
     with caplog.at_level(logging.DEBUG, logger="patchport.export.backends"):
         write_model("onnx", job)
@@ -196,8 +196,8 @@ def test_property_ops_on_every_dtype_translate_or_fall_back(tmp_path):
             with np.errstate(all="ignore"):
                 graph = conform(op, x, rtol=1e-4)
             try:
-                model, _ = fx_onnx.translate(graph, [torch.from_numpy(x)], ["x0"], ["y"])
-            except fx_onnx.Untranslatable as exc:
+                model, _ = driver.translate(graph, [torch.from_numpy(x)], ["x0"], ["y"])
+            except driver.Untranslatable as exc:
                 refused.append(f"{name}/{np.dtype(dtype)}: {str(exc).splitlines()[0]}")
                 continue
             translated += 1
@@ -228,7 +228,7 @@ def test_uint8_arithmetic_stays_in_uint8_and_wraps_like_torch(tmp_path):
     node = trace_node(tmp_path, uint8_math, {"a": a, "b": b})
     names = [p.name for p in node.inputs]
     outputs = onnx_output_names(names, [p.name for p in node.outputs])
-    model, _ = fx_onnx.translate(node.graph_module, [a, b], names, outputs)
+    model, _ = driver.translate(node.graph_module, [a, b], names, outputs)
     assert [n.op_type for n in onnx.load_from_string(model).graph.node if n.op_type == "Cast"] == []
     assert_translation_replays(node, rng)
 
@@ -245,7 +245,7 @@ def test_per_channel_constant_is_widened_to_whole_rows(tmp_path):
     node = trace_node(tmp_path, shifted, {"image": image})
     names = [p.name for p in node.inputs]
     outputs = onnx_output_names(names, [p.name for p in node.outputs])
-    model, _ = fx_onnx.translate(node.graph_module, [image], names, outputs)
+    model, _ = driver.translate(node.graph_module, [image], names, outputs)
     shapes = {tuple(i.dims) for i in onnx.load_from_string(model).graph.initializer}
     assert (1, 70, 3) in shapes and (1, 1, 3) not in shapes
     assert_translation_replays(node, np.random.default_rng(7))

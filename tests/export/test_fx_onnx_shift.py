@@ -8,12 +8,12 @@ import onnxruntime
 import torch
 from torch import fx
 
-from patchport.export import fx_onnx
+from patchport.export.onnx import driver
 
 
 def _run(fn, x):
     module = fx.symbolic_trace(fn)
-    model, expected = fx_onnx.translate(module, [x], ["x"], ["out"])
+    model, expected = driver.translate(module, [x], ["x"], ["out"])
     session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
     got = session.run(None, {"x": x.numpy()})[0]
     ops = [node.op_type for node in onnx.load_from_string(model).graph.node]

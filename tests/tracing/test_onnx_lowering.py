@@ -12,13 +12,13 @@ import pytest
 import torch
 from onnx import TensorProto, helper
 
-from patchport.export.onnx_decompositions import (
+from patchport.export.onnx.decompositions import (
     onnx_cumprod,
     onnx_det,
     onnx_inv,
     onnx_solve,
 )
-from patchport.export.onnx_kernels import (
+from patchport.export.onnx.kernels import (
     OnnxKernelError,
     OnnxPrecisionWarning,
     fit_to_onnx_runtime,

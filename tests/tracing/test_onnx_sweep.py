@@ -29,8 +29,8 @@ import pytest
 import torch
 
 from patchport.export.backends import _onnx_export_patches, as_tensor, load_runner
-from patchport.export.onnx_decompositions import decompose_for_onnx
-from patchport.export.onnx_kernels import OnnxPrecisionWarning, fit_to_onnx_runtime
+from patchport.export.onnx.decompositions import decompose_for_onnx
+from patchport.export.onnx.kernels import OnnxPrecisionWarning, fit_to_onnx_runtime
 from patchport.tracing import Recorder, finish, trace_input
 
 from ..script_runs import on_session_end

@@ -242,7 +242,7 @@ class Backend:
 
 def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
-    from .fx_onnx import OPSET, Untranslatable, write_direct
+    from .onnx.driver import OPSET, Untranslatable, write_direct
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
     if any("dynamic" in key and value for key, value in declared.items()):
@@ -267,8 +267,8 @@ _DIRECT_OPSETS: dict[Path, int] = {}  # path -> opset of files the direct writer
 def _write_onnx_dynamo(job: ExportJob) -> None:
     if _write_onnx_direct(job):
         return
-    from .onnx_decompositions import decompose_for_onnx
-    from .onnx_kernels import fit_to_onnx_runtime
+    from .onnx.decompositions import decompose_for_onnx
+    from .onnx.kernels import fit_to_onnx_runtime
 
     args, _ = job.export_arguments("onnx-dynamo")
     module = decompose_for_onnx(job.signature_module, args)
@@ -315,7 +315,7 @@ def _write_onnx_torchscript(job: ExportJob) -> None:
         )
     _keep_every_input(job)
     name_onnx_ports(job.path, job.input_names, job.output_names)
-    from .onnx_kernels import fit_to_onnx_runtime
+    from .onnx.kernels import fit_to_onnx_runtime
 
     fit_to_onnx_runtime(job.path)  # ONNX Runtime's CPU kernels, as for the dynamo exporter
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-_NUMPY = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64}
+from ..dtype_table import numpy_dtype_of_onnx
 
 
 def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndarray:
@@ -25,7 +25,7 @@ def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndar
             shape = [batch if i == 0 else 0 if i == 2 else d for i, d in enumerate(item.shape)]
             if not all(isinstance(d, int) for d in shape):
                 raise ValueError(f"greedy_onnx: cannot size an empty past for {name} {item.shape}")
-            past[name] = np.zeros(shape, dtype=_NUMPY.get(item.type, np.float32))
+            past[name] = np.zeros(shape, dtype=numpy_dtype_of_onnx(item.type) or np.float32)
     ids, length, produced = input_ids.astype(np.int64), 0, []
     for _ in range(new_tokens):
         seq = ids.shape[1]

@@ -1,9 +1,10 @@
-"""NumPy <-> torch dtype tables and the rules for holding NumPy data in a torch graph.
+"""NumPy <-> torch dtypes and the rules for holding NumPy data in a torch graph.
 
 torch has few kernels for uint16/uint32/uint64, so NumPy data of those dtypes is held as
 int64 in the graph: arithmetic results are masked back into range (NumPy's wraparound)
 and the data is cast back to its own dtype where torch itself receives it. The node rules take
-the recorder (anything with ``cast`` and ``call``) as an argument: this module is a leaf.
+the recorder (anything with ``cast`` and ``call``) as an argument: this module is a leaf
+of ``tracing``. The NumPy <-> torch map itself is :mod:`patchport.dtype_table`'s.
 """
 
 from __future__ import annotations
@@ -13,22 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
-NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
-    np.dtype(np.bool_): torch.bool,
-    np.dtype(np.uint8): torch.uint8,
-    np.dtype(np.int8): torch.int8,
-    np.dtype(np.int16): torch.int16,
-    np.dtype(np.int32): torch.int32,
-    np.dtype(np.int64): torch.int64,
-    np.dtype(np.uint16): torch.uint16,
-    np.dtype(np.uint32): torch.uint32,
-    np.dtype(np.uint64): torch.uint64,
-    np.dtype(np.float16): torch.float16,
-    np.dtype(np.float32): torch.float32,
-    np.dtype(np.float64): torch.float64,
-    np.dtype(np.complex64): torch.complex64,
-    np.dtype(np.complex128): torch.complex128,
-}
+from ..dtype_table import numpy_to_torch
+
+NP_TO_TORCH: dict[np.dtype, torch.dtype] = dict(numpy_to_torch())
 TORCH_TO_NP: dict[torch.dtype, np.dtype] = {v: k for k, v in NP_TO_TORCH.items()}
 
 # NumPy dtypes held as int64 in the graph -> the mask that wraps a result back into range

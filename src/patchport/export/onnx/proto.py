@@ -15,24 +15,7 @@ from typing import Any
 
 import numpy as np
 
-# TensorProto.DataType
-FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL = 1, 2, 3, 4, 5, 6, 7, 9
-FLOAT16, DOUBLE, UINT32, UINT64, BFLOAT16 = 10, 11, 12, 13, 16
-
-NUMPY_TYPES = {
-    np.dtype(np.float32): FLOAT,
-    np.dtype(np.uint8): UINT8,
-    np.dtype(np.int8): INT8,
-    np.dtype(np.uint16): UINT16,
-    np.dtype(np.int16): INT16,
-    np.dtype(np.int32): INT32,
-    np.dtype(np.int64): INT64,
-    np.dtype(np.bool_): BOOL,
-    np.dtype(np.float16): FLOAT16,
-    np.dtype(np.float64): DOUBLE,
-    np.dtype(np.uint32): UINT32,
-    np.dtype(np.uint64): UINT64,
-}
+from ...dtype_table import onnx_code
 
 
 def _varint(value: int) -> bytes:
@@ -68,7 +51,7 @@ def _float(number: int, value: float) -> bytes:
 def tensor(name: str, array: np.ndarray) -> bytes:
     """TensorProto: dims, data_type, name, raw_data (little-endian)."""
     array = np.ascontiguousarray(array)
-    kind = NUMPY_TYPES[array.dtype]
+    kind = onnx_code(array.dtype)
     data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
     dims = b"".join(_int(1, d) for d in array.shape)
     return dims + _int(2, kind) + _bytes(8, name) + _bytes(9, data)

@@ -81,14 +81,14 @@ def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = Non
 
 def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
     """NumPy's stable argsort as ONNX TopK, which ONNX Runtime breaks ties by index in."""
-    from ..tracing.numpy_table import np_argsort
+    from ...tracing.numpy_table import np_argsort
 
     return np_argsort(x, dim, False)
 
 
 def _table_decompositions() -> dict[Any, Any]:
     """Swaps for the NumPy table's own graph helpers (imported on first use)."""
-    from ..tracing.numpy_table import np_argsort
+    from ...tracing.numpy_table import np_argsort
 
     return {np_argsort: onnx_argsort}
 

@@ -16,15 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import OnnxKernelError, OnnxPrecisionWarning
+from ...dtype_table import ELEMENT_TYPES, numpy_name, torch_to_onnx
+from ...errors import OnnxKernelError, OnnxPrecisionWarning
 
-_TYPE_NAMES = {
-    1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
-    8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
-    14: "complex64", 15: "complex128", 16: "bfloat16",
-}  # fmt: skip
-_TYPE_CODES = {name: code for code, name in _TYPE_NAMES.items()}
-_NUMPY_NAMES = {"float": "float32", "double": "float64"}
+_TYPE_NAMES = {e.code: e.onnx for e in ELEMENT_TYPES}
+_TYPE_CODES = {e.onnx: e.code for e in ELEMENT_TYPES}
 
 # dtypes tried, in order, for a node ORT has no kernel for; all hold every value exactly
 # except double -> float (stated by a warning)
@@ -188,8 +184,8 @@ def fit_to_onnx_runtime(path: Path, program: Any = None) -> list[Lowering]:
                 Lowering(
                     node.op_type,
                     node.name,
-                    _np(have),
-                    _np(runs_in),
+                    numpy_name(have),
+                    numpy_name(runs_in),
                     _LOSSY.get((have, runs_in), "exact"),
                 )  # fmt: skip
             )
@@ -214,13 +210,7 @@ def _torch_output_types(program: Any) -> list[str | None]:
     exported = getattr(program, "exported_program", None)
     if exported is None:
         return []
-    import torch
-
-    names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float",
-             torch.float64: "double", torch.bool: "bool", torch.uint8: "uint8",
-             torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-             torch.int64: "int64", torch.uint16: "uint16", torch.uint32: "uint32",
-             torch.uint64: "uint64"}  # fmt: skip
+    names = {dtype: e.onnx for dtype, e in torch_to_onnx().items()}
     out = []
     for node in exported.graph.nodes:
         if node.op == "output":
@@ -253,10 +243,6 @@ def _restore_output_dtypes(model: Any, wanted: list[str | None]) -> list[Any]:
         )
         value.type.tensor_type.elem_type = _TYPE_CODES[want]
     return casts
-
-
-def _np(type_name: str) -> str:
-    return _NUMPY_NAMES.get(type_name, type_name)
 
 
 def _schema(op_type: str, version: int | None, domain: str) -> Any:
@@ -316,7 +302,7 @@ _WORKAROUNDS = {
 
 def _refusal(refused: dict[tuple[str, str], str]) -> str:
     lines = [
-        f"  {op} on {_np(t)} (node {name!r}): "
+        f"  {op} on {numpy_name(t)} (node {name!r}): "
         f"{_WORKAROUNDS.get(t, 'cast to a dtype ONNX Runtime supports before this step')}"
         for (op, t), name in sorted(refused.items())
     ]

@@ -1,0 +1,176 @@
+"""A direct translator from a recorded ``torch.fx`` graph to ONNX, without torch.onnx.
+
+torch.onnx's exporter spends seconds on start-up (torch.export, decomposition, its op
+registry) before it writes a single node. patchport's graphs are made of a small set of
+torch operations, so this module runs the graph once on the example inputs under a
+``TorchFunctionMode`` and writes each torch call it sees as the equivalent ONNX nodes,
+with the exact dtypes the eager run produced (values that do not depend on an input are
+folded into initializers). Anything outside its table raises :class:`Untranslatable`, and
+the caller falls back to torch.onnx. Shapes are the example's: graphs with dynamic
+dimensions are not translated here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from ...errors import Untranslatable
+from . import elementwise, neural, proto, reductions, shapes  # noqa: F401 - register emitters
+from .builder import Builder
+from .indexing import setitem
+from .registry import TABLE
+
+OPSET = 20
+
+
+# results that depend only on an input's (static) shape and dtype: folded to constants
+_SHAPE_ONLY = {"zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full"}
+
+
+class _Translating(TorchFunctionMode):
+    """Runs the graph's torch calls eagerly and writes the ONNX node(s) for each."""
+
+    def __init__(self, builder: Builder) -> None:
+        super().__init__()
+        self.b = builder
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None):
+        kwargs = kwargs or {}
+        b = self.b
+        name = getattr(func, "__name__", "")
+        touched = name not in _SHAPE_ONLY and (b.traced(args) or b.traced(kwargs))
+        if name == "__get__":
+            attr = getattr(getattr(func, "__self__", None), "__name__", "")
+            result = func(*args, **kwargs)
+            if touched and isinstance(result, torch.Tensor):
+                if attr not in ("data", "T", "mT", "real"):
+                    raise Untranslatable(f"Tensor.{attr}")
+                x = args[0]
+                if attr in ("T", "mT") and x.ndim > 1:
+                    perm = list(range(x.ndim))
+                    perm = perm[::-1] if attr == "T" else perm[:-2] + perm[-2:][::-1]
+                    b.bind(result, b.node("Transpose", [b.tensor(x)], perm=perm))
+                elif attr == "real" and x.is_complex():
+                    raise Untranslatable("complex")
+                else:
+                    b.bind(result, b.node("Identity", [b.tensor(x)]))
+            return result
+        if name == "__setitem__" and touched:
+            return setitem(b, func, *args)
+        if name in ("__setitem__",) or (name.endswith("_") and not name.startswith("_")):
+            if touched or (args and id(args[0]) in b.names):
+                raise Untranslatable(f"in-place {name}")
+            return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if not touched:
+            return result  # computed from constants only: folded
+        if "out" in kwargs or not isinstance(result, torch.Tensor):
+            if isinstance(result, (bool, int, float)) or result is None:
+                if name in ("item", "tolist", "__bool__", "__int__", "__float__", "__index__"):
+                    raise Untranslatable(f"data-dependent {name}")
+                return result  # shape or dtype queries
+            raise Untranslatable(f"{name} returning {type(result).__name__}")
+        emit = TABLE.get(name)
+        if emit is None or not _is_torch_callable(func, name):
+            raise Untranslatable(f"no ONNX translation for torch {name!r}")
+        try:
+            value = emit(b, result, *args, **kwargs)
+        except TypeError as exc:  # a signature the emitter does not know
+            raise Untranslatable(f"{name}: {exc}") from None
+        b.bind(result, value)
+        return result
+
+
+def _is_torch_callable(func: Any, name: str) -> bool:
+    owners = (torch.Tensor, torch, F, torch._C._nn, torch._C._VariableFunctions, torch.special)
+    return any(getattr(owner, name, None) is func for owner in owners)
+
+
+def translate(
+    graph_module: torch.nn.Module,
+    args: Sequence[torch.Tensor],
+    input_names: list[str],
+    output_names: list[str],
+    opset: int = OPSET,
+) -> tuple[Any, list[Any]]:
+    """The ONNX model bytes of ``graph_module`` on ``args``, and the eager outputs they
+    must give. Raises :class:`Untranslatable` when some call is outside the table.
+    """
+    from torch import fx
+    from torch.utils import _pytree
+
+    if not isinstance(graph_module, fx.GraphModule):
+        raise Untranslatable("not an fx graph")
+    if opset < 18:
+        raise Untranslatable(f"opset {opset} < 18")
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(args) or len(input_names) != len(args):
+        raise Untranslatable("inputs do not match the graph's placeholders")
+    b = Builder(set(input_names) | set(output_names))
+    inputs = []
+    feeds = []
+    for name, value in zip(input_names, args):
+        tensor = value.detach().as_subclass(torch.Tensor).clone()
+        if tensor.dtype not in b.onnx_type or tensor.device.type != "cpu":
+            raise Untranslatable(f"input {name!r} of dtype {tensor.dtype}")
+        b.bind(tensor, name)
+        feeds.append(tensor)
+        inputs.append(proto.value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
+    with torch.no_grad(), _Translating(b):
+        result = fx.Interpreter(graph_module).run(*feeds)
+    flat, _ = _pytree.tree_flatten(result)
+    if len(flat) != len(output_names) or not all(isinstance(t, torch.Tensor) for t in flat):
+        raise Untranslatable("outputs do not match the node's output ports")
+    outputs = []
+    for name, tensor in zip(output_names, flat):
+        if tensor.dtype not in b.onnx_type:
+            raise Untranslatable(f"output {name!r} of dtype {tensor.dtype}")
+        b.nodes.append(proto.Node("Identity", [b.tensor(tensor)], [name]))
+        outputs.append(proto.value_info(name, b.onnx_type[tensor.dtype], tensor.shape))
+    model = proto.model(b.nodes, b.initializers, inputs, outputs, opset)
+    return model, [t.detach().clone() for t in flat]
+
+
+def _same(got: np.ndarray, want: torch.Tensor) -> bool:
+    want_np = want.numpy()
+    if got.dtype != want_np.dtype or got.shape != want_np.shape:
+        return False
+    if want_np.dtype.kind in "fc":
+        return bool(np.allclose(got, want_np, rtol=1e-5, atol=1e-6, equal_nan=True))
+    return bool(np.array_equal(got, want_np))
+
+
+def write_direct(
+    graph_module: torch.nn.Module,
+    args: Sequence[torch.Tensor],
+    input_names: list[str],
+    output_names: list[str],
+    path: Any,
+    opset: int = OPSET,
+) -> None:
+    """Translate, check the model in ONNX Runtime against the eager graph on ``args``,
+    and save it to ``path``; raise :class:`Untranslatable` (nothing written) otherwise."""
+    import onnxruntime
+
+    data, expected = translate(graph_module, args, input_names, output_names, opset)
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        feed = {
+            name: a.detach().as_subclass(torch.Tensor).numpy() for name, a in zip(input_names, args)
+        }
+        got = session.run(None, feed)
+    except Exception as exc:  # a kernel ONNX Runtime lacks for some dtype
+        raise Untranslatable(f"ONNX Runtime refused the translation: {exc}") from None
+    for name, have, want in zip(output_names, got, expected):
+        if not _same(np.asarray(have), want):
+            raise Untranslatable(f"output {name!r} differs from the eager graph")
+    Path(path).write_bytes(data)

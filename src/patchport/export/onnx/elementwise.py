@@ -1,0 +1,335 @@
+"""Emitters of elementwise torch ops: arithmetic, comparisons, logic, bit operations,
+unary functions, clamps, casts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ...errors import Untranslatable
+from .builder import NATIVE, Builder, onnx_arithmetic_dtype
+from .registry import Emitter, emits
+
+_SHORT_SPAN = 64  # innermost runs this short make ONNX Runtime broadcast element by element
+_EXPANDED_CONSTANT = 1 << 16  # largest constant (elements) widened to avoid that
+
+
+def _wide_constant(b: Builder, value: Any, out: torch.Tensor) -> Any:
+    """A small constant operand broadcast inside the innermost axes, e.g. a (1, 1, 3) colour
+    against (H, W, 3), widened over those axes to (1, W, 3): ONNX Runtime then broadcasts
+    whole rows (about 200x faster on a 480x640 image) with the same values."""
+    if not isinstance(value, torch.Tensor) or b.traced(value) or value.ndim == 0:
+        return value
+    shape = (1,) * (out.ndim - value.ndim) + tuple(value.shape)
+    broadcast = [s == 1 and o > 1 for s, o in zip(shape, out.shape)]
+    if not any(broadcast) or math.prod(shape) == 1:
+        return value
+    last = max(i for i, x in enumerate(broadcast) if x)
+    if last == len(shape) - 1 or math.prod(out.shape[last + 1 :]) >= _SHORT_SPAN:
+        return value  # scalar runs or long spans: ONNX Runtime's fast paths
+    wide = list(shape)
+    for i in range(last, -1, -1):  # widen outward until the contiguous span is long
+        wide[i] = out.shape[i]
+        if math.prod(wide[i:]) >= _SHORT_SPAN:
+            break
+    if math.prod(wide) > _EXPANDED_CONSTANT:
+        return value
+    return value.reshape(shape).expand(tuple(wide)).contiguous()
+
+
+def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
+    """True when a uint8 result of uint8 operands (or Python ints 0..255) can be computed
+    in uint8 itself: ONNX Runtime's uint8 Add/Sub/Mul wrap modulo 256 like torch, Min/Max
+    select, so the int64 round trip (8x the memory traffic, two casts) buys nothing."""
+    if out.dtype != torch.uint8:
+        return False
+    return all(
+        (isinstance(v, torch.Tensor) and v.dtype == torch.uint8)
+        or (type(v) is int and 0 <= v <= 255)
+        for v in operands
+    )
+
+
+def _binary(op: str, swap: bool = False) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any, y: Any, *, alpha: Any = None) -> str:
+        if alpha not in (None, 1) or out.dtype == torch.bool:
+            raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
+        native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
+        compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
+        x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
+        first, second = (y, x) if swap else (x, y)
+        result = b.node(op, [b.value(first, compute), b.value(second, compute)])
+        return b.cast(result, compute, out.dtype)
+
+    return emit
+
+
+for _names, _op, _swap in (
+    (("add", "__add__", "__radd__"), "Add", False),
+    (("sub", "subtract", "__sub__"), "Sub", False),
+    (("__rsub__", "rsub"), "Sub", True),
+    (("mul", "multiply", "__mul__", "__rmul__"), "Mul", False),
+    (("true_divide", "__truediv__"), "Div", False),
+    (("__rtruediv__", "__rdiv__"), "Div", True),
+):
+    emits(*_names)(_binary(_op, _swap))
+
+
+@emits("div", "divide")
+def _div(b: Builder, out: torch.Tensor, x: Any, y: Any, *, rounding_mode: Any = None) -> str:
+    if rounding_mode is not None:
+        raise Untranslatable(f"div rounding_mode={rounding_mode!r}")
+    return _binary("Div")(b, out, x, y)
+
+
+@emits("floor_divide", "__floordiv__")
+def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+    """Integer floor division: truncating Div, minus one where the remainder's sign differs."""
+    if out.dtype.is_floating_point or out.dtype == torch.bool:
+        raise Untranslatable("float floor_divide")  # torch's float rule is not Floor(Div)
+    compute = onnx_arithmetic_dtype(out.dtype)
+    a, c = b.value(x, compute), b.value(y, compute)
+    zero = b.value(0, compute)
+    quotient = b.node("Div", [a, c])
+    inexact = b.node("Not", [b.node("Equal", [b.node("Mod", [a, c], fmod=1), zero])])
+    signs = b.node("Xor", [b.node("Less", [a, zero]), b.node("Less", [c, zero])])
+    adjust = b.cast(b.node("And", [inexact, signs]), torch.bool, compute)
+    return b.cast(b.node("Sub", [quotient, adjust]), compute, out.dtype)
+
+
+@emits("remainder", "__mod__")
+def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+    if out.dtype.is_floating_point or out.dtype == torch.bool:
+        raise Untranslatable("float remainder")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    result = b.node("Mod", [b.value(x, compute), b.value(y, compute)], fmod=0)
+    return b.cast(result, compute, out.dtype)
+
+
+def _compare(op: str, negate: bool = False) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+        have = torch.result_type(x, y)
+        compute = torch.int64 if have == torch.bool else onnx_arithmetic_dtype(have)
+        result = b.node(op, [b.value(x, compute), b.value(y, compute)])
+        return b.node("Not", [result]) if negate else result
+
+    return emit
+
+
+for _names, _op, _neg in (
+    (("eq", "__eq__"), "Equal", False),
+    (("ne", "__ne__", "not_equal"), "Equal", True),
+    (("lt", "__lt__", "less"), "Less", False),
+    (("le", "__le__", "less_equal"), "LessOrEqual", False),
+    (("gt", "__gt__", "greater"), "Greater", False),
+    (("ge", "__ge__", "greater_equal"), "GreaterOrEqual", False),
+):
+    emits(*_names)(_compare(_op, _neg))
+
+
+def _logical(op: str) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+        if out.dtype != torch.bool:
+            raise Untranslatable(f"{op} producing {out.dtype}")
+        return b.node(op, [truth(b, x), truth(b, y)])
+
+    return emit
+
+
+def truth(b: Builder, x: Any) -> str:
+    if isinstance(x, torch.Tensor) and x.dtype != torch.bool:
+        return b.node("Not", [b.node("Equal", [b.tensor(x), b.value(0, x.dtype)])])
+    return b.value(x, torch.bool)
+
+
+emits("logical_and")(_logical("And"))
+emits("logical_or")(_logical("Or"))
+emits("logical_xor")(_logical("Xor"))
+
+
+def _bitwise_op(op_bool: str, op_int: str) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+        if out.dtype == torch.bool:
+            return b.node(op_bool, [b.value(x, torch.bool), b.value(y, torch.bool)])
+        if out.dtype.is_floating_point:
+            raise Untranslatable("bitwise op on floats")
+        return b.node(op_int, [b.value(x, out.dtype), b.value(y, out.dtype)])
+
+    return emit
+
+
+for _names, _ops in (
+    (("__and__", "bitwise_and"), ("And", "BitwiseAnd")),
+    (("__or__", "bitwise_or"), ("Or", "BitwiseOr")),
+    (("__xor__", "bitwise_xor"), ("Xor", "BitwiseXor")),
+):
+    emits(*_names)(_bitwise_op(*_ops))
+
+
+@emits("__rshift__", "bitwise_right_shift")
+def _shift_right(b: Builder, out: torch.Tensor, x: Any, shift: Any) -> str:
+    """``x >> k`` (k a number) on integers: floor division by 2**k, exact for every sign as
+    (x - (x mod 2**k)) / 2**k (ONNX's BitShift takes unsigned types only)."""
+    if not isinstance(x, torch.Tensor) or type(shift) is not int or out.dtype.is_floating_point:
+        raise Untranslatable("right shift of a tensor by a number only")
+    if out.dtype == torch.bool or not 0 <= shift < 31:
+        raise Untranslatable(f"right shift by {shift!r} of {out.dtype}")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    value, step = b.value(x, compute), b.value(1 << shift, compute)
+    if not _nonnegative(b, value):  # Div truncates: exact for non-negative values only
+        value = b.node("Sub", [value, b.node("Mod", [value, step], fmod=0)])
+    return b.cast(b.node("Div", [value, step]), compute, out.dtype)
+
+
+_KEEPS_SIGN = {"Gather", "Reshape", "Identity", "Expand", "Slice"}
+_SIGN_OF_ALL = {"Mul", "Add", "Div", "Concat"}
+
+
+def _nonnegative(b: Builder, name: str, depth: int = 0) -> bool:
+    """Whether the ONNX value ``name`` is >= 0 by construction (integer overflow aside):
+    casts of unsigned data, non-negative constants, and what gathers, reshapes, products,
+    sums and quotients of such values give."""
+    if name in b.nonnegative:
+        return True
+    if depth > 32:
+        return False
+    node = next((n for n in reversed(b.nodes) if name in n.outputs), None)
+    if node is None:
+        return False
+    if node.op_type in _KEEPS_SIGN:
+        return _nonnegative(b, node.inputs[0], depth + 1)
+    if node.op_type in _SIGN_OF_ALL:
+        return all(_nonnegative(b, i, depth + 1) for i in node.inputs)
+    return False
+
+
+@emits("logical_not")
+def _logical_not(b: Builder, out: torch.Tensor, x: Any) -> str:
+    return b.cast(b.node("Not", [truth(b, x)]), torch.bool, out.dtype)
+
+
+@emits("bitwise_not", "__invert__")
+def _invert(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    if x.dtype == torch.bool:
+        return b.node("Not", [b.tensor(x)])
+    return b.node("BitwiseNot", [b.tensor(x)])
+
+
+_FLOAT_UNARY = {
+    "exp": "Exp",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "sin": "Sin",
+    "cos": "Cos",
+    "tan": "Tan",
+    "tanh": "Tanh",
+    "sigmoid": "Sigmoid",
+    "erf": "Erf",
+    "reciprocal": "Reciprocal",
+    "asin": "Asin",
+    "acos": "Acos",
+    "atan": "Atan",
+}
+_ROUNDING = {"floor": "Floor", "ceil": "Ceil", "round": "Round"}
+_ANY_UNARY = {"neg": "Neg", "__neg__": "Neg", "negative": "Neg", "abs": "Abs", "__abs__": "Abs"}
+
+
+def _unary(name: str) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: torch.Tensor, **kwargs: Any) -> str:
+        if kwargs.get("decimals", 0) != 0 or out.dtype == torch.bool:
+            raise Untranslatable(f"{name} with {kwargs} or on bool")
+        if name in _ROUNDING and not x.dtype.is_floating_point:
+            return b.cast(b.tensor(x), x.dtype, out.dtype)
+        op = _FLOAT_UNARY.get(name) or _ROUNDING.get(name) or _ANY_UNARY[name]
+        if op in _FLOAT_UNARY.values() and not out.dtype.is_floating_point:
+            raise Untranslatable(f"{name} producing {out.dtype}")
+        compute = onnx_arithmetic_dtype(out.dtype)
+        return b.cast(b.node(op, [b.value(x, compute)]), compute, out.dtype)
+
+    return emit
+
+
+for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
+    emits(_name)(_unary(_name))
+
+
+@emits("relu")
+def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False) -> str:
+    compute = onnx_arithmetic_dtype(out.dtype)
+    if compute.is_floating_point:
+        return b.cast(b.node("Relu", [b.value(x, compute)]), compute, out.dtype)
+    return b.cast(b.node("Max", [b.value(x, compute), b.value(0, compute)]), compute, out.dtype)
+
+
+@emits("clamp", "clip")
+def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max: Any = None) -> str:
+    if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor) or out.dtype == torch.bool:
+        raise Untranslatable("clamp with tensor bounds")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    bounds = [b.value(v, compute) if v is not None else "" for v in (min, max)]
+    while bounds and bounds[-1] == "":
+        bounds.pop()
+    result = b.node("Clip", [b.value(x, compute), *bounds])
+    return b.cast(result, compute, out.dtype)
+
+
+@emits("where")
+def _where(b: Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any = None) -> str:
+    if x is None or y is None:
+        raise Untranslatable("where(condition) alone")
+    compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
+    result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
+    return b.cast(result, compute, out.dtype)
+
+
+def _extreme_op(op: str) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+        if _stays_uint8(out, x, y):
+            compute = torch.uint8
+        else:
+            compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
+        x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
+        result = b.node(op, [b.value(x, compute), b.value(y, compute)])
+        return b.cast(result, compute, out.dtype)
+
+    return emit
+
+
+emits("maximum")(_extreme_op("Max"))
+emits("minimum")(_extreme_op("Min"))
+
+
+@emits("pow", "__pow__")
+def _pow(b: Builder, out: torch.Tensor, x: Any, exponent: Any) -> str:
+    if not out.dtype.is_floating_point:
+        raise Untranslatable("integer pow")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    result = b.node("Pow", [b.value(x, compute), b.value(exponent, compute)])
+    return b.cast(result, compute, out.dtype)
+
+
+@emits("square")
+def _square(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    return _binary("Mul")(b, out, x, x)
+
+
+@emits("cumsum")
+def _cumsum(b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, *, dtype: Any = None) -> str:
+    if out.dtype == torch.bool or out.dtype.is_floating_point and out.dtype not in NATIVE:
+        raise Untranslatable(f"cumsum in {out.dtype}")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    result = b.node("CumSum", [b.value(x, compute), b.ints([dim % max(x.ndim, 1)])])
+    return b.cast(result, compute, out.dtype)
+
+
+# ------------------------------------------------------------------------------ casts
+@emits("to", "type", "float", "double", "half", "int", "long", "short", "char", "byte", "bool")
+def _to(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+    return b.cast(b.tensor(x), x.dtype, out.dtype)
+
+
+@emits("clone", "contiguous", "detach", "positive", "__pos__", "alias")
+def _identity(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+    return b.node("Identity", [b.tensor(x)])

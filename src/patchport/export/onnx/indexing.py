@@ -1,0 +1,138 @@
+"""Emitters of indexing: ``x[index]`` reads (Slice, Gather, GatherND), ``select``,
+``gather``, and ``x[index] = value`` writes (ScatterND)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...errors import Untranslatable
+from .builder import Builder
+from .registry import emits
+
+
+@emits("__getitem__")
+def _getitem(b: Builder, out: torch.Tensor, x: torch.Tensor, index: Any) -> str:
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, torch.Tensor) for i in items):
+        return _gather_index(b, out, x, items)
+    if any(not (i is None or i is Ellipsis or type(i) in (int, slice)) for i in items):
+        raise Untranslatable("advanced indexing")
+    if sum(i is Ellipsis for i in items) > 1:
+        raise Untranslatable("several Ellipsis")
+    used = sum(i is not None and i is not Ellipsis for i in items)
+    starts, ends, axes, steps = [], [], [], []
+    dim = 0
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            dim += x.ndim - used
+            continue
+        n = x.shape[dim]
+        if type(item) is int:
+            start = item % n if n else 0
+            starts.append(start), ends.append(start + 1), axes.append(dim), steps.append(1)
+        else:
+            start, stop, step = item.indices(n)
+            if step <= 0:
+                raise Untranslatable("negative step")
+            if (start, stop, step) != (0, n, 1):
+                starts.append(start), ends.append(max(stop, start)), axes.append(dim)
+                steps.append(step)
+        dim += 1
+    name = b.tensor(x)
+    if axes:
+        name = b.node("Slice", [name, b.ints(starts), b.ints(ends), b.ints(axes), b.ints(steps)])
+    if tuple(out.shape) == tuple(x.shape) and axes:
+        return name
+    return b.node("Reshape", [name, b.ints(out.shape)])
+
+
+def _gather_index(b: Builder, out: torch.Tensor, x: torch.Tensor, items: tuple) -> str:
+    """``x[..., idx, ...]`` with one integer tensor (Gather), or ``x[i, j, ...]`` with
+    integer tensors on the leading dims and nothing after them but full slices (GatherND)."""
+    full = slice(None)
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (full,) * (x.ndim - len(items) + 1) + items[at + 1 :]
+    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
+    rest = [item for item in items if not isinstance(item, torch.Tensor)]
+    if any(not (isinstance(item, slice) and item == full) for item in rest):
+        raise Untranslatable("advanced indexing mixed with basic indexing")
+    if any(items[i].dtype in (torch.bool,) or items[i].is_floating_point() for i in tensors):
+        raise Untranslatable("boolean or float index")
+    if len(tensors) == 1:
+        index = b.value(items[tensors[0]], torch.int64)
+        return b.node("Gather", [b.tensor(x), index], axis=tensors[0])
+    if tensors != list(range(len(tensors))):
+        raise Untranslatable("advanced indices not leading")
+    shape = list(torch.broadcast_shapes(*(items[i].shape for i in tensors)))
+    columns = [
+        b.node("Reshape", [b.node("Expand", [b.value(items[i], torch.int64), b.ints(shape)]),
+                           b.ints([*shape, 1])])
+        for i in tensors
+    ]  # fmt: skip
+    return b.node("GatherND", [b.tensor(x), b.node("Concat", columns, axis=-1)])
+
+
+@emits("select")
+def _select(b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any) -> str:
+    if isinstance(index, torch.Tensor):
+        raise Untranslatable("select with a tensor index")
+    dim %= x.ndim
+    index = index + x.shape[dim] if index < 0 else index
+    starts, ends, axes = b.ints([index]), b.ints([index + 1]), b.ints([dim])
+    picked = b.node("Slice", [b.tensor(x), starts, ends, axes])
+    return b.node("Reshape", [picked, b.ints(out.shape)])  # select drops the axis
+
+
+@emits("index_select")
+def _index_select(b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any) -> str:
+    if index.ndim != 1:
+        raise Untranslatable("index_select with a 0-d index")
+    return b.node("Gather", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
+
+
+@emits("gather")
+def _gather(
+    b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any, *, sparse_grad=False
+) -> str:
+    """GatherElements; a constant index that fits is stored as int32 (half the bytes)."""
+    if isinstance(index, torch.Tensor) and not b.traced(index) and index.numel():
+        if int(index.max()) < 2**31 and int(index.min()) >= 0:
+            name = b.array(index.numpy().astype(np.int32))
+            return b.node("GatherElements", [b.tensor(x), name], axis=dim % x.ndim)
+    return b.node("GatherElements", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
+
+
+def setitem(b: Builder, func: Any, x: torch.Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` with a basic index: a ScatterND of the positions it covers.
+
+    Refused when another traced tensor shares x's memory (a view would change too)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if any(not (i is None or i is Ellipsis or type(i) in (int, slice)) for i in items):
+        raise Untranslatable("__setitem__ with an advanced index")
+    storage = x.untyped_storage().data_ptr()
+    for other in b.keep:
+        if (
+            other is not x
+            and isinstance(other, torch.Tensor)
+            and id(other) in b.names
+            and id(other) not in b.constants
+            and other.untyped_storage().data_ptr() == storage
+        ):
+            raise Untranslatable("__setitem__ on a tensor that has traced views")
+    base = b.tensor(x)  # before the write: an initializer holds the data as it was
+    positions = np.arange(x.numel(), dtype=np.int64).reshape(tuple(x.shape))[index]
+    func(x, index, value)
+    flat = b.node("Reshape", [base, b.ints([-1])])
+    updates = b.node("Expand", [b.value(value, x.dtype), b.ints(positions.shape)])
+    scattered = b.node(
+        "ScatterND",
+        [flat, b.array(positions.reshape(-1, 1)), b.node("Reshape", [updates, b.ints([-1])])],
+    )
+    b.constants.pop(id(x), None)
+    b.bind(x, b.node("Reshape", [scattered, b.ints(x.shape)]))

@@ -1,0 +1,68 @@
+"""Emitters of reductions over dims: sum, mean, amax/amin, all/any."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...errors import Untranslatable
+from .builder import Builder, onnx_arithmetic_dtype
+from .elementwise import truth
+from .registry import Emitter, emits
+
+
+def _reduce(op: str, cast_first: bool = True) -> Emitter:
+    def emit(
+        b: Builder,
+        out: torch.Tensor,
+        x: torch.Tensor,
+        dim: Any = None,
+        keepdim: bool = False,
+        *,
+        dtype: Any = None,
+    ) -> str:
+        if out.dtype == torch.bool:
+            raise Untranslatable(f"{op} on bool")
+        compute = onnx_arithmetic_dtype(out.dtype)
+        dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        if dim is not None and not dims:
+            raise Untranslatable(f"{op} over dim=()")
+        inputs = [b.value(x, compute)]
+        if dims:
+            inputs.append(b.ints([d % max(x.ndim, 1) for d in dims]))
+        result = b.node(op, inputs, keepdims=int(bool(keepdim)))
+        return b.cast(result, compute, out.dtype)
+
+    return emit
+
+
+emits("sum")(_reduce("ReduceSum"))
+emits("mean")(_reduce("ReduceMean"))
+emits("amax")(_reduce("ReduceMax"))
+emits("amin")(_reduce("ReduceMin"))
+
+
+def _all_any(op: str) -> Emitter:
+    def emit(
+        b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
+    ) -> str:
+        dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        if dim is not None and not dims:
+            raise Untranslatable(f"{op} over dim=()")
+        inputs = [b.cast(truth(b, x), torch.bool, torch.int64)]
+        if dims:
+            inputs.append(b.ints([d % max(x.ndim, 1) for d in dims]))
+        result = b.node(op, inputs, keepdims=int(bool(keepdim)))
+        return b.cast(result, torch.int64, out.dtype)
+
+    return emit
+
+
+emits("all")(_all_any("ReduceMin"))
+emits("any")(_all_any("ReduceMax"))
+
+
+@emits("max", "min")
+def _max_min(b: Builder, out: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+    raise Untranslatable("max/min")  # dim forms return (values, indices)
