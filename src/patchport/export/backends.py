@@ -10,7 +10,6 @@ its outputs as torch tensors, whatever the backend, so replay and comparison are
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -18,54 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from .._stack import user_stacklevel
+from ..bundle.arrays import as_numpy as as_numpy  # compile and dynamic_check read these here
+from ..bundle.arrays import as_tensor as as_tensor
+from ..bundle.arrays import numpy_tensor as numpy_tensor
+from ..bundle.loaders import LOADERS as LOADERS
+from ..bundle.loaders import MODEL_TYPE_OF_SUFFIX as MODEL_TYPE_OF_SUFFIX
+from ..bundle.loaders import Runner, load_jit, load_onnx, load_pt2
+from ..bundle.loaders import load_runner as load_runner
 from ..errors import ExportBackendError, PatchportWarning
-from .bundle_safety import load_pt2 as load_pt2_safely
 
-Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 _log = logging.getLogger(__name__)
-
-
-def as_tensor(value: Any) -> torch.Tensor:
-    """A plain CPU tensor for a NumPy array or tensor (no copy where possible)."""
-    kind = type(value)
-    if kind is torch.Tensor:
-        return value
-    if kind is np.ndarray and value.flags.c_contiguous:  # the common case, on the hot path
-        return torch.from_numpy(value)
-    if isinstance(value, torch.Tensor):
-        return value.as_subclass(torch.Tensor)
-    return numpy_tensor(value)
-
-
-def numpy_tensor(value: Any) -> torch.Tensor:
-    """``torch.from_numpy`` for any array or NumPy scalar: 0-d stays 0-d (unlike
-    ``ascontiguousarray``), a strided view is copied, and uint64 that NumPy hands out as
-    ``numpy.ulonglong`` (ONNX Runtime does) is read under its canonical dtype, same bytes."""
-    array = value if type(value) is np.ndarray else np.asarray(value)
-    if not array.flags.c_contiguous:  # a 0-d array always is, so this keeps its shape
-        array = np.ascontiguousarray(array)
-    canonical = _CANONICAL.get(array.dtype)
-    if canonical is None:
-        canonical = _CANONICAL.setdefault(array.dtype, np.dtype(array.dtype.name))
-    if array.dtype.char != canonical.char:
-        array = array.view(canonical)
-    return torch.from_numpy(array)
-
-
-_CANONICAL: dict[np.dtype, np.dtype] = {}  # dtype -> the dtype its name gives (run hot path)
-
-
-def as_numpy(value: Any) -> np.ndarray:
-    """A NumPy array for a tensor or array-like output."""
-    if type(value) is torch.Tensor and not value.requires_grad and value.device.type == "cpu":
-        return value.numpy()  # the common case, on the hot path
-    if isinstance(value, torch.Tensor):
-        return value.detach().as_subclass(torch.Tensor).cpu().numpy()
-    return np.asarray(value)
 
 
 @contextlib.contextmanager
@@ -408,53 +372,6 @@ def _write_jit_script(job: ExportJob) -> None:
     torch.jit.save(torch.jit.freeze(scripted), str(job.path))
 
 
-def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    source = data if data is not None else str(path)
-    session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-    wanted = [i.name for i in session.get_inputs()]
-    position = {name: index for index, name in enumerate(input_names)}
-    if any(name not in position for name in wanted):  # a file whose ports are unnamed
-        position = {name: index for index, name in enumerate(wanted)}
-
-    def run_onnx(inputs: Sequence[Any]) -> list[torch.Tensor]:
-        feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-        return [numpy_tensor(r) for r in session.run(None, feed)]
-
-    return run_onnx
-
-
-def _torch_runner(module: Any, grad_free: bool) -> Runner:
-    # a frozen TorchScript module holds no parameters that need gradients
-    grad_context = contextlib.nullcontext if grad_free else torch.no_grad
-
-    def run_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
-        with grad_context():
-            result = module(*[as_tensor(value) for value in inputs])
-        if isinstance(result, torch.Tensor):
-            return [result]
-        return list(result)
-
-    return run_torch
-
-
-def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """A TorchScript file (scripted or traced), on CPU."""
-    source = io.BytesIO(data) if data is not None else str(path)
-    return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
-
-
-def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
-    a pickle runs), see :mod:`.bundle_safety`."""
-    program = load_pt2_safely(data if data is not None else path, path.name)
-    return _torch_runner(program.module(), grad_free=False)
-
-
 _ENTRIES = (
     Backend("jit-script", "jit", ".pt", _write_jit_script, load_jit),
     Backend("jit-trace", "jit", ".pt", _write_jit_trace, load_jit),
@@ -468,14 +385,6 @@ _ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program
 
 BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
 BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
-
-# the file types a YAML ``backend`` key may name, and the suffix each type's file has
-LOADERS: dict[str, Callable[[Path, list[str], bytes | None], Runner]] = {
-    "jit": load_jit,
-    "onnx": load_onnx,
-    "pt2": load_pt2,
-}
-MODEL_TYPE_OF_SUFFIX = {".pt": "jit", ".onnx": "onnx", ".pt2": "pt2"}
 
 
 def backend_named(name: str) -> Backend:
@@ -511,17 +420,3 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
             f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-
-
-def load_runner(
-    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
-) -> Runner:
-    """Load a written model of a YAML ``backend`` type (from ``data`` when given: the bytes
-    whose hash was checked); return a function running it on inputs in port order."""
-    loader = LOADERS.get(model_type)
-    if loader is None:
-        raise ExportBackendError(
-            f"load_runner(backend={model_type!r}): cannot load this model type; "
-            f"known types: {', '.join(LOADERS)}."
-        )
-    return loader(path, input_names, data)

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .backends import load_runner, numpy_tensor
+from .arrays import numpy_tensor
 from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
+from .loaders import load_runner
 from .pipeline import merge_flows, run_order
 from .spec import LEAPP_KEYS, SYSTEM_KEY, read_spec
 from .spec_checks import read_checked_spec
