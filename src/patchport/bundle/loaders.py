@@ -3,7 +3,8 @@ backends (the writers are in :mod:`patchport.export.backends`).
 
 The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the loader.
 A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
-its outputs as torch tensors, whatever the backend.
+its outputs in its runtime's own type: NumPy arrays from ONNX Runtime, tensors from torch.
+Only the ``.pt``/``.pt2`` loaders import torch, so an ONNX bundle runs without it.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ..errors import ExportBackendError
-from .arrays import as_numpy, as_tensor, numpy_tensor
+from .arrays import as_numpy, as_tensor
 from .bundle_safety import load_pt2 as load_pt2_safely
 
-Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
+Runner = Callable[[Sequence[Any]], list[Any]]
 
 
 def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
@@ -36,18 +35,20 @@ def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> 
     if any(name not in position for name in wanted):  # a file whose ports are unnamed
         position = {name: index for index, name in enumerate(wanted)}
 
-    def run_onnx(inputs: Sequence[Any]) -> list[torch.Tensor]:
+    def run_onnx(inputs: Sequence[Any]) -> list[Any]:
         feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-        return [numpy_tensor(r) for r in session.run(None, feed)]
+        return session.run(None, feed)
 
     return run_onnx
 
 
 def _torch_runner(module: Any, grad_free: bool) -> Runner:
+    import torch
+
     # a frozen TorchScript module holds no parameters that need gradients
     grad_context = contextlib.nullcontext if grad_free else torch.no_grad
 
-    def run_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
+    def run_torch(inputs: Sequence[Any]) -> list[Any]:
         with grad_context():
             result = module(*[as_tensor(value) for value in inputs])
         if isinstance(result, torch.Tensor):
@@ -59,6 +60,8 @@ def _torch_runner(module: Any, grad_free: bool) -> Runner:
 
 def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """A TorchScript file (scripted or traced), on CPU."""
+    import torch
+
     source = io.BytesIO(data) if data is not None else str(path)
     return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
 

@@ -26,7 +26,7 @@ from ..bundle.arrays import numpy_tensor as numpy_tensor
 from ..bundle.loaders import LOADERS as LOADERS
 from ..bundle.loaders import MODEL_TYPE_OF_SUFFIX as MODEL_TYPE_OF_SUFFIX
 from ..bundle.loaders import Runner, load_jit, load_onnx, load_pt2
-from ..bundle.loaders import load_runner as load_runner
+from ..bundle.loaders import load_runner as load_model
 from ..errors import ExportBackendError, PatchportWarning
 
 _log = logging.getLogger(__name__)
@@ -385,6 +385,21 @@ _ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program
 
 BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
 BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
+
+
+def load_runner(
+    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
+) -> Runner:
+    """The bundle's loader for a YAML ``backend`` type, its outputs as torch tensors whatever
+    the backend (replay compares every backend the same way)."""
+    run = load_model(model_type, path, input_names, data)
+
+    def run_as_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
+        return [
+            value if type(value) is torch.Tensor else numpy_tensor(value) for value in run(inputs)
+        ]
+
+    return run_as_torch
 
 
 def backend_named(name: str) -> Backend:
