@@ -15,11 +15,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..backend_names import MODEL_SUFFIXES
 from ..errors import ExportBackendError
 from .arrays import as_numpy, as_tensor
 from .bundle_safety import load_pt2 as load_pt2_safely
 
 Runner = Callable[[Sequence[Any]], list[Any]]
+Loader = Callable[[Path, list[str], bytes | None], Runner]
 
 
 def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
@@ -73,13 +75,9 @@ def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> R
     return _torch_runner(program.module(), grad_free=False)
 
 
-# the file types a YAML ``backend`` key may name, and the suffix each type's file has
-LOADERS: dict[str, Callable[[Path, list[str], bytes | None], Runner]] = {
-    "jit": load_jit,
-    "onnx": load_onnx,
-    "pt2": load_pt2,
-}
-MODEL_TYPE_OF_SUFFIX = {".pt": "jit", ".onnx": "onnx", ".pt2": "pt2"}
+# the loader of each model type of :data:`patchport.backend_names.MODEL_SUFFIXES`
+LOADERS: dict[str, Loader] = {"jit": load_jit, "onnx": load_onnx, "pt2": load_pt2}
+MODEL_TYPE_OF_SUFFIX: dict[str, str] = {suffix: kind for kind, suffix in MODEL_SUFFIXES.items()}
 
 
 def load_runner(

@@ -1,10 +1,12 @@
-"""The export backends: one registry entry (name, YAML type, suffix, write, load) each.
+"""The export backends: one registry entry (name, YAML type, suffix, write, load) each,
+built from the names and types of :mod:`patchport.backend_names`, the writers here and the
+loaders of :mod:`patchport.bundle.loaders`.
 
 ``export_with=`` names an entry (LEAPP's names and aliases: ``jit``/``jit-script``,
 ``jit-trace``, ``onnx``/``onnx-dynamo``, ``onnx-torchscript``, ``pt2``/``exported-program``).
 The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the loader.
-A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
-its outputs as torch tensors, whatever the backend, so replay and comparison are uniform.
+The runners :func:`load_runner` gives return torch tensors whatever the backend, so replay
+and comparison are uniform (the bundle's own runners return their runtime's type).
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from typing import Any
 import torch
 
 from .._stack import user_stacklevel
+from ..backend_names import ALIASES, BACKEND_TYPES, MODEL_SUFFIXES, canonical_name, unknown_backend
 from ..bundle.arrays import as_numpy as as_numpy  # compile and dynamic_check read these here
 from ..bundle.arrays import as_tensor as as_tensor
 from ..bundle.arrays import numpy_tensor as numpy_tensor
-from ..bundle.loaders import LOADERS as LOADERS
+from ..bundle.loaders import LOADERS, Loader, Runner
 from ..bundle.loaders import MODEL_TYPE_OF_SUFFIX as MODEL_TYPE_OF_SUFFIX
-from ..bundle.loaders import Runner, load_jit, load_onnx, load_pt2
 from ..bundle.loaders import load_runner as load_model
 from ..errors import ExportBackendError, PatchportWarning
 
@@ -192,6 +194,10 @@ class ExportJob:
         return module
 
 
+Writer = Callable[[ExportJob], None]
+Metadata = Callable[[ExportJob], dict[str, Any]]  # what the YAML records of the written file
+
+
 @dataclass(frozen=True)
 class Backend:
     """One way to write a node's model, and how the written file is loaded back."""
@@ -199,9 +205,13 @@ class Backend:
     name: str  # canonical name (LEAPP's)
     model_type: str  # what the YAML's ``backend`` key holds; chooses the loader
     suffix: str
-    write: Callable[[ExportJob], None]
-    load: Callable[[Path, list[str], bytes | None], Runner]
-    metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
+    write: Writer
+    metadata: Metadata
+    load: Loader
+
+
+def _no_metadata(job: ExportJob) -> dict[str, Any]:
+    return {}
 
 
 def _write_onnx_direct(job: ExportJob) -> bool:
@@ -372,19 +382,20 @@ def _write_jit_script(job: ExportJob) -> None:
     torch.jit.save(torch.jit.freeze(scripted), str(job.path))
 
 
-_ENTRIES = (
-    Backend("jit-script", "jit", ".pt", _write_jit_script, load_jit),
-    Backend("jit-trace", "jit", ".pt", _write_jit_trace, load_jit),
-    Backend("onnx-dynamo", "onnx", ".onnx", _write_onnx_dynamo, load_onnx, _onnx_metadata),
-    Backend(
-        "onnx-torchscript", "onnx", ".onnx", _write_onnx_torchscript, load_onnx, _onnx_metadata
-    ),
-    Backend("exported-program", "pt2", ".pt2", _write_pt2, load_pt2),
-)
-_ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program"}
+# the writer and the YAML metadata of each backend of :data:`patchport.backend_names.BACKEND_TYPES`
+_WRITERS: dict[str, tuple[Writer, Metadata]] = {
+    "jit-script": (_write_jit_script, _no_metadata),
+    "jit-trace": (_write_jit_trace, _no_metadata),
+    "onnx-dynamo": (_write_onnx_dynamo, _onnx_metadata),
+    "onnx-torchscript": (_write_onnx_torchscript, _onnx_metadata),
+    "exported-program": (_write_pt2, _no_metadata),
+}
 
-BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
-BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
+BACKENDS: dict[str, Backend] = {
+    name: Backend(name, kind, MODEL_SUFFIXES[kind], *_WRITERS[name], load=LOADERS[kind])
+    for name, kind in BACKEND_TYPES.items()
+}
+BACKENDS.update({alias: BACKENDS[name] for alias, name in ALIASES.items()})
 
 
 def load_runner(
@@ -404,14 +415,10 @@ def load_runner(
 
 def backend_named(name: str) -> Backend:
     """The registry entry for an ``export_with=`` name, or a clear error listing them."""
-    entry = BACKENDS.get(name) if isinstance(name, str) else None
-    if entry is None:
-        raise ExportBackendError(
-            f"export_with={name!r}: unknown backend; use one of "
-            f"{', '.join(repr(b) for b in BACKENDS)}, or None with "
-            f"backend_params={{'model_path': ...}}."
-        )
-    return entry
+    canonical = canonical_name(name)
+    if canonical is None:
+        raise ExportBackendError(unknown_backend(name))
+    return BACKENDS[canonical]
 
 
 def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
