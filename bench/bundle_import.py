@@ -4,7 +4,8 @@ Builds a two-node ONNX bundle (a NumPy normalisation feeding a torch linear poli
 process, then, in fresh interpreters, times ``from patchport import InferenceManager``,
 loading the bundle and one ``run_policy`` on NumPy inputs, and counts the modules it left
 in ``sys.modules``: patchport's (and how many of them are the tracer's, ``tracing/`` and
-``sessions/``), all of them, and whether torch was imported. Prints; not part of the tests.
+``sessions/``), all of them, and whether torch was imported; once for a caller on NumPy and
+once for one that imported torch first (its import counted too). Prints; not a test.
 Run: python bench/bundle_import.py [repeats]   (PYTHONPATH picks the patchport measured)
 """
 
@@ -22,6 +23,8 @@ CHILD = textwrap.dedent(
     """
     import json, sys, time
     started = time.perf_counter()
+    if sys.argv[2] == "torch":  # a caller that works in torch, as LEAPP's users do
+        import torch
     import numpy as np
     from patchport import InferenceManager
     imported = time.perf_counter()
@@ -75,17 +78,24 @@ def build_bundle(folder: Path) -> Path:
 def main(repeats: int = 5) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         yaml_path = build_bundle(Path(tmp))
-        runs = []
+        runs: dict[str, list[dict]] = {"numpy": [], "torch": []}
         for _ in range(repeats):
-            done = subprocess.run(
-                [sys.executable, "-c", CHILD, str(yaml_path)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs.append(json.loads(done.stdout))
+            for caller, found in runs.items():  # alternately, so machine load hits both
+                done = subprocess.run(
+                    [sys.executable, "-c", CHILD, str(yaml_path), caller],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                found.append(json.loads(done.stdout))
+    print(f"patchport measured: {runs['numpy'][0]['patchport_file']}")
+    for caller, found in runs.items():
+        print(f"\n-- caller on {caller}" + (" (imports torch first)" if caller == "torch" else ""))
+        report(found, repeats)
+
+
+def report(runs: list[dict], repeats: int) -> None:
     first = runs[0]
-    print(f"patchport measured: {first['patchport_file']}")
     print(
         f"modules: {first['patchport_modules']} patchport ({first['tracer_modules']} from "
         f"tracing/ and sessions/, {first['export_modules']} from export/), "

@@ -10,6 +10,7 @@ Only the ``.pt``/``.pt2`` loaders import torch, so an ONNX bundle runs without i
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,9 +25,22 @@ Runner = Callable[[Sequence[Any]], list[Any]]
 Loader = Callable[[Path, list[str], bytes | None], Runner]
 
 
+def _runtime(module: str, path: Path) -> Any:
+    """Import the library that runs ``path``'s model, or say which one to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        other = "export_with='onnx'" if module == "torch" else "another backend"
+        raise ModuleNotFoundError(
+            f"{path.name}: a {path.suffix} model runs on {module}, which cannot be imported "
+            f"here ({exc}); install it (pip install {module}) or export the node with {other}.",
+            name=module,
+        ) from exc
+
+
 def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
-    import onnxruntime
+    onnxruntime = _runtime("onnxruntime", path)
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
@@ -62,7 +76,7 @@ def _torch_runner(module: Any, grad_free: bool) -> Runner:
 
 def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """A TorchScript file (scripted or traced), on CPU."""
-    import torch
+    torch = _runtime("torch", path)
 
     source = io.BytesIO(data) if data is not None else str(path)
     return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
@@ -71,6 +85,7 @@ def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> R
 def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
     """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
     a pickle runs), see :mod:`.bundle_safety`."""
+    _runtime("torch", path)
     program = load_pt2_safely(data if data is not None else path, path.name)
     return _torch_runner(program.module(), grad_free=False)
 
