@@ -99,6 +99,7 @@ class TorchArrays:
         self.torch = torch
         self.native = torch.Tensor
         self.copy = torch.Tensor.clone
+        self.output = numpy_tensor  # a runner's output that is not a tensor: ONNX Runtime's
 
     def dtype(self, name: str) -> Any:
         dtype = getattr(self.torch, str(name).replace("torch.", ""), None)
@@ -119,10 +120,6 @@ class TorchArrays:
             f"InferenceManager: input {key!r} must be a torch tensor or a NumPy array, got "
             f"{type(value).__name__}."
         )
-
-    def output(self, value: Any) -> Any:
-        """A runner's output as a tensor (ONNX Runtime hands out NumPy arrays)."""
-        return value if type(value) is self.native else numpy_tensor(value)
 
     def stored(self, value: Any, like: Any) -> Any:
         """A new buffer holding ``value`` in ``like``'s dtype (``set_input_value``)."""
@@ -154,6 +151,7 @@ class NumpyArrays:
     def __init__(self) -> None:
         self.native = np.ndarray
         self.copy = np.ndarray.copy
+        self.output = as_numpy  # a runner's output that is not an array: torch's
 
     def dtype(self, name: str) -> np.dtype:
         return numpy_dtype(name)
@@ -169,9 +167,6 @@ class NumpyArrays:
             f"InferenceManager: input {key!r} must be a NumPy array (or a torch tensor), got "
             f"{type(value).__name__}."
         )
-
-    def output(self, value: Any) -> np.ndarray:
-        return value if type(value) is np.ndarray else as_numpy(value)
 
     def stored(self, value: np.ndarray, like: np.ndarray) -> np.ndarray:
         return np.array(value, dtype=like.dtype, copy=True)
