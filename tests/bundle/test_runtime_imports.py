@@ -46,3 +46,12 @@ def test_the_runtime_imports_only_leaves_of_patchport_and_torch_lazily():
                 continue
             wrong.append(f"{path.name}: {name}{' (module level)' if module_level else ''}")
     assert not wrong, wrong
+
+
+def test_the_public_names_still_reach_the_runtime():
+    import patchport
+    import patchport.export
+
+    manager = patchport.bundle.InferenceManager
+    assert patchport.InferenceManager is manager is patchport.export.InferenceManager
+    assert patchport.export.ModelIntegrityError is patchport.bundle.ModelIntegrityError
