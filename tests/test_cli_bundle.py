@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from patchport.bundle import InferenceManager
 from patchport.cli import main
-from patchport.export import InferenceManager
 
 from .bundle_fixtures import export_three_nodes, leapp_layout_with_feedback
 

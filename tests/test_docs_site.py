@@ -36,12 +36,12 @@ def test_docs_site_builds_strict():
         assert (site / page / "index.html").is_file(), page
     api = (site / "api" / "export" / "index.html").read_text(encoding="utf-8")
     for name in (
-        "compile.compile_graph",
-        "inference.InferenceManager",
-        "bundle_view.load_view",
-        "drawing.draw_bundle",
-        "layout.layout_scene",
+        "export.compile.compile_graph",
+        "bundle.inference.InferenceManager",
+        "bundle.bundle_view.load_view",
+        "export.drawing.draw_bundle",
+        "export.layout.layout_scene",
     ):
-        assert f'id="patchport.export.{name}"' in api, name
+        assert f'id="patchport.{name}"' in api, name
     sessions = (site / "api" / "sessions" / "index.html").read_text(encoding="utf-8")
     assert 'id="patchport.sessions.lifecycle.start"' in sessions

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from patchport.export.bundle_view import load_view
+from patchport.bundle.bundle_view import load_view
 from patchport.export.drawing import layout_scene, render_png, render_svg
 
 from .bundle_fixtures import dozen_node_description
@@ -82,7 +82,7 @@ def test_loop_into_a_node_fed_only_by_feedback_stays_on_the_canvas(tmp_path):
 
 
 DRAW = (
-    "import sys; from patchport.export.bundle_view import load_view; "
+    "import sys; from patchport.bundle.bundle_view import load_view; "
     "from patchport.export.drawing import layout_scene, render_svg; "
     "sys.stdout.write(render_svg(layout_scene(load_view(sys.argv[1]))))"
 )

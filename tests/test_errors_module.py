@@ -12,15 +12,15 @@ SRC = Path(errors.__file__).parent
 
 OLD_HOMES = {
     "patchport.cli_bundle": ["BundleCommandError"],
-    "patchport.export.spec_checks": ["BundleFormatError"],
+    "patchport.bundle.spec_checks": ["BundleFormatError"],
     "patchport.export.onnx.driver": ["Untranslatable"],
     "patchport.export.scene": ["DrawingUnavailable"],
-    "patchport.export.bundle_safety": ["BundleSafetyError", "ModelIntegrityError"],
-    "patchport.export.input_shapes": ["InputShapeError"],
+    "patchport.bundle.bundle_safety": ["BundleSafetyError", "ModelIntegrityError"],
+    "patchport.bundle.input_shapes": ["InputShapeError"],
     "patchport.export.onnx.kernels": ["OnnxPrecisionWarning", "OnnxKernelError"],
     "patchport.export.dynamic_export": ["DynamicShapeError"],
     "patchport.export.compile": ["ValidationError"],
-    "patchport.export.input_checks": [
+    "patchport.bundle.input_checks": [
         "PolicyInputError",
         "PolicyInputTypeError",
         "UnknownPolicyInputError",

@@ -37,7 +37,7 @@ _LAZY: dict[str, str] = {
     "session": "patchport.sessions",
     "session_patches": "patchport.sessions",
     "compile_graph": "patchport.export",
-    "InferenceManager": "patchport.export",
+    "InferenceManager": "patchport.bundle",
     "ValidationError": "patchport.export",
     "TensorSemantics": "patchport.semantics",
     "TemporalAxis": "patchport.semantics",

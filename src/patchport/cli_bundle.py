@@ -1,8 +1,8 @@
 """``patchport bundle info|check|run|draw``: look inside an exported bundle, prove it loads
 and runs, run it once on given inputs, draw its pipeline.
 
-The YAML is read by the export package's own loader (:mod:`patchport.export.bundle_view`
-for the description, :class:`~patchport.export.InferenceManager` to load and run), so the
+The YAML is read by the bundle runtime's own loader (:mod:`patchport.bundle.bundle_view`
+for the description, :class:`~patchport.bundle.InferenceManager` to load and run), so the
 command line sees a bundle exactly as a deployed program does.
 """
 
@@ -24,7 +24,7 @@ _PROG = "patchport bundle"
 
 
 def _view(path: str) -> Any:
-    from .export.bundle_view import load_view
+    from .bundle.bundle_view import load_view
 
     yaml_path = Path(path)
     if not yaml_path.is_file():
@@ -161,8 +161,8 @@ def _matches(port: Any, value: np.ndarray) -> str | None:
 
 def check_bundle(view: Any) -> tuple[list[str], list[str]]:
     """Verify hashes, load and run each node, then the whole pipeline; (lines, problems)."""
-    from .export.backends import load_runner
-    from .export.spec import sha256_of
+    from .bundle.loaders import load_runner
+    from .bundle.spec import sha256_of
 
     lines, problems = [], []
     rng = np.random.default_rng(0)
@@ -229,7 +229,7 @@ def check_bundle(view: Any) -> tuple[list[str], list[str]]:
 
 def _check_pipeline(view: Any, problems: list[str]) -> str:
     """Load the bundle as a deployed program does and run one mock input through it."""
-    from .export.inference import InferenceManager
+    from .bundle.inference import InferenceManager
 
     try:
         started = time.perf_counter()
@@ -296,7 +296,7 @@ def _read_inputs(path: str, expected: list[str]) -> dict[str, np.ndarray]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .export.inference import InferenceManager
+    from .bundle.inference import InferenceManager
 
     if bool(args.inputs) == bool(args.mock):
         raise BundleCommandError("run: give exactly one of --inputs FILE.npz or --mock.")

@@ -1,12 +1,16 @@
 """One registry of backends under LEAPP's names; every entry writes a file its loader
 runs, including a node with state (one port name on both sides)."""
 
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 import yaml
 
 import patchport
-from patchport import annotate
+from patchport import annotate, backend_names
+from patchport.bundle.loaders import LOADERS, MODEL_TYPE_OF_SUFFIX
 from patchport.export.backends import BACKENDS, ExportBackendError, backend_named
 
 
@@ -19,6 +23,28 @@ def test_names_and_aliases_resolve_to_one_entry_each():
     assert kinds["pt2"] == ("pt2", ".pt2")
     with pytest.raises(ExportBackendError, match="'tflite': unknown backend"):
         backend_named("tflite")
+
+
+def test_backends_loaders_and_suffixes_come_from_the_one_table():
+    assert list(BACKENDS) == list(backend_names.NAMES)
+    for name, kind in backend_names.BACKEND_TYPES.items():
+        entry = BACKENDS[name]
+        assert (entry.name, entry.model_type) == (name, kind)
+        assert entry.suffix == backend_names.MODEL_SUFFIXES[kind]
+        assert entry.load is LOADERS[kind]
+    for alias, name in backend_names.ALIASES.items():
+        assert BACKENDS[alias] is BACKENDS[name]
+    assert set(LOADERS) == set(backend_names.MODEL_SUFFIXES)
+    assert MODEL_TYPE_OF_SUFFIX == {".pt": "jit", ".onnx": "onnx", ".pt2": "pt2"}
+
+
+def test_the_names_module_is_a_leaf_that_sessions_can_import():
+    tree = ast.parse(Path(backend_names.__file__).read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert backend_names.canonical_name("onnx") == "onnx-dynamo"
+    assert backend_names.canonical_name("jit-trace") == "jit-trace"
+    assert backend_names.canonical_name("tflite") is None
+    assert backend_names.canonical_name(["onnx"]) is None
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Export of traced nodes (ONNX, torch.export, TorchScript), pipeline YAML, replay."""
 
+from ..bundle.inference import InferenceManager, ModelIntegrityError
 from .compile import CompileResult, NodeValidation, ValidationError, compile_graph
-from .inference import InferenceManager, ModelIntegrityError
 
 __all__ = [
     "CompileResult",

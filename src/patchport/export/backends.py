@@ -1,16 +1,17 @@
-"""The export backends: one registry entry (name, YAML type, suffix, write, load) each.
+"""The export backends: one registry entry (name, YAML type, suffix, write, load) each,
+built from the names and types of :mod:`patchport.backend_names`, the writers here and the
+loaders of :mod:`patchport.bundle.loaders`.
 
 ``export_with=`` names an entry (LEAPP's names and aliases: ``jit``/``jit-script``,
 ``jit-trace``, ``onnx``/``onnx-dynamo``, ``onnx-torchscript``, ``pt2``/``exported-program``).
 The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the loader.
-A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
-its outputs as torch tensors, whatever the backend, so replay and comparison are uniform.
+The runners :func:`load_runner` gives return torch tensors whatever the backend, so replay
+and comparison are uniform (the bundle's own runners return their runtime's type).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -18,54 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from .._stack import user_stacklevel
+from ..backend_names import ALIASES, BACKEND_TYPES, MODEL_SUFFIXES, canonical_name, unknown_backend
+from ..bundle.arrays import as_numpy as as_numpy  # compile and dynamic_check read these here
+from ..bundle.arrays import as_tensor as as_tensor
+from ..bundle.arrays import numpy_tensor as numpy_tensor
+from ..bundle.loaders import LOADERS, Loader, Runner
+from ..bundle.loaders import MODEL_TYPE_OF_SUFFIX as MODEL_TYPE_OF_SUFFIX
+from ..bundle.loaders import load_runner as load_model
 from ..errors import ExportBackendError, PatchportWarning
-from .bundle_safety import load_pt2 as load_pt2_safely
 
-Runner = Callable[[Sequence[Any]], list[torch.Tensor]]
 _log = logging.getLogger(__name__)
-
-
-def as_tensor(value: Any) -> torch.Tensor:
-    """A plain CPU tensor for a NumPy array or tensor (no copy where possible)."""
-    kind = type(value)
-    if kind is torch.Tensor:
-        return value
-    if kind is np.ndarray and value.flags.c_contiguous:  # the common case, on the hot path
-        return torch.from_numpy(value)
-    if isinstance(value, torch.Tensor):
-        return value.as_subclass(torch.Tensor)
-    return numpy_tensor(value)
-
-
-def numpy_tensor(value: Any) -> torch.Tensor:
-    """``torch.from_numpy`` for any array or NumPy scalar: 0-d stays 0-d (unlike
-    ``ascontiguousarray``), a strided view is copied, and uint64 that NumPy hands out as
-    ``numpy.ulonglong`` (ONNX Runtime does) is read under its canonical dtype, same bytes."""
-    array = value if type(value) is np.ndarray else np.asarray(value)
-    if not array.flags.c_contiguous:  # a 0-d array always is, so this keeps its shape
-        array = np.ascontiguousarray(array)
-    canonical = _CANONICAL.get(array.dtype)
-    if canonical is None:
-        canonical = _CANONICAL.setdefault(array.dtype, np.dtype(array.dtype.name))
-    if array.dtype.char != canonical.char:
-        array = array.view(canonical)
-    return torch.from_numpy(array)
-
-
-_CANONICAL: dict[np.dtype, np.dtype] = {}  # dtype -> the dtype its name gives (run hot path)
-
-
-def as_numpy(value: Any) -> np.ndarray:
-    """A NumPy array for a tensor or array-like output."""
-    if type(value) is torch.Tensor and not value.requires_grad and value.device.type == "cpu":
-        return value.numpy()  # the common case, on the hot path
-    if isinstance(value, torch.Tensor):
-        return value.detach().as_subclass(torch.Tensor).cpu().numpy()
-    return np.asarray(value)
 
 
 @contextlib.contextmanager
@@ -228,6 +194,10 @@ class ExportJob:
         return module
 
 
+Writer = Callable[[ExportJob], None]
+Metadata = Callable[[ExportJob], dict[str, Any]]  # what the YAML records of the written file
+
+
 @dataclass(frozen=True)
 class Backend:
     """One way to write a node's model, and how the written file is loaded back."""
@@ -235,9 +205,13 @@ class Backend:
     name: str  # canonical name (LEAPP's)
     model_type: str  # what the YAML's ``backend`` key holds; chooses the loader
     suffix: str
-    write: Callable[[ExportJob], None]
-    load: Callable[[Path, list[str], bytes | None], Runner]
-    metadata: Callable[[ExportJob], dict[str, Any]] = lambda job: {}
+    write: Writer
+    metadata: Metadata
+    load: Loader
+
+
+def _no_metadata(job: ExportJob) -> dict[str, Any]:
+    return {}
 
 
 def _write_onnx_direct(job: ExportJob) -> bool:
@@ -408,86 +382,43 @@ def _write_jit_script(job: ExportJob) -> None:
     torch.jit.save(torch.jit.freeze(scripted), str(job.path))
 
 
-def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    source = data if data is not None else str(path)
-    session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-    wanted = [i.name for i in session.get_inputs()]
-    position = {name: index for index, name in enumerate(input_names)}
-    if any(name not in position for name in wanted):  # a file whose ports are unnamed
-        position = {name: index for index, name in enumerate(wanted)}
-
-    def run_onnx(inputs: Sequence[Any]) -> list[torch.Tensor]:
-        feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-        return [numpy_tensor(r) for r in session.run(None, feed)]
-
-    return run_onnx
-
-
-def _torch_runner(module: Any, grad_free: bool) -> Runner:
-    # a frozen TorchScript module holds no parameters that need gradients
-    grad_context = contextlib.nullcontext if grad_free else torch.no_grad
-
-    def run_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
-        with grad_context():
-            result = module(*[as_tensor(value) for value in inputs])
-        if isinstance(result, torch.Tensor):
-            return [result]
-        return list(result)
-
-    return run_torch
-
-
-def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """A TorchScript file (scripted or traced), on CPU."""
-    source = io.BytesIO(data) if data is not None else str(path)
-    return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
-
-
-def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
-    """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
-    a pickle runs), see :mod:`.bundle_safety`."""
-    program = load_pt2_safely(data if data is not None else path, path.name)
-    return _torch_runner(program.module(), grad_free=False)
-
-
-_ENTRIES = (
-    Backend("jit-script", "jit", ".pt", _write_jit_script, load_jit),
-    Backend("jit-trace", "jit", ".pt", _write_jit_trace, load_jit),
-    Backend("onnx-dynamo", "onnx", ".onnx", _write_onnx_dynamo, load_onnx, _onnx_metadata),
-    Backend(
-        "onnx-torchscript", "onnx", ".onnx", _write_onnx_torchscript, load_onnx, _onnx_metadata
-    ),
-    Backend("exported-program", "pt2", ".pt2", _write_pt2, load_pt2),
-)
-_ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program"}
-
-BACKENDS: dict[str, Backend] = {entry.name: entry for entry in _ENTRIES}
-BACKENDS.update({alias: BACKENDS[name] for alias, name in _ALIASES.items()})
-
-# the file types a YAML ``backend`` key may name, and the suffix each type's file has
-LOADERS: dict[str, Callable[[Path, list[str], bytes | None], Runner]] = {
-    "jit": load_jit,
-    "onnx": load_onnx,
-    "pt2": load_pt2,
+# the writer and the YAML metadata of each backend of :data:`patchport.backend_names.BACKEND_TYPES`
+_WRITERS: dict[str, tuple[Writer, Metadata]] = {
+    "jit-script": (_write_jit_script, _no_metadata),
+    "jit-trace": (_write_jit_trace, _no_metadata),
+    "onnx-dynamo": (_write_onnx_dynamo, _onnx_metadata),
+    "onnx-torchscript": (_write_onnx_torchscript, _onnx_metadata),
+    "exported-program": (_write_pt2, _no_metadata),
 }
-MODEL_TYPE_OF_SUFFIX = {".pt": "jit", ".onnx": "onnx", ".pt2": "pt2"}
+
+BACKENDS: dict[str, Backend] = {
+    name: Backend(name, kind, MODEL_SUFFIXES[kind], *_WRITERS[name], load=LOADERS[kind])
+    for name, kind in BACKEND_TYPES.items()
+}
+BACKENDS.update({alias: BACKENDS[name] for alias, name in ALIASES.items()})
+
+
+def load_runner(
+    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
+) -> Runner:
+    """The bundle's loader for a YAML ``backend`` type, its outputs as torch tensors whatever
+    the backend (replay compares every backend the same way)."""
+    run = load_model(model_type, path, input_names, data)
+
+    def run_as_torch(inputs: Sequence[Any]) -> list[torch.Tensor]:
+        return [
+            value if type(value) is torch.Tensor else numpy_tensor(value) for value in run(inputs)
+        ]
+
+    return run_as_torch
 
 
 def backend_named(name: str) -> Backend:
     """The registry entry for an ``export_with=`` name, or a clear error listing them."""
-    entry = BACKENDS.get(name) if isinstance(name, str) else None
-    if entry is None:
-        raise ExportBackendError(
-            f"export_with={name!r}: unknown backend; use one of "
-            f"{', '.join(repr(b) for b in BACKENDS)}, or None with "
-            f"backend_params={{'model_path': ...}}."
-        )
-    return entry
+    canonical = canonical_name(name)
+    if canonical is None:
+        raise ExportBackendError(unknown_backend(name))
+    return BACKENDS[canonical]
 
 
 def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
@@ -511,17 +442,3 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
             f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-
-
-def load_runner(
-    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
-) -> Runner:
-    """Load a written model of a YAML ``backend`` type (from ``data`` when given: the bytes
-    whose hash was checked); return a function running it on inputs in port order."""
-    loader = LOADERS.get(model_type)
-    if loader is None:
-        raise ExportBackendError(
-            f"load_runner(backend={model_type!r}): cannot load this model type; "
-            f"known types: {', '.join(LOADERS)}."
-        )
-    return loader(path, input_names, data)

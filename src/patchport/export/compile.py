@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..bundle.pipeline import graph_ports, run_order, split_edges
+from ..bundle.spec import SYSTEM_KEY, digests_of, system_info, write_spec
 from ..errors import PatchDefinitionError, PatchStateError, ValidationError
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
@@ -36,8 +38,6 @@ from .dynamic_check import (
     refuse_narrowings,
     smallest_sizes,
 )
-from .pipeline import graph_ports, run_order, split_edges
-from .spec import SYSTEM_KEY, digests_of, system_info, write_spec
 from .staging import writes_atomically
 from .visualize import draw_pipeline
 

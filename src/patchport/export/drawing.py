@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .bundle_view import BundleView
+from ..bundle.bundle_view import BundleView
 from .layout import layout_scene
 from .scene import (
     COLOURS,

@@ -314,7 +314,7 @@ def refuse_dynamic_feedback(traces: Sequence[NodeTrace]) -> None:
     """Raise :class:`DynamicShapeError` for a fed-back input with dynamic axes: the bundle
     starts it from its first-pass value, stored at one shape, so any other size would
     meet a stored value of the traced size (refused before any model is written)."""
-    from .pipeline import split_edges
+    from ..bundle.pipeline import split_edges
 
     nodes = {t.name: t for t in traces}
     sources = {

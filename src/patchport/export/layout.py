@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bundle_view import BundleView, EdgeView, NodeView, PortView
+from ..bundle.bundle_view import BundleView, EdgeView, NodeView, PortView
 from .scene import (
     COLOURS,
     MARGIN,

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .bundle_view import view_from_spec
+from ..bundle.bundle_view import view_from_spec
 
 
 def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | None:

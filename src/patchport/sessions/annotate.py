@@ -395,14 +395,13 @@ def output_tensors(
         else None
     )
     if export_with is not None:
-        from ..export.backends import ExportBackendError, backend_named
+        from ..backend_names import canonical_name, unknown_backend
 
-        try:
-            backend_named(export_with)
-        except ExportBackendError as exc:
+        if canonical_name(export_with) is None:
             raise PatchDefinitionError(
-                f"annotate.output_tensors({node!r}, export_with={export_with!r}): {exc}"
-            ) from None
+                f"annotate.output_tensors({node!r}, export_with={export_with!r}): "
+                f"{unknown_backend(export_with)}"
+            )
     if backend_params is not None and not isinstance(backend_params, dict):
         raise PatchDefinitionError(
             f"annotate.output_tensors({node!r}, backend_params=...): expected a dict such as "

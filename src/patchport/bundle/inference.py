@@ -1,7 +1,9 @@
 """InferenceManager: load a bundle (ours or LEAPP's) from its YAML and run it, as LEAPP's.
 
-Inputs and outputs are torch tensors keyed ``"node/port"``. Each node input has a
-buffer: ``run_policy`` writes the given inputs there, runs the nodes in dependency
+Inputs and outputs are keyed ``"node/port"``: torch tensors, LEAPP's contract, when torch is
+imported (by the caller, or by a ``.pt``/``.pt2`` model of the bundle); NumPy arrays when it is
+not, so an ONNX bundle runs where torch is not installed (``arrays=`` picks one). Each node
+input has a buffer: ``run_policy`` writes the given inputs there, runs the nodes in dependency
 order, and routes every output along ``data_flow`` and ``feedback_flow`` (so recurrent
 state reaches its input on the next call); it returns the pipeline's outputs.
 """
@@ -12,35 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from .backends import load_runner, numpy_tensor
+from .arrays import arrays_for
 from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
+from .loaders import load_runner
 from .pipeline import merge_flows, run_order
 from .spec import LEAPP_KEYS, SYSTEM_KEY, read_spec
 from .spec_checks import read_checked_spec
-
-
-def _dtype(name: str) -> torch.dtype:
-    dtype = getattr(torch, str(name).replace("torch.", ""), None)
-    if not isinstance(dtype, torch.dtype):
-        raise ValueError(f"unknown dtype {name!r} in the pipeline description")
-    return dtype
-
-
-def _as_torch(key: str, value: Any) -> torch.Tensor:
-    """A CPU tensor for an input (models run on CPU; a CUDA tensor is copied over)."""
-    if isinstance(value, torch.Tensor):
-        return value.cpu()
-    if isinstance(value, (np.ndarray, np.generic)):
-        return numpy_tensor(value)
-    raise TypeError(
-        f"InferenceManager: input {key!r} must be a torch tensor or a NumPy array, got "
-        f"{type(value).__name__}."
-    )
 
 
 @dataclass
@@ -79,9 +60,13 @@ class InferenceManager:
     ``inputs`` / ``outputs`` / ``feedback_inputs`` list ``"node/port"`` keys;
     ``run_policy(inputs)`` (or calling the manager) returns the pipeline outputs;
     ``set_input_value`` writes one input buffer; ``reset`` restores initial state.
+
+    ``arrays``: ``"torch"`` (tensors in and out), ``"numpy"`` (arrays in and out), or None:
+    torch if it is imported once the models are loaded, NumPy otherwise. Inputs of either
+    type are accepted and converted.
     """
 
-    def __init__(self, yaml_path: str | Path) -> None:
+    def __init__(self, yaml_path: str | Path, arrays: str | None = None) -> None:
         self.path = Path(yaml_path)
         if not self.path.is_file():
             raise FileNotFoundError(
@@ -104,7 +89,11 @@ class InferenceManager:
         self._routes = merge_flows(self.data_flow, self.feedback_flow)
         self._slots_out = set(self.outputs)
         self._check_routes()
-        self._runners = {node: self._open(node, model) for node, model in self.models.items()}
+        if arrays not in (None, "torch", "numpy"):
+            raise ValueError(f"InferenceManager(arrays={arrays!r}): use 'torch', 'numpy' or None.")
+        loaded = {node: self._open(node, model) for node, model in self.models.items()}
+        self._arrays = arrays_for(arrays)  # after loading: a .pt/.pt2 model imports torch
+        self._runners = {node: self._converted(run) for node, run in loaded.items()}
         self.nodes = {
             node: NodeInfo(
                 node,
@@ -117,7 +106,7 @@ class InferenceManager:
             )
             for node, model in self.models.items()
         }
-        self._buffers: dict[str, dict[str, torch.Tensor]] = {}
+        self._buffers: dict[str, dict[str, Any]] = {}
         self.reset()
 
     # ------------------------------------------------------------------ loading
@@ -153,6 +142,20 @@ class InferenceManager:
         model_path, data = read_verified(self.path, node, parameters["model_path"], recorded)
         names = [port["name"] for port in model["inputs"]]
         return load_runner(parameters["backend"], model_path, names, data=data)
+
+    def _converted(self, run: Any) -> Any:
+        """The runner, its outputs in the manager's array type."""
+        native, output = self._arrays.native, self._arrays.output
+
+        def run_converted(inputs: list[Any]) -> list[Any]:
+            return [v if type(v) is native else output(v) for v in run(inputs)]
+
+        return run_converted
+
+    @property
+    def arrays(self) -> str:
+        """``"torch"`` or ``"numpy"``: what ``run_policy`` returns and the buffers hold."""
+        return self._arrays.name
 
     def _check_routes(self) -> None:
         """Every edge joins existing ports of equal shape and dtype, and every output goes
@@ -229,7 +232,7 @@ class InferenceManager:
         return self.spec
 
     @property
-    def value_dict(self) -> dict[str, dict[str, torch.Tensor]]:
+    def value_dict(self) -> dict[str, dict[str, Any]]:
         """Each node's input buffers, ``{node: {input: tensor}}``, and the last outputs under
         ``"==out=="`` (LEAPP's names)."""
         return {**self._buffers, "==out==": self._last}
@@ -246,11 +249,9 @@ class InferenceManager:
 
     def reset(self) -> None:
         """Zero every input buffer, then load the feedback initial values again."""
+        zeros = self._arrays.zeros
         self._buffers = {
-            node: {
-                p["name"]: torch.zeros(tuple(p["shape"]), dtype=_dtype(p["dtype"]))
-                for p in model["inputs"] or []
-            }
+            node: {p["name"]: zeros(tuple(p["shape"]), p["dtype"]) for p in model["inputs"] or []}
             for node, model in self.models.items()
         }
         self._slots = {
@@ -263,7 +264,7 @@ class InferenceManager:
         }
         self._missing = set(self.inputs)  # pipeline inputs not given since the last reset
         self._last = {  # the last outputs; zeros before the first run
-            f"{node}/{p['name']}": torch.zeros(tuple(p["shape"]), dtype=_dtype(p["dtype"]))
+            f"{node}/{p['name']}": zeros(tuple(p["shape"]), p["dtype"])
             for node, model in self.models.items()
             for p in model["outputs"] or []
             if f"{node}/{p['name']}" in self._slots_out
@@ -275,9 +276,7 @@ class InferenceManager:
 
     def _load_initial_values(self, filename: str) -> None:
         """Feedback inputs start from the values saved beside the YAML (safetensors)."""
-        from safetensors.torch import load_file
-
-        for key, value in load_file(str(self.path.parent / filename)).items():
+        for key, value in self._arrays.load(str(self.path.parent / filename)).items():
             self._port(key)
             node, _, port = key.partition("/")
             self._buffers[node][port] = value
@@ -288,31 +287,21 @@ class InferenceManager:
         if key not in self._slots:
             self._port(key)  # raises, naming the inputs
         buffers, name = self._slots[key]
-        value = _as_torch(key, value)
+        value = self._arrays.convert(key, value)
         check_input_shape(key, self._described[key], tuple(value.shape))
-        with torch.no_grad():  # a new tensor: the old one may be an output the caller holds
-            if value.shape == buffers[name].shape:
-                buffers[name] = torch.empty_like(buffers[name]).copy_(value)
-            else:  # a dynamic axis at another size
-                buffers[name] = value.to(buffers[name].dtype, copy=True)
+        buffers[name] = self._arrays.stored(value, buffers[name])  # a copy, in the port's dtype
         self._missing.discard(key)
 
-    def get_mock_input(self) -> dict[str, torch.Tensor]:
-        """Random tensors for the pipeline inputs (normal floats, integers in [0, 256))."""
+    def get_mock_input(self) -> dict[str, Any]:
+        """Random values for the pipeline inputs (normal floats, integers in [0, 256))."""
         mock = {}
         for key in self.inputs:
             description = self._port(key)
-            dtype, shape = _dtype(description["dtype"]), tuple(description["shape"])
-            if dtype.is_floating_point:
-                mock[key] = torch.randn(shape, dtype=dtype)
-            elif dtype == torch.bool:
-                mock[key] = torch.randint(0, 2, shape).to(torch.bool)
-            else:
-                mock[key] = torch.randint(0, 256, shape).to(dtype)
+            mock[key] = self._arrays.mock(tuple(description["shape"]), description["dtype"])
         return mock
 
     # ------------------------------------------------------------------ running
-    def _plan(self) -> list[tuple[Any, dict[str, torch.Tensor], list[str], list[Any]]]:
+    def _plan(self) -> list[tuple[Any, dict[str, Any], list[str], list[Any]]]:
         """Per node in run order: runner, input buffers, input names, and for each output
         where its value goes (buffers to write, and whether the caller gets it)."""
         wanted = set(self.outputs)
@@ -335,26 +324,29 @@ class InferenceManager:
         """Check the given inputs against the bundle, then store them in their buffers
         (every refusal before any buffer changes)."""
         check_policy_inputs(self, inputs, never_given=self._missing)
+        native, convert = self._arrays.native, self._arrays.convert
+        on_device = self._arrays.name == "torch"  # a tensor may sit on a GPU
         for key, value in inputs.items():
-            if type(value) is not torch.Tensor or value.device.type != "cpu":
-                value = _as_torch(key, value)
+            if type(value) is not native or (on_device and value.device.type != "cpu"):
+                value = convert(key, value)
             buffers, name = self._slots[key]
             buffers[name] = value
             self._missing.discard(key)
 
-    def run_policy(self, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def run_policy(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Run every node once; return the pipeline outputs keyed ``"node/port"``."""
         self._accept_inputs(inputs)
-        result: dict[str, torch.Tensor] = {}
+        copy = self._arrays.copy
+        result: dict[str, Any] = {}
         for runner, buffers, names, routes in self._steps:
             produced = runner([buffers[name] for name in names])
             for (key, targets, returned), value in zip(routes, produced):
                 for index, (consumer, name) in enumerate(targets):
-                    consumer[name] = value if index == 0 else value.clone()
+                    consumer[name] = value if index == 0 else copy(value)
                 if returned:  # its own tensor when a consumer holds the first one
-                    result[key] = value.clone() if targets else value
+                    result[key] = copy(value) if targets else value
         self._last = result
         return dict(result)
 
-    def __call__(self, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def __call__(self, inputs: dict[str, Any]) -> dict[str, Any]:
         return self.run_policy(inputs)

@@ -3,16 +3,17 @@
 A runtime accepts a wrong shape or dtype and returns nonsense (TorchScript) or fails
 deep inside (ONNX Runtime); a key named like an output would shadow that output. The
 expectations are built once per manager, so the check costs a few dict and tuple
-comparisons per call.
+comparisons per call. torch is not imported here: a tensor can only be given once the
+caller imported it.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..errors import (
     MissingPolicyInputError,
@@ -24,8 +25,8 @@ from .input_shapes import check_input_shape, expected_shape
 
 
 def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any, Any]]:
-    """Port description, NumPy dtype, torch dtype and static shape (None where an axis is
-    dynamic) of every node input (pipeline inputs and the inputs fed by other nodes or by
+    """Port description, NumPy dtype, torch dtype name and static shape (None where an axis
+    is dynamic) of every node input (pipeline inputs and the inputs fed by other nodes or by
     feedback, which LEAPP lets a caller overwrite too)."""
     found = manager.__dict__.get("_policy_input_expectations")
     if found is None:
@@ -33,13 +34,12 @@ def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any, Any
         for node, model in manager.models.items():
             for spec in model["inputs"] or []:
                 name = str(spec["dtype"]).replace("torch.", "")
-                torch_dtype = getattr(torch, name)
                 try:
                     dtype = np.dtype(name)
                 except TypeError:  # bfloat16 and other dtypes NumPy lacks
                     dtype = name
                 static = None if spec.get("dynamic_axes") else tuple(spec["shape"])
-                found[f"{node}/{spec['name']}"] = (spec, dtype, torch_dtype, static)
+                found[f"{node}/{spec['name']}"] = (spec, dtype, name, static)
         manager.__dict__["_policy_input_expectations"] = found
     return found
 
@@ -54,6 +54,7 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
             f"keys {manager.inputs}, got {type(inputs).__name__}."
         )
     expected = _expectations(manager)
+    torch = sys.modules.get("torch")  # None: no value can be a tensor
     named: dict[str, tuple[int, str]] = {}  # dynamic dimension -> (size, first key)
     for key, value in inputs.items():
         found = expected.get(key)
@@ -64,8 +65,8 @@ def check_policy_inputs(manager: Any, inputs: Any, never_given: Collection[str] 
                 f"other node inputs {sorted(set(expected) - set(manager.inputs))}). Remove it."
             )
         description, dtype, torch_dtype, static = found
-        if isinstance(value, torch.Tensor):
-            ok_dtype = value.dtype == torch_dtype
+        if torch is not None and isinstance(value, torch.Tensor):
+            ok_dtype = value.dtype == getattr(torch, torch_dtype)
         elif isinstance(value, np.ndarray):
             ok_dtype = value.dtype == dtype
         else:

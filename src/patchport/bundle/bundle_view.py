@@ -1,6 +1,6 @@
 """A read-only view of a bundle's description: nodes in run order, ports, edges, system.
 
-The YAML is read by :func:`~patchport.export.spec.read_spec`; this module only gives its
+The YAML is read by :func:`~patchport.bundle.spec.read_spec`; this module only gives its
 content one shape, whichever layout wrote it: patchport's (``backend``/``model_path``/
 ``sha256`` on the model, ``data_flow`` as a list of edges, ``system_info``) or LEAPP's
 (a ``parameters`` mapping, ``data_flow``/``feedback_flow`` as mappings, ``system
@@ -216,7 +216,7 @@ def _keys(raw: Any) -> tuple[str, ...]:
 
 def _run_order(nodes: list[str], edges: list[EdgeView]) -> list[str]:
     """Nodes after the nodes that feed them forward; among ready nodes the written order
-    is kept (the rule of :func:`patchport.export.pipeline.run_order`, on the normalised
+    is kept (the rule of :func:`patchport.bundle.pipeline.run_order`, on the normalised
     edges, whichever layout the YAML has). Feedback edges do not order."""
     needs = {name: set() for name in nodes}
     for edge in edges:

@@ -1,0 +1,109 @@
+"""Load a saved node model (``.onnx``, ``.pt2``, ``.pt``) and run it: the runtime half of the
+backends (the writers are in :mod:`patchport.export.backends`).
+
+The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the loader.
+A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
+its outputs in its runtime's own type: NumPy arrays from ONNX Runtime, tensors from torch.
+Only the ``.pt``/``.pt2`` loaders import torch, so an ONNX bundle runs without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..backend_names import MODEL_SUFFIXES
+from ..errors import ExportBackendError
+from .arrays import as_numpy, as_tensor
+from .bundle_safety import load_pt2 as load_pt2_safely
+
+Runner = Callable[[Sequence[Any]], list[Any]]
+Loader = Callable[[Path, list[str], bytes | None], Runner]
+
+
+def _runtime(module: str, path: Path) -> Any:
+    """Import the library that runs ``path``'s model, or say which one to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        other = "export_with='onnx'" if module == "torch" else "another backend"
+        raise ModuleNotFoundError(
+            f"{path.name}: a {path.suffix} model runs on {module}, which cannot be imported "
+            f"here ({exc}); install it (pip install {module}) or export the node with {other}.",
+            name=module,
+        ) from exc
+
+
+def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+    """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
+    onnxruntime = _runtime("onnxruntime", path)
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    source = data if data is not None else str(path)
+    session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    wanted = [i.name for i in session.get_inputs()]
+    position = {name: index for index, name in enumerate(input_names)}
+    if any(name not in position for name in wanted):  # a file whose ports are unnamed
+        position = {name: index for index, name in enumerate(wanted)}
+
+    def run_onnx(inputs: Sequence[Any]) -> list[Any]:
+        feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
+        return session.run(None, feed)
+
+    return run_onnx
+
+
+def _torch_runner(module: Any, grad_free: bool) -> Runner:
+    import torch
+
+    # a frozen TorchScript module holds no parameters that need gradients
+    grad_context = contextlib.nullcontext if grad_free else torch.no_grad
+
+    def run_torch(inputs: Sequence[Any]) -> list[Any]:
+        with grad_context():
+            result = module(*[as_tensor(value) for value in inputs])
+        if isinstance(result, torch.Tensor):
+            return [result]
+        return list(result)
+
+    return run_torch
+
+
+def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+    """A TorchScript file (scripted or traced), on CPU."""
+    torch = _runtime("torch", path)
+
+    source = io.BytesIO(data) if data is not None else str(path)
+    return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
+
+
+def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+    """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
+    a pickle runs), see :mod:`.bundle_safety`."""
+    _runtime("torch", path)
+    program = load_pt2_safely(data if data is not None else path, path.name)
+    return _torch_runner(program.module(), grad_free=False)
+
+
+# the loader of each model type of :data:`patchport.backend_names.MODEL_SUFFIXES`
+LOADERS: dict[str, Loader] = {"jit": load_jit, "onnx": load_onnx, "pt2": load_pt2}
+MODEL_TYPE_OF_SUFFIX: dict[str, str] = {suffix: kind for kind, suffix in MODEL_SUFFIXES.items()}
+
+
+def load_runner(
+    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
+) -> Runner:
+    """Load a written model of a YAML ``backend`` type (from ``data`` when given: the bytes
+    whose hash was checked); return a function running it on inputs in port order."""
+    loader = LOADERS.get(model_type)
+    if loader is None:
+        raise ExportBackendError(
+            f"load_runner(backend={model_type!r}): cannot load this model type; "
+            f"known types: {', '.join(LOADERS)}."
+        )
+    return loader(path, input_names, data)
