@@ -7,6 +7,7 @@ lists the constants each graph holds and where in user code they came from.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from .dynamic_check import (
     refuse_narrowings,
     smallest_sizes,
 )
-from .staging import writes_atomically
+from .staging import build_then_swap
 from .visualize import draw_pipeline
 
 _SUSPECT_ORIGINS = ("native", "another recorder", "derived from traced data")
@@ -342,8 +343,6 @@ def build_spec(
     return spec, initial
 
 
-@progress.reported
-@writes_atomically
 def compile_graph(
     visualize: bool = True,
     validate: bool = True,
@@ -359,13 +358,22 @@ def compile_graph(
     :class:`ValidationError`; otherwise the result lists the problems.
     ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
     only the YAML (and picture) is written. ``verbose`` (by default the session's) logs one
-    line per node as it is exported and as it is validated.
+    line per node as it is exported and as it is validated. The bundle is built aside and
+    replaces ``<save_path>/<name>/`` only when complete (see :mod:`.staging`).
     """
     if graph_configs is not None and not isinstance(graph_configs, GraphConfigs):
         raise PatchDefinitionError(
             f"compile_graph(graph_configs=...): expected patchport.GraphConfigs(...), got "
             f"{type(graph_configs).__name__}."
         )
+    session = _stopped_session()
+    options = _Options(visualize, validate, rtol, atol, strict, graph_configs)
+    with progress.progress_output(session.verbose if verbose is None else verbose):
+        return build_then_swap(session.directory, functools.partial(_compile, session, options))
+
+
+def _stopped_session() -> Session:
+    """The one session compile_graph compiles: the last one stopped."""
     if current_session() is not None:
         raise PatchStateError(
             "compile_graph(): the session is still active; call "
@@ -377,6 +385,23 @@ def compile_graph(
             "compile_graph(): no session to compile; run patchport.start(), "
             "trace, then patchport.stop()."
         )
+    return session
+
+
+@dataclass(frozen=True)
+class _Options:
+    """compile_graph's arguments that shape the bundle and its validation."""
+
+    visualize: bool
+    validate: bool
+    rtol: float
+    atol: float
+    strict: bool
+    graph_configs: GraphConfigs | None
+
+
+def _compile(session: Session, options: _Options, directory: Path) -> CompileResult:
+    """compile_graph's work for ``session``, written into ``directory`` (a staging folder)."""
     nodes = {name: t for name, t in session.nodes.items() if t.finished}
     if not nodes:
         raise PatchStateError(
@@ -385,7 +410,6 @@ def compile_graph(
         )
     refuse_narrowings([t for t in nodes.values() if not t.skip_export])
     refuse_dynamic_feedback(list(nodes.values()))
-    directory = session.directory
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}
     for index, (name, trace) in enumerate(nodes.items(), 1):
@@ -394,7 +418,7 @@ def compile_graph(
         if written[name].path is not None:
             backend = str(trace.export_with)
             progress.exported(index, len(nodes), name, backend, started, written[name].path)
-    spec, initial = build_spec(session, written, graph_configs)
+    spec, initial = build_spec(session, written, options.graph_configs)
     if initial and not session.dry_run:
         from safetensors.torch import save_file
 
@@ -404,24 +428,24 @@ def compile_graph(
     yaml_path = write_spec(directory / f"{session.name}.yaml", spec)
     session.spec = spec  # what ExportManager.detected_nodes / detected_pipeline show
     picture = None
-    if visualize:
+    if options.visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])
         picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
     model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
-    if validate:
+    if options.validate:
         for index, (name, trace) in enumerate(nodes.items(), 1):
             file = written[name]
             if file.path is None:  # not exported (dry run, non_traced, no model given)
                 continue
             started = progress.clock()
             runner = load_runner(file.model_type, file.path, port_names(trace, file.model_type)[0])
-            validation.append(_validate(trace, runner, rtol, atol))
-            _add_generated_sizes(validation[-1], trace, runner, rtol, atol)
+            validation.append(_validate(trace, runner, options.rtol, options.atol))
+            _add_generated_sizes(validation[-1], trace, runner, options.rtol, options.atol)
             progress.validated(index, len(nodes), validation[-1], started)
     checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
     result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)
-    if strict and not result.ok:
+    if options.strict and not result.ok:
         raise ValidationError(
             "compile_graph(validate=True): exported models differ from the "
             "eager run:\n" + result.summary()

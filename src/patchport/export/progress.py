@@ -8,16 +8,12 @@ not configured logging itself; an application's own logging setup decides otherw
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import logging
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 logger = logging.getLogger("patchport")
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 clock = time.perf_counter
 
@@ -41,24 +37,6 @@ def progress_output(verbose: bool) -> Iterator[None]:
         logger.setLevel(level)
         if handler is not None:
             logger.removeHandler(handler)
-
-
-def reported(function: F) -> F:
-    """Run ``function`` (compile_graph) with progress shown when its ``verbose`` argument,
-    or else the last session's ``verbose``, asks for it."""
-    signature = inspect.signature(function)
-
-    @functools.wraps(function)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        verbose = signature.bind_partial(*args, **kwargs).arguments.get("verbose")
-        if verbose is None:
-            from ..sessions.lifecycle import last_session
-
-            verbose = bool(getattr(last_session(), "verbose", False))
-        with progress_output(verbose):
-            return function(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
 
 
 def exported(index: int, total: int, node: str, backend: str, started: float, path: Any) -> None:

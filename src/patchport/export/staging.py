@@ -10,7 +10,6 @@ is untouched and the rejected one is kept aside as ``<name>.failed/`` with a rep
 from __future__ import annotations
 
 import dataclasses
-import functools
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -41,32 +40,6 @@ def build_then_swap(final: Path, build: Callable[[Path], T]) -> T:
         raise
     _swap_in(staging, final)
     return _rebase(result, staging, final)
-
-
-def writes_atomically(compile_graph: Callable[..., T]) -> Callable[..., T]:
-    """Decorate ``compile_graph`` so it writes the last session's bundle through
-    :func:`build_then_swap` (it writes into ``session.directory``, pointed at staging)."""
-
-    @functools.wraps(compile_graph)
-    def compile_atomically(*args: Any, **kwargs: Any) -> T:
-        from ..sessions.lifecycle import current_session, last_session
-
-        session = last_session()
-        if session is None or current_session() is not None:
-            return compile_graph(*args, **kwargs)  # it refuses with the clear error
-
-        final = session.directory
-
-        def build(staging: Path) -> T:
-            session.directory = staging
-            try:
-                return compile_graph(*args, **kwargs)
-            finally:
-                session.directory = final
-
-        return build_then_swap(final, build)
-
-    return compile_atomically
 
 
 def _keep_aside(staging: Path, final: Path, exc: BaseException) -> Path:

@@ -21,20 +21,18 @@ import torch
 
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
-from ..tracing import Recorder, finish, report_loss, trace_input
-from ..tracing.dependence import depends_on_inputs, inputs_reached
-from ..tracing.dtypes import to_numpy_side
+from ..tracing import Recorder
 from ..tracing.fresh import untraced_as_plain
-from ..tracing.values import make_traced, plain
-from .buffers import BufferTracker, bake_input
+from ..tracing.values import plain
+from .buffers import BufferTracker
 from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
 from .method import bind_ports, check_node_name, named_outputs
 from .names import check_file_name
+from .node_trace import NodeTrace, PassOutputs, port_of
 from .output_views import equal_output, output_source, remember_output
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
-from .state import NodeTrace, Port, Sample, Session
-from .verify import plain_copy
+from .state import Session
 
 __all__ = [
     "input_tensors",
@@ -48,30 +46,6 @@ __all__ = [
 ]
 
 
-def _port(name: str, value: Any, semantics: dict[str, Any] | None = None) -> Port:
-    data = plain(value)
-    if isinstance(data, torch.Tensor):
-        dtype = str(data.dtype).replace("torch.", "")
-        return Port(name, tuple(data.shape), dtype, dict(semantics or {}))
-    array = np.asarray(data)
-    return Port(name, tuple(array.shape), str(array.dtype), dict(semantics or {}))
-
-
-def _recorder_of_pass(session: Session, trace: NodeTrace) -> Recorder:
-    """The recorder this pass traces into: the node's own on the first pass, else a
-    throwaway one (so patched calls take the same replacements as the recorded pass)."""
-    if not trace.finished:
-        if not trace.recorder.active:
-            raise PatchStateError(
-                f"annotate.input_tensors({trace.name!r}, ...): node {trace.name!r} was closed "
-                f"without outputs."
-            )
-        return trace.recorder
-    if trace.pass_recorder is None or not trace.pass_recorder.active:
-        trace.pass_recorder = Recorder(f"{trace.name}#pass{trace.entries}", strict=session.strict)
-    return trace.pass_recorder
-
-
 def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
     trace = session.nodes.get(node)
     if trace is None:
@@ -81,59 +55,31 @@ def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
                 f"{caller}({node!r}, ...): node {node!r} does not exist yet; call "
                 f"annotate.input_tensors({node!r}, {{...}}) first."
             )
-        trace = NodeTrace(node, Recorder(node, strict=session.strict))
-        trace.skip_export = session.dry_run or node in session.non_traced
+        skip = session.dry_run or node in session.non_traced
+        trace = NodeTrace(node, Recorder(node, strict=session.strict), skip_export=skip)
         session.nodes[node] = trace
     return trace
 
 
 def _declare(
-    caller: str, session: Session, trace: NodeTrace, payload: Payload, state: bool = False
+    caller: str,
+    session: Session,
+    trace: NodeTrace,
+    payload: Payload,
+    state: bool = False,
+    dynamic: dict[str, dict[int, str]] | None = None,
 ) -> dict[str, Any]:
     """Make each flat port an input of this pass; return ``{port: traced value}``."""
-    declared = {port.name for port in trace.inputs}
-    for key in payload.flat:  # every refusal before anything changes
-        if key in trace.pending_inputs:
-            raise PatchDefinitionError(
-                f"{caller}({trace.name!r}, ...): input {key!r} was already declared for this "
-                f"node in this pass (Duplicate name); use another name."
-            )
-        _refuse_open_node_value(caller, trace, key, payload.flat[key])
-        if trace.finished and key not in declared:
-            raise PatchDefinitionError(
-                f"{caller}({trace.name!r}, ...): input {key!r} was not declared in the first "
-                f"pass {sorted(declared)}; a node keeps one signature."
-            )
-    recorder = _recorder_of_pass(session, trace)
-    traced: dict[str, Any] = {}
+    trace.check_inputs(caller, payload.flat)  # every refusal before anything changes
+    sources = {}
     for key, value in payload.flat.items():
         if trace.sources.get(key) is None:
             source = output_source(session, value)
             if source is not None:
-                trace.sources[key] = source  # on a later pass: how feedback is found
+                sources[key] = source  # on a later pass: how feedback is found
             elif not trace.finished and not state:
                 _warn_if_copy(caller, session, trace.name, key, value)
-        if not trace.finished:
-            trace.inputs.append(_port(key, value, payload.semantics.get(key)))
-            if state:
-                trace.states.append(key)
-        trace.pending_inputs[key] = plain_copy(value)
-        traced[key] = trace_input(recorder, key, plain(value))
-    return traced
-
-
-def _refuse_open_node_value(caller: str, trace: NodeTrace, key: str, value: Any) -> None:
-    """An input may not be a value another node is still tracing: that node's graph would
-    not output it, so no edge could carry it (LEAPP refuses the same)."""
-    owner = getattr(getattr(value, "_pp", None), "rec", None)
-    if owner is None or not owner.active or owner in (trace.recorder, trace.pass_recorder):
-        return
-    other = owner.name.partition("#")[0]
-    raise PatchDefinitionError(
-        f"{caller}({trace.name!r}, ...): input {key!r} is a traced value of node {other!r}, "
-        f"which is still open (Mixing active contexts is not allowed). Call "
-        f"annotate.output_tensors({other!r}, {{...}}) first and pass the value it returns."
-    )
+    return trace.declare(payload, sources, state, dynamic)
 
 
 def _returned(payload: Payload, traced: dict[str, Any]) -> Any:
@@ -161,11 +107,7 @@ def input_tensors(node: str, tensors: Any, dynamic: dict[str, dict[int, str]] | 
     existing = session.nodes.get(node)
     axes = _dynamic_axes(node, dynamic, payload, existing)
     trace = _node("annotate.input_tensors", session, node, create=True)
-    traced = _declare("annotate.input_tensors", session, trace, payload)
-    if axes and not trace.finished:
-        for port in trace.inputs:
-            port.dynamic = axes.get(port.name, port.dynamic)
-        trace.recorder.track_shapes = True
+    traced = _declare("annotate.input_tensors", session, trace, payload, dynamic=axes)
     return _returned(payload, traced)
 
 
@@ -173,7 +115,7 @@ def _dynamic_axes(
     node: str, dynamic: Any, payload: Payload, trace: NodeTrace | None
 ) -> dict[str, dict[int, str]]:
     """Checked ``dynamic=`` of this call; a later pass may repeat the first pass's axes."""
-    shapes = {key: _port(key, value).shape for key, value in payload.flat.items()}
+    shapes = {key: port_of(key, value).shape for key, value in payload.flat.items()}
     ports = trace.inputs if trace is not None else []
     earlier = {p.name: p.dynamic for p in ports if p.dynamic and p.name not in shapes}
     axes = check_dynamic(node, dynamic, shapes, earlier, {p.name: p.shape for p in ports})
@@ -235,26 +177,8 @@ def update_state(node: str, tensors: dict[str, Any]) -> Any:
     if session is None:
         return passthrough(tensors)
     trace = _node("annotate.update_state", session, node, create=False)
-    _set_states("annotate.update_state", trace, tensors)
+    trace.set_states("annotate.update_state", tensors)
     return passthrough(tensors)
-
-
-def _set_states(caller: str, trace: NodeTrace, tensors: dict[str, Any]) -> None:
-    inputs = {port.name: port for port in trace.inputs}
-    for name, value in tensors.items():
-        if name not in trace.states:
-            raise PatchDefinitionError(
-                f"{caller}({trace.name!r}, {{{name!r}: ...}}): {name!r} is not a state of this "
-                f"node; declare it first with annotate.state_tensors({trace.name!r}, ...)."
-            )
-        port, got = inputs[name], _port(name, value)
-        if (got.shape, got.dtype) != (port.shape, port.dtype):
-            raise PatchDefinitionError(
-                f"{caller}({trace.name!r}, {{{name!r}: ...}}): the new state is "
-                f"{got.dtype}{list(got.shape)} but the state is {port.dtype}{list(port.shape)}; "
-                f"a state keeps its shape and dtype."
-            )
-    trace.pending_states.update(tensors)
 
 
 def _check_flat_state(caller: str, node: str, tensors: Any) -> None:
@@ -296,13 +220,7 @@ def register_buffer(node: str, tensors: Any) -> Any:
                 f"tensor or array (not {type(value).__name__} / traced data); compute with it "
                 f"after registering."
             )
-    recorder = _recorder_of_pass(session, trace)
-    out = []
-    for name, value in named.items():
-        graph_node = recorder.constant(value, origin=f"annotate.register_buffer {node}/{name}")
-        if isinstance(value, np.ndarray):  # NumPy semantics on the graph side, as for inputs
-            graph_node = to_numpy_side(recorder, graph_node, value.dtype)
-        out.append(make_traced(recorder, plain_copy(value), graph_node))
+    out = trace.add_buffers(named)
     return out[0] if single else tuple(out)
 
 
@@ -329,7 +247,7 @@ def module(node: str, model: torch.nn.Module, buffer_names: list[str] | None = N
         return _declare("annotate.module", session, trace, payload, state=not trace.finished)
 
     tracker.inject(declare)
-    trace.trackers.append(tracker)
+    trace.track_buffers(tracker)
 
 
 def mirror_leapp_tags(source: Any, target: Any) -> Any:
@@ -351,23 +269,6 @@ def mirror_leapp_tags(source: Any, target: Any) -> Any:
     return torch.from_numpy(source) if isinstance(target, torch.Tensor) else source.numpy()
 
 
-def _collect_trackers(trace: NodeTrace) -> None:
-    """Turn reassigned module buffers into state updates; bake the others (first pass)."""
-    for tracker in trace.trackers:
-        changed, unchanged = tracker.collect()
-        if changed:
-            _set_states("annotate.module", trace, changed)
-        for name, original in unchanged.items():
-            if trace.finished:
-                continue
-            bake_input(trace.recorder, name, original)
-            trace.inputs = [p for p in trace.inputs if p.name != name]
-            trace.states.remove(name)
-            trace.pending_inputs.pop(name, None)
-        tracker.restore()
-    trace.trackers.clear()
-
-
 def output_tensors(
     node: str,
     tensors: Any,
@@ -387,6 +288,37 @@ def output_tensors(
     session = current_session()
     if session is None:
         return passthrough(tensors)
+    payload, given = _checked_outputs(
+        session, node, tensors, static_outputs, export_with, backend_params
+    )
+    trace = session.nodes.get(node)
+    if trace is None or not trace.pending_inputs:
+        raise PatchStateError(
+            f"annotate.output_tensors({node!r}, ...): node {node!r} has no inputs in this pass; "
+            f"call annotate.input_tensors({node!r}, {{...}}) first."
+        )
+    if trace.finished:
+        flat = trace.finish_later_pass(given, keep=session.max_cached_io)
+    else:
+        flat = trace.finish_first_pass(given, index=session.completed, keep=session.max_cached_io)
+        session.completed += 1
+    for key, value in flat.items():
+        remember_output(session, value, f"{node}/{key}")
+    returned = []
+    for name, value in payload.entries.items():
+        returned.append(rebuild(name, value, lambda _port, leaf: _owned(session, node, leaf)))
+    return single_or_tuple(returned)
+
+
+def _checked_outputs(
+    session: Session,
+    node: str,
+    tensors: Any,
+    static_outputs: Any,
+    export_with: str | None,
+    backend_params: dict[str, Any] | None,
+) -> tuple[Payload, PassOutputs]:
+    """output_tensors' arguments, checked before the node changes."""
     check_file_name("annotate.output_tensors", "node", node)  # it names the model file
     payload = normalize("annotate.output_tensors", node, tensors)
     statics = (
@@ -416,43 +348,6 @@ def output_tensors(
             PatchportWarning,
             stacklevel=user_stacklevel(),
         )
-    trace = session.nodes.get(node)
-    if trace is None or not trace.pending_inputs:
-        raise PatchStateError(
-            f"annotate.output_tensors({node!r}, ...): node {node!r} has no inputs in this pass; "
-            f"call annotate.input_tensors({node!r}, {{...}}) first."
-        )
-    _collect_trackers(trace)
-    missing = [p.name for p in trace.inputs if p.name not in trace.pending_inputs]
-    if trace.finished and missing:
-        raise PatchDefinitionError(
-            f"annotate.output_tensors({node!r}, ...): this pass did not declare inputs {missing}; "
-            f"declare every input of the first pass with annotate.input_tensors({node!r}, ...)."
-        )
-    flat = dict(payload.flat)
-    if not trace.finished:
-        for name in [s for s in trace.states if s not in trace.pending_states]:
-            warnings.warn(
-                f"annotate.output_tensors({node!r}, ...): state {name!r} was never given to "
-                f"annotate.update_state; it stays a plain input with no feedback.",
-                PatchportWarning,
-                stacklevel=user_stacklevel(),
-            )
-            trace.states.remove(name)
-    stale = [name for name in trace.states if name not in trace.pending_states]
-    if stale:
-        raise PatchDefinitionError(
-            f"annotate.output_tensors({node!r}, ...): state {stale} got no new value in this "
-            f"pass; give it one with annotate.update_state({node!r}, {{...}}) (or reassign the "
-            f"module buffer) as in the first pass."
-        )
-    clash = [name for name in trace.states if name in flat]
-    if clash:
-        raise PatchDefinitionError(
-            f"annotate.output_tensors({node!r}, ...): {clash} are state outputs already; "
-            f"give the other outputs different names."
-        )
-    flat.update({name: trace.pending_states[name] for name in trace.states})
     static_flat = statics.flat if statics is not None else {}
     for name, value in static_flat.items():
         if plain(value) is not value:
@@ -460,40 +355,8 @@ def output_tensors(
                 f"annotate.output_tensors({node!r}, static_outputs={{{name!r}: ...}}): a static "
                 f"output is a constant tensor, not traced data; return it as a regular output."
             )
-    if not trace.finished:
-        trace.constant_outputs = _report_constant_outputs(trace, flat)
-        _report_unused_inputs(trace, flat)
-    flat.update(static_flat)
-    outputs = {key: plain_copy(value) for key, value in flat.items()}
-    if not trace.finished:
-        trace.graph_module = finish(trace.recorder, tuple(flat.values()))
-        labels = {**payload.semantics, **(statics.semantics if statics else {})}
-        trace.outputs = [_port(key, value, labels.get(key)) for key, value in flat.items()]
-        trace.static_outputs = list(static_flat)
-        trace.export_with = export_with
-        trace.backend_params = params
-        trace.index = session.completed
-        session.completed += 1
-    else:
-        if trace.pass_recorder is not None:
-            trace.pass_recorder.close()
-            trace.pass_recorder = None
-        if [p.name for p in trace.outputs] != list(flat):
-            raise PatchDefinitionError(
-                f"annotate.output_tensors({node!r}, ...): outputs {list(flat)} differ from "
-                f"the first pass {[p.name for p in trace.outputs]}; a node keeps one signature."
-            )
-    if len(trace.samples) < session.max_cached_io:
-        trace.samples.append(Sample(inputs=trace.pending_inputs, outputs=outputs))
-    trace.pending_inputs = {}
-    trace.pending_states = {}
-    trace.entries += 1
-    for key, value in flat.items():
-        remember_output(session, value, f"{node}/{key}")
-    returned = []
-    for name, value in payload.entries.items():
-        returned.append(rebuild(name, value, lambda _port, leaf: _owned(session, node, leaf)))
-    return single_or_tuple(returned)
+    labels = {**payload.semantics, **(statics.semantics if statics else {})}
+    return payload, PassOutputs(dict(payload.flat), dict(static_flat), labels, export_with, params)
 
 
 def _owned(session: Session, node: str, leaf: Any) -> Any:
@@ -518,48 +381,6 @@ def _warn_if_copy(caller: str, session: Session, node: str, key: str, value: Any
             TraceLossWarning,
             stacklevel=user_stacklevel(),
         )
-
-
-def _report_unused_inputs(trace: NodeTrace, tensors: dict[str, Any]) -> None:
-    """Warn for each declared input that no output is computed from (LEAPP checks this too):
-    the exported model would ignore it, usually because the trace was lost on its way."""
-    reached = inputs_reached(trace.recorder, tensors.values())
-    for name in trace.recorder.input_names:
-        if name not in reached:
-            warnings.warn(
-                f"annotate.output_tensors({trace.name!r}, ...): input '{trace.name}/{name}' "
-                f"reaches no output, so the exported model ignores it; if an output should "
-                f"depend on it, an earlier TraceLossWarning names the line that lost it.",
-                TraceLossWarning,
-                stacklevel=user_stacklevel(),
-            )
-
-
-def _report_constant_outputs(trace: NodeTrace, tensors: dict[str, Any]) -> list[str]:
-    """Warn (raise when strict) for each output computed without the node's inputs."""
-    constant = [
-        key for key, value in tensors.items() if not depends_on_inputs(trace.recorder, value)
-    ]
-    for key in constant:
-        made = _where_made(trace, tensors[key])
-        report_loss(
-            trace.recorder,
-            f"output {key!r} of node {trace.name!r} does not depend on the node's inputs"
-            + (f" ({made})" if made else ""),
-            "it would be exported as a constant: the model returns this value for every input "
-            "(compute it from the traced values annotate.input_tensors returned)",
-        )
-    return constant
-
-
-def _where_made(trace: NodeTrace, value: Any) -> str | None:
-    """Where a constant output came from, when known: the line that lost its trace, or
-    the line that created the buffer no traced data was written into."""
-    origin = trace.recorder.origin_of(value)
-    if origin is not None:
-        return f"it is the {origin}"
-    fresh = getattr(getattr(value, "_pp", None), "fresh", None)
-    return f"an array created at {fresh} that no traced data was written into" if fresh else None
 
 
 def method(

@@ -253,11 +253,7 @@ def stop() -> Session:
     session = require_session("patchport.stop()")
     try:
         for node in session.nodes.values():
-            if node.pass_recorder is not None and node.pass_recorder.active:
-                node.pass_recorder.close()
-                node.pending_inputs = {}
-            if node.recorder.active:
-                node.recorder.close()
+            if node.close():  # it was never finished
                 warnings.warn(
                     f"patchport.stop(): node {node.name!r} was never finished with "
                     f"annotate.output_tensors({node.name!r}, ...); it will not be exported.",

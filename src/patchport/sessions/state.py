@@ -7,82 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..patching import PatchDetails, PatchFamily, PatchInfo
-from ..tracing import Recorder
-
-
-@dataclass
-class Port:
-    """One named input or output of a node: the eager value's shape and dtype, and labels."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    semantics: dict[str, Any] = field(default_factory=dict)  # TensorSemantics.to_dict()
-    dynamic: dict[int, str] = field(default_factory=dict)  # axis -> dimension name
-    ranges: dict[str, list[int | None]] = field(default_factory=dict)  # name -> [min, max]
-
-    def as_dict(self, name: str | None = None) -> dict[str, Any]:
-        """The port as the bundle YAML describes it (LEAPP's keys; ``dynamic_axes``, which
-        LEAPP's loader ignores, only where an axis may change size)."""
-        described = {
-            "name": name or self.name,
-            "dtype": self.dtype,
-            "shape": list(self.shape),
-            "type": "tensor",
-            **self.semantics,
-        }
-        if self.dynamic:
-            described["dynamic_axes"] = dict(self.dynamic)
-        if self.ranges:  # only where the exported model accepts fewer sizes than [1, inf)
-            described["dynamic_ranges"] = {n: list(r) for n, r in self.ranges.items()}
-        return described
-
-
-@dataclass
-class Sample:
-    """Concrete inputs and the eager outputs of one pass through a node."""
-
-    inputs: dict[str, Any]
-    outputs: dict[str, Any]
-
-
-@dataclass
-class NodeTrace:
-    """One annotated node: its recorder, ports, samples, and the finished graph."""
-
-    name: str
-    recorder: Recorder
-    inputs: list[Port] = field(default_factory=list)
-    outputs: list[Port] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)  # input name -> "node/output"
-    samples: list[Sample] = field(default_factory=list)
-    pending_inputs: dict[str, Any] = field(default_factory=dict)  # current pass
-    graph_module: Any = None
-    pass_recorder: Recorder | None = None  # records (and discards) a later pass
-    export_with: str | None = "onnx"
-    backend_params: dict[str, Any] = field(default_factory=dict)
-    entries: int = 0
-    constant_outputs: list[str] = field(default_factory=list)  # computed without inputs
-    index: int | None = None  # completion order of the first pass; orders the pipeline
-    states: list[str] = field(default_factory=list)  # names that are both input and output
-    pending_states: dict[str, Any] = field(default_factory=dict)  # update_state, this pass
-    static_outputs: list[str] = field(default_factory=list)  # constant outputs, by name
-    trackers: list[Any] = field(default_factory=list)  # annotate.module buffer trackers
-    skip_export: bool = False  # dry_run / non_traced: described, not written
-
-    @property
-    def finished(self) -> bool:
-        return self.graph_module is not None
-
-    @property
-    def m(self) -> Any:
-        """The traced graph module (LEAPP's name for it), None until the node is finished."""
-        return self.graph_module
-
-    @property
-    def graph(self) -> Any:
-        """The node's torch.fx graph: as recorded so far, then the finished module's."""
-        return self.graph_module.graph if self.finished else self.recorder.graph
+from .node_trace import NodeTrace
 
 
 @dataclass
@@ -111,9 +36,7 @@ class Session:
     def restore_buffers(self) -> None:
         """Put back every module buffer an unfinished ``annotate.module`` replaced."""
         for node in self.nodes.values():
-            for tracker in node.trackers:
-                tracker.restore()
-            node.trackers.clear()
+            node.restore_buffers()
 
     def nodes_of(self, patch: PatchInfo) -> list[str]:
         """Names of the graph nodes a patch's replacement produced in this session."""
