@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import fx
 
-from .dtypes import HELD_AS_INT64, compute_dtype, dtype_of, torch_dtype, wrap_unsigned
-from .recorder import Recorder
-from .values import TracedArray, TracedTensor, arg_of
+from ..dtypes import HELD_AS_INT64, compute_dtype, dtype_of, torch_dtype, wrap_unsigned
+from ..recorder import Recorder
+from ..values import TracedArray, TracedTensor, arg_of
 
 Node = fx.Node
 
