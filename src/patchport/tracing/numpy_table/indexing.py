@@ -1,0 +1,150 @@
+"""Indexing, selection, sorting and searching, and the functions that write in place."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..dtypes import dtype_of
+from .calls import Call, handler_table, is_array, plain_data
+from .targets import np_argsort, np_put, np_searchsorted, np_sort, np_wrap_index
+
+HANDLERS: dict[Callable, Callable] = {}
+implements = handler_table(HANDLERS)
+
+
+@implements(np.take)
+def _take(
+    call: Call, a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise"
+) -> Any:
+    if mode != "raise":
+        return None
+    src = call.op(torch.reshape, a, (-1,)) if axis is None else call.n(a)
+    dim = 0 if axis is None else int(axis) % a.ndim
+    n = a.size if axis is None else a.shape[dim]
+    idx = call.t(np.asarray(indices) if not is_array(indices) else indices, np.int64)
+    idx = call.rec.call(np_wrap_index, (idx, n))
+    flat = call.rec.call(torch.reshape, (idx, (-1,)))
+    node = call.rec.call(torch.index_select, (src, dim, flat))
+    return call.rec.call(torch.reshape, (node, tuple(call.result.shape)))
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(call: Call, arr: Any, indices: Any, axis: Any = -1) -> Any:
+    if axis is None:
+        return None
+    dim = int(axis) % arr.ndim
+    idx = call.rec.call(np_wrap_index, (call.t(indices, np.int64), arr.shape[dim]))
+    return call.rec.call(torch.take_along_dim, (call.n(arr), idx, dim))
+
+
+@implements(np.where)
+def _where(call: Call, condition: Any, x: Any = None, y: Any = None) -> Any:
+    if x is None and y is None:
+        return _nonzero(call, condition)
+    cond = call.t(condition, bool)
+    return call.rec.call(torch.where, (cond, call.t(x), call.t(y)))
+
+
+@implements(np.nonzero)
+def _nonzero(call: Call, a: Any) -> Any:
+    node = call.op(torch.nonzero, a, as_tuple=True)
+    return tuple(call.rec.call(operator.getitem, (node, i)) for i in range(len(call.result)))
+
+
+@implements(np.argwhere)
+def _argwhere(call: Call, a: Any) -> Any:
+    return call.op(torch.argwhere, a)
+
+
+@implements(np.flatnonzero)
+def _flatnonzero(call: Call, a: Any) -> Any:
+    flat = call.op(torch.reshape, a, (-1,))
+    return call.rec.call(torch.flatten, (call.rec.call(torch.nonzero, (flat,)),))
+
+
+@implements(np.select)
+def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    shape = tuple(call.result.shape)
+    node = call.rec.call(torch.broadcast_to, (call.t(default), shape))
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        node = call.rec.call(torch.where, (call.t(cond, bool), call.t(choice), node))
+    return node
+
+
+@implements(np.argsort)
+def _argsort(
+    call: Call, a: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any
+) -> Any:
+    if order is not None:
+        return None
+    dim = None if axis is None else int(axis) % a.ndim
+    stable = kind in ("stable", "mergesort") or kw.get("stable") is True
+    return call.op(np_argsort, a, dim, stable)
+
+
+@implements(np.sort)
+def _sort(
+    call: Call, a: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any
+) -> Any:
+    if order is not None:
+        return None
+    dim = None if axis is None else int(axis) % a.ndim
+    return call.op(np_sort, a, dim)
+
+
+@implements(np.searchsorted)
+def _searchsorted(call: Call, a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    if sorter is not None:
+        return None
+    common = np.result_type(dtype_of(a), dtype_of(v) if is_array(v) else np.asarray(v).dtype)
+    return call.rec.call(np_searchsorted, (call.t(a, common), call.t(v, common), side == "right"))
+
+
+@implements(np.digitize)
+def _digitize(call: Call, x: Any, bins: Any, right: bool = False) -> Any:
+    b = np.asarray(plain_data(bins))
+    common = np.result_type(dtype_of(x), dtype_of(bins))
+    xs, bs = call.t(x, common), call.t(bins, common)
+    if b.size > 1 and b[0] > b[-1]:  # decreasing bins: mirror the increasing case
+        flipped = call.rec.call(torch.flip, (bs, (0,)))
+        pos = call.rec.call(np_searchsorted, (flipped, xs, not right))
+        return call.done(call.rec.call(torch.rsub, (pos, b.size)), np.int64)
+    return call.done(call.rec.call(np_searchsorted, (bs, xs, not right)), np.int64)
+
+
+# functions writing their first argument in place -> handler giving its new node (or None)
+INPLACE_HANDLERS: dict[Callable, Callable] = {}
+writes = handler_table(INPLACE_HANDLERS)
+
+
+@writes(np.copyto)
+def _copyto(call: Call, dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> Any:
+    node = call.rec.call(torch.broadcast_to, (call.t(src, dst.dtype), tuple(dst.shape)))
+    if where is True:
+        return node
+    return call.rec.call(torch.where, (call.t(where, bool), node, call.n(dst)))
+
+
+@writes(np.put)
+def _put(call: Call, a: Any, ind: Any, v: Any, mode: str = "raise") -> Any:
+    n_index = int(np.size(ind))
+    if mode != "raise" or int(np.size(v)) not in (1, n_index):
+        return None  # NumPy repeats a shorter v cyclically: not mapped
+    index = call.t(np.asarray(ind) if not is_array(ind) else ind, np.int64)
+    index = call.rec.call(np_wrap_index, (call.rec.call(torch.reshape, (index, (-1,))), a.size))
+    values = call.rec.call(torch.reshape, (call.t(v, a.dtype), (-1,)))
+    return call.rec.call(np_put, (call.n(a), index, values))
+
+
+@writes(np.putmask)
+def _putmask(call: Call, a: Any, mask: Any, values: Any) -> Any:
+    if int(np.size(values)) not in (1, a.size):
+        return None  # NumPy repeats a shorter values array cyclically: not mapped
+    full = call.rec.call(torch.reshape, (call.t(values, a.dtype), (-1,)))
+    full = call.rec.call(torch.reshape, (full, tuple(a.shape) if np.size(values) > 1 else ()))
+    return call.rec.call(torch.where, (call.t(mask, bool), full, call.n(a)))

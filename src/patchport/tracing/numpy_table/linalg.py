@@ -1,0 +1,147 @@
+"""Linear algebra: products, ``np.linalg``, diagonals and traces."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..dtypes import torch_dtype
+from .calls import Call, handler_table
+from .targets import np_diag, np_dot, np_sum, np_triangle
+
+HANDLERS: dict[Callable, Callable] = {}
+implements = handler_table(HANDLERS)
+
+
+@implements(np.dot)
+def _dot(call: Call, a: Any, b: Any, out: Any = None) -> Any:
+    return call.rec.call(np_dot, (call.t(a), call.t(b)))
+
+
+def _pt(call: Call, a: Any) -> Any:
+    """Operand of a product: booleans go through int64 (torch has no bool products)."""
+    return call.t(a, np.int64 if call.result.dtype == np.bool_ else None)
+
+
+def _pdone(call: Call, node: Any) -> Any:
+    """A product's result: nonzero for a boolean product (NumPy's or of ands)."""
+    return call.rec.call(torch.ne, (node, 0)) if call.result.dtype == np.bool_ else node
+
+
+@implements(np.vdot)
+def _vdot(call: Call, a: Any, b: Any) -> Any:
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.vdot, (fa, fb)))
+
+
+@implements(np.einsum)
+def _einsum(call: Call, subscripts: Any, *operands: Any, **kw: Any) -> Any:
+    if not isinstance(subscripts, str) or kw.get("out") is not None:
+        return None
+    return _pdone(
+        call, call.rec.call(torch.einsum, (subscripts, *[_pt(call, o) for o in operands]))
+    )
+
+
+@implements(np.tensordot)
+def _tensordot(call: Call, a: Any, b: Any, axes: Any = 2) -> Any:
+    if isinstance(axes, (tuple, list)):
+        first, second = axes
+        first = [int(i) for i in np.atleast_1d(first)]
+        second = [int(i) for i in np.atleast_1d(second)]
+        axes = [first, second]
+    else:
+        axes = int(axes)
+    return _pdone(
+        call, call.rec.call(torch.tensordot, (_pt(call, a), _pt(call, b)), {"dims": axes})
+    )
+
+
+@implements(np.outer)
+def _outer(call: Call, a: Any, b: Any, out: Any = None) -> Any:
+    fa = call.rec.call(torch.reshape, (_pt(call, a), (-1,)))
+    fb = call.rec.call(torch.reshape, (_pt(call, b), (-1,)))
+    return _pdone(call, call.rec.call(torch.outer, (fa, fb)))
+
+
+@implements(np.inner)
+def _inner(call: Call, a: Any, b: Any) -> Any:
+    return _pdone(call, call.rec.call(torch.inner, (_pt(call, a), _pt(call, b))))
+
+
+@implements(np.cross)
+def _cross(
+    call: Call, a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: Any = None
+) -> Any:
+    if axis is None and (axisa, axisb, axisc) != (-1, -1, -1):
+        return None
+    if (
+        np.shape(a)[-1 if axis is None else axis] != 3
+        or np.shape(b)[-1 if axis is None else axis] != 3
+    ):
+        return None
+    dim = -1 if axis is None else int(axis)
+    return call.rec.call(torch.linalg.cross, (call.t(a), call.t(b)), {"dim": dim})
+
+
+@implements(np.linalg.norm)
+def _norm(call: Call, x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    dims = None if axis is None else tuple(int(a) for a in np.atleast_1d(axis))
+    if dims is not None and len(dims) == 1:
+        dims = dims[0]
+    return call.rec.call(torch.linalg.norm, (call.t(x), ord, dims, bool(keepdims)))
+
+
+@implements(np.linalg.inv)
+def _inv(call: Call, a: Any) -> Any:
+    return call.rec.call(torch.linalg.inv, (call.t(a),))
+
+
+@implements(np.linalg.det)
+def _det(call: Call, a: Any) -> Any:
+    return call.rec.call(torch.linalg.det, (call.t(a),))
+
+
+@implements(np.linalg.solve)
+def _solve(call: Call, a: Any, b: Any) -> Any:
+    if np.ndim(b) != 1 and np.ndim(b) != np.ndim(a):
+        return None
+    return call.rec.call(torch.linalg.solve, (call.t(a), call.t(b)))
+
+
+@implements(np.trace)
+def _trace(
+    call: Call,
+    a: Any,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: Any = None,
+    out: Any = None,
+) -> Any:
+    diag = call.rec.call(torch.diagonal, (call.n(a), int(offset), int(axis1), int(axis2)))
+    return call.rec.call(np_sum, (diag, (-1,), False, torch_dtype(call.result.dtype)))
+
+
+@implements(np.diagonal)
+def _diagonal(call: Call, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    return call.op(torch.diagonal, a, int(offset), int(axis1), int(axis2))
+
+
+@implements(np.diag)
+def _diag(call: Call, v: Any, k: int = 0) -> Any:
+    return call.op(np_diag, v, int(k))
+
+
+@implements(np.triu)
+def _triu(call: Call, m: Any, k: int = 0) -> Any:
+    return call.op(np_triangle, m, int(k), True)
+
+
+@implements(np.tril)
+def _tril(call: Call, m: Any, k: int = 0) -> Any:
+    return call.op(np_triangle, m, int(k), False)

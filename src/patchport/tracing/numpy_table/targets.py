@@ -1,0 +1,688 @@
+"""Graph targets: the ``np_*`` functions recorded in fx graphs, NumPy semantics in torch.
+
+Each takes and returns tensors (plus static Python arguments), so exporters see one call
+they can trace through or swap (ONNX decompositions key on these functions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+# ------------------------------------------------------------------------------- ufuncs
+def np_cbrt(x: torch.Tensor) -> torch.Tensor:
+    """Real cube root (torch has none): sign(x) * |x| ** (1/3)."""
+    return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
+
+
+def np_reciprocal(x: torch.Tensor) -> torch.Tensor:
+    """NumPy reciprocal: integer inputs use integer (truncating) division."""
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return torch.reciprocal(x)
+    zero, y = _int_guard(x, x)
+    out = torch.div(torch.ones_like(x), y, rounding_mode="trunc")
+    return torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_true_divide(x: Any, y: Any) -> torch.Tensor:
+    """Division in the loop dtype (inputs already cast to float by the table)."""
+    return torch.true_divide(x, y)
+
+
+def _exact(x: torch.Tensor, value: float) -> torch.Tensor:
+    """``value`` as a 0-d tensor of x's dtype: exporters keep it exactly (not as float32)."""
+    return torch.tensor(value, dtype=x.dtype)
+
+
+def _binary_exponent(a: torch.Tensor) -> torch.Tensor:
+    """e with a = m * 2**e, m in [0.5, 1), for finite a > 0 (float32 math for halves)."""
+    e = torch.floor(torch.log2(a)) + 1
+    m = _times_pow2(a, -e)
+    e = torch.where(m >= 1, e + 1, e)
+    return torch.where(m < 0.5, e - 1, e)
+
+
+def _times_pow2(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    """a * 2**e exactly, in two steps so that neither power over- or underflows."""
+    half = torch.trunc(e / 2)
+    two = torch.full_like(a, 2.0)
+    return a * torch.pow(two, half) * torch.pow(two, e - half)
+
+
+def _work(x: torch.Tensor) -> torch.Tensor:
+    """x in a dtype wide enough for exponent arithmetic (float16 values fit float32)."""
+    return x.to(torch.float32) if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def _ulp(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Distance from finite a >= 0 to the next larger float of ``dtype`` (in a's dtype)."""
+    info = torch.finfo(dtype)
+    digits = round(-math.log2(info.eps)) + 1
+    tiny = info.smallest_normal * info.eps  # the smallest subnormal
+    positive = torch.where(a > 0, a, torch.ones_like(a))
+    step = _times_pow2(torch.ones_like(a), _binary_exponent(positive) - digits)
+    return torch.maximum(step, _exact(a, tiny))
+
+
+def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The float after x towards y, by exponent arithmetic (exporters lack nextafter)."""
+    x, y = torch.broadcast_tensors(x, torch.as_tensor(y, dtype=x.dtype))
+    info = torch.finfo(x.dtype)
+    w = _work(x)
+    a = torch.abs(w)
+    finite = torch.where(torch.isfinite(a), a, torch.ones_like(a))
+    ulp = _ulp(finite, x.dtype)
+    power_of_two = _times_pow2(finite, -_binary_exponent(finite)) == 0.5
+    toward_zero = (y > x) != (x > 0)
+    halve = toward_zero & power_of_two & (finite > info.smallest_normal)
+    step = torch.where(halve, ulp / 2, ulp)
+    up = y > x
+    out = w + torch.where(up, step, -step)
+    out = torch.where(torch.isinf(w), torch.sign(w) * _exact(w, info.max), out)
+    out = out.to(x.dtype)
+    out = torch.where(x == y, y, out)
+    return torch.where(torch.isnan(x) | torch.isnan(y), x + y, out)
+
+
+def np_spacing(x: torch.Tensor) -> torch.Tensor:
+    """ulp of x: away from zero and signed like x; NumPy's float16 loop steps up instead."""
+    if x.dtype == torch.float16:
+        target = torch.full_like(x, math.inf)
+    else:
+        target = torch.where(x < 0, torch.full_like(x, -math.inf), torch.full_like(x, math.inf))
+    return np_nextafter(x, target) - x
+
+
+def _euclid_steps(dtype: torch.dtype) -> int:
+    """Euclid's algorithm needs fewer steps than the Fibonacci index above the dtype's max."""
+    limit, a, b, steps = torch.iinfo(dtype).max, 1, 1, 0
+    while b <= limit:
+        a, b, steps = b, a + b, steps + 1
+    return steps + 1
+
+
+def np_gcd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Greatest common divisor by a fixed number of Euclid steps (exporters lack gcd)."""
+    x, y = torch.broadcast_tensors(torch.abs(x), torch.abs(y))
+    zero = torch.zeros_like(x)
+    for _ in range(_euclid_steps(x.dtype)):
+        done = y == 0
+        rest = torch.remainder(x, torch.where(done, torch.ones_like(y), y))
+        x, y = torch.where(done, x, y), torch.where(done, zero, rest)
+    return x
+
+
+def np_lcm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Least common multiple: |x / gcd * y|, 0 when either is 0."""
+    g = np_gcd(x, y)
+    safe = torch.where(g == 0, torch.ones_like(g), g)
+    return torch.abs(torch.div(x, safe, rounding_mode="trunc") * y)
+
+
+def _float_test(test: Callable, integers: bool) -> Callable:
+    """A float predicate whose answer on integers and booleans is the constant ``integers``."""
+
+    def predicate(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            return test(x)
+        return torch.full_like(x, integers, dtype=torch.bool)
+
+    predicate.__name__ = predicate.__qualname__ = f"np_{test.__name__}"
+    predicate.__doc__ = f"{test.__name__}, constant {integers} on integers (no ONNX int kernel)."
+    return predicate
+
+
+np_isfinite = _float_test(torch.isfinite, True)
+
+
+np_isinf = _float_test(torch.isinf, False)
+
+
+np_isnan = _float_test(torch.isnan, False)
+
+
+def np_fmax(x: Any, y: Any) -> torch.Tensor:
+    """Maximum ignoring NaN (exporters lack fmax)."""
+    if not x.dtype.is_floating_point:
+        return torch.maximum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.maximum(x, y)))
+
+
+def np_fmin(x: Any, y: Any) -> torch.Tensor:
+    """Minimum ignoring NaN (exporters lack fmin)."""
+    if not x.dtype.is_floating_point:
+        return torch.minimum(x, y)
+    return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.minimum(x, y)))
+
+
+def _int_guard(x: Any, y: Any) -> tuple[Any, Any]:
+    """For integer division by a tensor, NumPy yields 0 where y == 0; torch would raise."""
+    if isinstance(y, torch.Tensor) and not (y.dtype.is_floating_point or y.dtype.is_complex):
+        zero = y == 0
+        return zero, torch.where(zero, torch.ones_like(y), y)
+    return None, y
+
+
+def np_floor_divide(x: Any, y: Any) -> torch.Tensor:
+    """Floor division; integer division by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.floor_divide(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_remainder(x: Any, y: Any) -> torch.Tensor:
+    """Python-style remainder; integer remainder by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.remainder(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_fmod(x: Any, y: Any) -> torch.Tensor:
+    """C-style remainder; integer fmod by zero gives 0 as in NumPy."""
+    zero, y = _int_guard(x, y)
+    out = torch.fmod(x, y)
+    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_copysign(x: torch.Tensor, y: Any) -> torch.Tensor:
+    """|x| with the sign of y (-0.0 counts as negative), without a signbit kernel."""
+    y = torch.as_tensor(y, dtype=x.dtype)
+    negative = (y < 0) | ((y == 0) & (torch.reciprocal(y) < 0))
+    magnitude = torch.abs(x)
+    return torch.where(negative, -magnitude, magnitude)
+
+
+def np_hypot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """sqrt(x**2 + y**2) from basic ops (exporters lack hypot)."""
+    return torch.sqrt(x * x + y * y)
+
+
+def np_modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fractional and integral parts, both signed like x."""
+    whole = torch.trunc(x)
+    return x - whole, whole
+
+
+def np_divmod(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Floor quotient and remainder, like Python's divmod."""
+    return np_floor_divide(x, y), np_remainder(x, y)
+
+
+def np_frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mantissa in [0.5, 1) and int32 exponent; (x, 0) for 0, inf and NaN."""
+    w = _work(x)
+    a = torch.abs(w)
+    regular = torch.isfinite(a) & (a > 0)
+    e = _binary_exponent(torch.where(regular, a, torch.ones_like(a)))
+    e = torch.where(regular, e, torch.zeros_like(e))
+    mantissa = torch.where(regular, _times_pow2(w, -e), w)
+    return mantissa.to(x.dtype), e.to(torch.int32)
+
+
+def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
+    """x * 2**e in x's dtype."""
+    if not isinstance(e, torch.Tensor):
+        e = torch.tensor(e)
+    return x * torch.pow(torch.tensor(2.0, dtype=x.dtype), e.to(x.dtype))
+
+
+def np_bitwise_count(x: torch.Tensor) -> torch.Tensor:
+    """Number of 1 bits in |x|, as uint8 (SWAR popcount: a dozen ops whatever the width)."""
+    v = torch.abs(x.to(torch.int64)) if x.dtype.is_signed else x.to(torch.int64)
+    m1, m2, m4 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
+    v = v - torch.bitwise_and(torch.bitwise_right_shift(v, 1), m1)
+    v = torch.bitwise_and(v, m2) + torch.bitwise_and(torch.bitwise_right_shift(v, 2), m2)
+    v = torch.bitwise_and(v + torch.bitwise_right_shift(v, 4), m4)
+    v = torch.bitwise_and(torch.bitwise_right_shift(v * 0x0101010101010101, 56), 0xFF)
+    return v.to(torch.uint8)
+
+
+def _shift(fn: Callable) -> Callable:
+    """A shift that runs uint8 in int64 (the ONNX exporter shifts uint8 as signed int8)."""
+
+    def shift(x: torch.Tensor, s: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:
+            s = s.to(torch.int64) if isinstance(s, torch.Tensor) else s
+            return fn(x.to(torch.int64), s).to(torch.uint8)
+        return fn(x, s)
+
+    shift.__name__ = shift.__qualname__ = f"np_{fn.__name__}"
+    shift.__doc__ = f"{fn.__name__}, with uint8 computed in int64 (same bits)."
+    return shift
+
+
+np_left_shift = _shift(torch.bitwise_left_shift)
+
+
+np_right_shift = _shift(torch.bitwise_right_shift)
+
+
+def np_sign(x: torch.Tensor) -> torch.Tensor:
+    """Sign with NaN kept as NaN (NumPy), 0 for zero."""
+    if x.dtype.is_floating_point:
+        return torch.where(torch.isnan(x), x, torch.sign(x))
+    return torch.sign(x)
+
+
+def np_heaviside(x: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
+    """Heaviside step with NaN propagated as NumPy does."""
+    return torch.heaviside(x, h0)
+
+
+def np_logical_xor(x: Any, y: Any) -> torch.Tensor:
+    """Logical xor of two truth values."""
+    return torch.logical_xor(x, y)
+
+
+def np_fabs(x: torch.Tensor) -> torch.Tensor:
+    """Absolute value of a float array."""
+    return torch.abs(x)
+
+
+def _bool_product(fn: Callable, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Products of booleans as NumPy defines them (or of ands), via integers (no bool kernels)."""
+    if x.dtype == torch.bool:
+        return fn(x.to(torch.int64), y.to(torch.int64)) != 0
+    return fn(x, y).to(torch.promote_types(x.dtype, y.dtype))
+
+
+def np_matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Matrix product, booleans included."""
+    return _bool_product(torch.matmul, x, y)
+
+
+def np_vecdot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Dot product over the last axis (conjugating x), in the operands' dtype."""
+    return _bool_product(lambda a, b: torch.sum(torch.conj_physical(a) * b, dim=-1), x, y)
+
+
+def np_matvec(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Matrix-vector product broadcast over leading dims."""
+    return _bool_product(lambda a, b: torch.matmul(a, b.unsqueeze(-1)).squeeze(-1), x, v)
+
+
+def np_vecmat(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Vector-matrix product broadcast over leading dims (conjugating v)."""
+    return _bool_product(
+        lambda a, b: torch.matmul(torch.conj_physical(a).unsqueeze(-2), b).squeeze(-2), v, x
+    )
+
+
+def np_degrees(x: torch.Tensor) -> torch.Tensor:
+    """Radians to degrees as NumPy computes it (a double constant, not a float32 one)."""
+    return x * _exact(x, 180.0 / math.pi)
+
+
+def np_radians(x: torch.Tensor) -> torch.Tensor:
+    """Degrees to radians as NumPy computes it."""
+    return x * _exact(x, math.pi / 180.0)
+
+
+# --------------------------------------------------------------------------- reductions
+def np_prod(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
+    """Product over several dims (torch.prod takes one)."""
+    x = x.to(dtype)
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    for d in sorted((d % max(x.ndim, 1) for d in dims), reverse=True):
+        x = torch.prod(x, dim=d, keepdim=keepdim) if x.is_floating_point() else _int_prod(x, d)
+        if not keepdim and not x.is_floating_point():
+            x = x.squeeze(d)
+    return x
+
+
+def _int_prod(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Integer product along dim, kept with dim size 1, by halving: wraps like NumPy.
+
+    (ONNX Runtime's integer ReduceProd saturates instead of wrapping.)
+    """
+    if x.dtype == torch.bool:
+        x = x.to(torch.int64)
+    return _halving(x, dim, torch.mul, 1)
+
+
+def _halving(x: torch.Tensor, dim: int, combine: Callable, identity: int) -> torch.Tensor:
+    """Reduce along dim (kept, size 1) by combining halves: log2(n) plain element-wise ops."""
+    dim = dim % x.ndim
+    if x.shape[dim] == 0:
+        shape = list(x.shape)
+        shape[dim] = 1
+        return torch.full(shape, identity, dtype=x.dtype)
+    while x.shape[dim] > 1:
+        n = x.shape[dim]
+        if n % 2:
+            pad = torch.full_like(x.narrow(dim, 0, 1), identity)
+            x = torch.cat([x, pad], dim=dim)
+            n += 1
+        pairs = x.unflatten(dim, (n // 2, 2))
+        x = combine(pairs.select(dim + 1, 0), pairs.select(dim + 1, 1))
+    return x
+
+
+def np_all(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+    """Truth of all elements over dims."""
+    x = x != 0 if x.dtype != torch.bool else x
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    return torch.all(x, dim=dims, keepdim=keepdim) if dims else x
+
+
+def np_any(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+    """Truth of any element over dims."""
+    x = x != 0 if x.dtype != torch.bool else x
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    return torch.any(x, dim=dims, keepdim=keepdim) if dims else x
+
+
+def np_amax(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+    """Maximum over dims, NaN-propagating like NumPy, any dtype."""
+    if x.dtype == torch.bool:
+        return np_any(x, dims, keepdim)
+    if dims is None:
+        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
+    return torch.amax(x, dim=dims, keepdim=keepdim) if dims else x
+
+
+def np_amin(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+    """Minimum over dims, NaN-propagating like NumPy, any dtype."""
+    if x.dtype == torch.bool:
+        return np_all(x, dims, keepdim)
+    if dims is None:
+        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
+    return torch.amin(x, dim=dims, keepdim=keepdim) if dims else x
+
+
+def np_cum_and(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Running logical and along dim: no zero seen so far."""
+    return torch.cumsum((x == 0).to(torch.int64), dim=dim) == 0
+
+
+def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Running logical or along dim."""
+    return torch.cumsum((x != 0).to(torch.int64), dim=dim) != 0
+
+
+def _prefix_scan(x: torch.Tensor, dim: int, combine: Callable) -> torch.Tensor:
+    """Inclusive scan of an associative ``combine`` in log2(n) steps (exporters lack cummax)."""
+    n = x.shape[dim] if x.ndim else 1
+    shift = 1
+    while shift < n:
+        head = x.narrow(dim, 0, shift)
+        x = torch.cat([head, combine(x.narrow(dim, shift, n - shift), x.narrow(dim, 0, n - shift))],
+                      dim=dim)  # fmt: skip
+        shift *= 2
+    return x
+
+
+def _nan_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.maximum(a, b) if a.dtype != torch.bool else a | b
+
+
+def _nan_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.minimum(a, b) if a.dtype != torch.bool else a & b
+
+
+def np_cummax(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Running maximum along dim (NaN propagates, as in NumPy's maximum.accumulate)."""
+    return _prefix_scan(x, dim, _nan_max)
+
+
+def np_cummin(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Running minimum along dim (NaN propagates)."""
+    return _prefix_scan(x, dim, _nan_min)
+
+
+def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
+    """Sum over dims (None: all) in ``dtype``."""
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    if not dims:
+        return x.to(dtype)
+    if dtype == torch.int64:  # ONNX Runtime's int64 ReduceSum saturates instead of wrapping
+        x = x.to(dtype)
+        for d in sorted((d % x.ndim for d in dims), reverse=True):
+            x = _halving(x, d, torch.add, 0)
+            x = x if keepdim else x.squeeze(d)
+        return x
+    return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim).to(dtype)
+
+
+def np_mean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.Tensor:
+    """Mean over dims (None: all) computed in ``dtype``."""
+    x = x.to(dtype)
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    return torch.mean(x, dim=dims, keepdim=keepdim) if dims else x
+
+
+def np_var(x: torch.Tensor, dims: Any, correction: float, keepdim: bool, dtype: Any) -> Any:
+    """Variance with NumPy's ddof as torch's correction."""
+    x = x.to(dtype)
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    return torch.var(x, dim=dims, correction=correction, keepdim=keepdim)
+
+
+def np_std(x: torch.Tensor, dims: Any, correction: float, keepdim: bool, dtype: Any) -> Any:
+    """Standard deviation with NumPy's ddof as torch's correction."""
+    return torch.sqrt(np_var(x, dims, correction, keepdim, dtype))
+
+
+def np_argmax(x: torch.Tensor, dim: int | None, keepdim: bool) -> torch.Tensor:
+    """Index of the first maximum (flattened when dim is None)."""
+    if x.dtype == torch.bool:
+        x = x.to(torch.uint8)
+    if dim is None:
+        out = torch.argmax(x.reshape(-1))
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    return torch.argmax(x, dim=dim, keepdim=keepdim)
+
+
+def np_argmin(x: torch.Tensor, dim: int | None, keepdim: bool) -> torch.Tensor:
+    """Index of the first minimum (flattened when dim is None)."""
+    if x.dtype == torch.bool:
+        x = x.to(torch.uint8)
+    if dim is None:
+        out = torch.argmin(x.reshape(-1))
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    return torch.argmin(x, dim=dim, keepdim=keepdim)
+
+
+def np_count_nonzero(x: torch.Tensor, dims: Any, keepdim: bool) -> torch.Tensor:
+    """Count of nonzero elements over dims (None: all)."""
+    return np_sum(x != 0, dims, keepdim, torch.int64)
+
+
+def np_weighted_average(x: torch.Tensor, w: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
+    """sum(x * w) / sum(w) over dims, with 1-d weights aligned to a single axis."""
+    x = x.to(dtype)
+    w = torch.as_tensor(w).to(dtype)
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    if w.ndim == 1 and x.ndim > 1:
+        shape = [1] * x.ndim
+        shape[dims[0]] = w.shape[0]
+        w = w.reshape(shape)
+    w = torch.broadcast_to(w, x.shape)
+    return torch.sum(x * w, dim=dims, keepdim=keepdim) / torch.sum(w, dim=dims, keepdim=keepdim)
+
+
+def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
+    """Linear-interpolation quantile over several dims (NumPy's default method)."""
+    out_dtype = dtype
+    if dtype in (torch.float16, torch.bfloat16):  # torch.quantile takes float32/64 only
+        dtype = torch.float32
+    x = x.to(dtype)
+    if dims is None:
+        dims = tuple(range(x.ndim))
+    rest = [d for d in range(x.ndim) if d not in dims]
+    moved = x.permute(*rest, *dims).reshape(*[x.shape[d] for d in rest], -1)
+    qt = torch.as_tensor(q, dtype=dtype)
+    out = torch.quantile(moved, qt, dim=-1)
+    if keepdim:
+        shape = list(x.shape)
+        for d in dims:
+            shape[d] = 1
+        out = out.reshape(*qt.shape, *shape)
+    return out.to(out_dtype)
+
+
+def np_nanmean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.Tensor:
+    """Mean ignoring NaNs (NaN where every value is NaN)."""
+    x = x.to(dtype)
+    valid = ~torch.isnan(x)
+    total = np_sum(torch.where(valid, x, torch.zeros_like(x)), dims, keepdim, dtype)
+    return total / np_sum(valid, dims, keepdim, dtype)
+
+
+def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
+    """x with NaNs replaced by ``fill`` (integers have none)."""
+    if not x.dtype.is_floating_point:
+        return x
+    return torch.where(torch.isnan(x), torch.full_like(x, fill), x)
+
+
+def np_bincount(x: torch.Tensor, weights: Any, length: int) -> torch.Tensor:
+    """Counts (or weight sums) per value, padded/truncated to the traced length."""
+    out = torch.bincount(x.to(torch.int64), weights=weights, minlength=length)
+    return out[:length]
+
+
+# -------------------------------------------------------------------------------- shape
+def np_repeat(x: torch.Tensor, repeats: Any, dim: int | None) -> torch.Tensor:
+    """np.repeat: repeat elements along dim (None: flattened)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    if isinstance(repeats, (list, tuple)):
+        repeats = torch.tensor(repeats, dtype=torch.int64)
+    return torch.repeat_interleave(x, repeats, dim=dim)
+
+
+def np_take_index(x: torch.Tensor, dim: int, index: list[int]) -> torch.Tensor:
+    """Select a static list of positions along dim (used for edge/reflect/wrap padding)."""
+    return torch.index_select(x, dim, torch.tensor(index, dtype=torch.int64))
+
+
+# ----------------------------------------------------------------- indexing and sorting
+def np_wrap_index(index: torch.Tensor, n: int) -> torch.Tensor:
+    """Turn negative indices into positive ones (NumPy allows them, index_select does not)."""
+    index = index.to(torch.int64)
+    return torch.where(index < 0, index + n, index)
+
+
+def np_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
+    """argsort along dim (None: flattened); stable only when NumPy was asked for it."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    if stable:
+        return torch.argsort(x, dim=dim, stable=True)
+    return torch.sort(x, dim=dim).indices  # exporters support the default sort
+
+
+def np_sort(x: torch.Tensor, dim: int | None) -> torch.Tensor:
+    """Sorted values along dim (None: flattened), NaN last as in NumPy."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    return torch.sort(x, dim=dim).values
+
+
+def np_searchsorted(a: torch.Tensor, v: Any, right: bool) -> torch.Tensor:
+    """Insertion positions of v in sorted 1-d a, by counting (exporters lack searchsorted)."""
+    v = torch.as_tensor(v, dtype=a.dtype)
+    below = a <= v.unsqueeze(-1) if right else a < v.unsqueeze(-1)
+    return below.to(torch.int64).sum(dim=-1)
+
+
+def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``np.put``: a copy of ``base`` with flat positions ``index`` set to ``values``."""
+    out = base.reshape(-1).clone()
+    out[index] = values.to(out.dtype).expand(index.shape)
+    return out.reshape(base.shape)
+
+
+# ------------------------------------------------------------------------- element-wise
+def np_round(x: torch.Tensor, decimals: int) -> torch.Tensor:
+    """Round half to even at ``decimals`` like NumPy (integers with decimals >= 0 unchanged)."""
+    if not x.dtype.is_floating_point:
+        if decimals >= 0:
+            return x
+        factor = 10 ** (-decimals)
+        scaled = torch.round(x.to(torch.float64) / factor) * factor
+        return scaled.to(x.dtype)
+    if decimals == 0:
+        return torch.round(x)
+    factor = 10.0**decimals
+    return torch.round(x * factor) / factor
+
+
+def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torch.Tensor:
+    """NaN and infinities replaced as NumPy does, by explicit selects (exports exactly)."""
+    info = torch.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = torch.where(torch.isnan(x), torch.full_like(x, nan), x)
+    x = torch.where(x == math.inf, _exact(x, big), x)
+    return torch.where(x == -math.inf, _exact(x, small), x)
+
+
+def np_interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, right: Any) -> Any:
+    """Piecewise-linear interpolation with NumPy's edge values."""
+    n = xp.shape[0]
+    hi = torch.clamp(np_searchsorted(xp, x, True), 1, n - 1)
+    lo = hi - 1
+    x0, x1, y0, y1 = xp[lo], xp[hi], fp[lo], fp[hi]
+    slope = (y1 - y0) / (x1 - x0)
+    out = y0 + slope * (x - x0)
+    out = torch.where(x == x1, y1, out)
+    left_v = fp[0] if left is None else torch.as_tensor(left, dtype=fp.dtype)
+    right_v = fp[-1] if right is None else torch.as_tensor(right, dtype=fp.dtype)
+    out = torch.where(x < xp[0], left_v, out)
+    return torch.where(x > xp[-1], right_v, out)
+
+
+# ----------------------------------------------------------------------- linear algebra
+def np_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """np.dot: scalars multiply, otherwise contract a's last axis with b's second-to-last."""
+    if a.dtype == torch.bool:
+        return np_dot(a.to(torch.int64), b.to(torch.int64)) != 0
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)]))
+
+
+def np_diag(x: torch.Tensor, k: int) -> torch.Tensor:
+    """np.diag: a 1-d input becomes a square matrix, a 2-d input gives its k-th diagonal."""
+    if x.ndim == 1:
+        return torch.diag(x, k)
+    return torch.diagonal(x, k)
+
+
+def np_triangle(x: torch.Tensor, k: int, upper: bool) -> torch.Tensor:
+    """triu/tril on the last two dims (1-d input is broadcast to a square first)."""
+    if x.ndim == 1:
+        x = torch.broadcast_to(x, (x.shape[0], x.shape[0]))
+    return torch.triu(x, k) if upper else torch.tril(x, k)
+
+
+# ----------------------------------------------------------------------------- creation
+def np_linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> torch.Tensor:
+    """NumPy's linspace along a new leading axis, for scalar or array endpoints."""
+    start = torch.as_tensor(start, dtype=torch.float64)
+    stop = torch.as_tensor(stop, dtype=torch.float64)
+    div = (num - 1) if endpoint else num
+    steps = torch.arange(num, dtype=torch.float64).reshape(num, *([1] * start.ndim))
+    delta = stop - start
+    if div > 0:
+        out = steps * (delta / div) + start
+    else:
+        out = steps * delta + start
+    if endpoint and num > 1:
+        out = torch.cat([out[:-1], stop.unsqueeze(0)], dim=0)
+    if not dtype.is_floating_point:
+        out = torch.floor(out)
+    return out.to(dtype)
