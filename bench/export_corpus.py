@@ -437,7 +437,7 @@ def run_onnx(model: Any, program: Any, traced: dict, checks: list) -> dict:
     from torch.utils import _pytree as pytree
 
     from patchport.torch import apply_patches_for_model, onnx_translation_table
-    from patchport.torch.export_check import _compare, eager_outputs
+    from patchport.torch.export_shape_checks import compare_outputs, eager_outputs
 
     start = time.perf_counter()
     try:
@@ -470,7 +470,7 @@ def run_onnx(model: Any, program: Any, traced: dict, checks: list) -> dict:
         except Exception as exc:
             results.append({"ok": False, "error": _short(exc)})
             continue
-        ok, worst, problem = _compare(eager, [torch.from_numpy(x) for x in got], 1e-3, 1e-4)
+        ok, worst, problem = compare_outputs(eager, [torch.from_numpy(x) for x in got], 1e-3, 1e-4)
         results.append({"ok": ok, "diff": worst, "error": problem})
     return {
         "converted": True,

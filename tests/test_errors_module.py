@@ -1,37 +1,13 @@
-"""Every exception and warning class of patchport is declared in ``patchport.errors``, and
-stays importable from the module that raises it (where users and older code import it)."""
+"""Every exception and warning class of patchport is declared in ``patchport.errors`` (the one
+home users import them from; tests/test_public_api.py holds the rest of the contract)."""
 
 import ast
-import importlib
 import inspect
 from pathlib import Path
 
 import patchport.errors as errors
 
 SRC = Path(errors.__file__).parent
-
-OLD_HOMES = {
-    "patchport.cli_bundle": ["BundleCommandError"],
-    "patchport.bundle.spec_checks": ["BundleFormatError"],
-    "patchport.export.onnx.driver": ["Untranslatable"],
-    "patchport.export.scene": ["DrawingUnavailable"],
-    "patchport.bundle.bundle_safety": ["BundleSafetyError", "ModelIntegrityError"],
-    "patchport.bundle.input_shapes": ["InputShapeError"],
-    "patchport.export.onnx.kernels": ["OnnxPrecisionWarning", "OnnxKernelError"],
-    "patchport.export.dynamic_export": ["DynamicShapeError"],
-    "patchport.export.compile": ["ValidationError"],
-    "patchport.bundle.input_checks": [
-        "PolicyInputError",
-        "PolicyInputTypeError",
-        "UnknownPolicyInputError",
-        "MissingPolicyInputError",
-    ],
-    "patchport.export.backends": ["ExportBackendError"],
-    "patchport.sessions.dispatch": ["PatchRuleError"],
-    "patchport.torch.export_select": ["ExportFailedError", "NarrowedExportError"],
-    "patchport.torch.export_check": ["ExportArgumentError"],
-    "patchport.patches.opencv._base": ["UnsupportedCaseError"],
-}
 
 
 def test_no_exception_class_is_declared_outside_errors_py():
@@ -50,10 +26,3 @@ def test_no_exception_class_is_declared_outside_errors_py():
                 ):
                     elsewhere.append(f"{path.relative_to(SRC)}: {node.name}")
     assert not elsewhere, elsewhere
-
-
-def test_each_error_is_still_importable_from_its_old_module():
-    for module_name, names in OLD_HOMES.items():
-        module = importlib.import_module(module_name)
-        for name in names:
-            assert getattr(module, name) is getattr(errors, name), (module_name, name)

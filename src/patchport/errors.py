@@ -165,7 +165,7 @@ class MissingPolicyInputError(PatchportError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class DrawingUnavailable(ImportError):
+class DrawingUnavailable(PatchportError, ImportError):
     """The picture needs the ``draw`` extra (fast-sugiyama, Pillow)."""
 
 

@@ -24,11 +24,6 @@ from .export_guards import analyse_guards
 from .export_report import Attempt, ExportReport, ExportResult, Narrowing, ShapeCheck
 from .export_shape_checks import compare_outputs, eager_outputs, run_checks
 
-# the names this module had before it was split by job, kept importable from here
-_check_arguments = check_arguments
-_name_dims = name_dims
-_compare = compare_outputs
-
 __all__ = [
     "Attempt",
     "ExportArgumentError",
