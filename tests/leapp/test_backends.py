@@ -11,7 +11,8 @@ import yaml
 import patchport
 from patchport import annotate, backend_names
 from patchport.bundle.loaders import LOADERS, MODEL_TYPE_OF_SUFFIX
-from patchport.export.backends import BACKENDS, ExportBackendError, backend_named
+from patchport.errors import ExportBackendError
+from patchport.export.backends import BACKENDS, backend_named
 
 
 def test_names_and_aliases_resolve_to_one_entry_each():

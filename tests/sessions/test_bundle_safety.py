@@ -13,7 +13,7 @@ import yaml
 
 import patchport
 from patchport import annotate
-from patchport.bundle.bundle_safety import BundleSafetyError, ModelIntegrityError
+from patchport.errors import BundleSafetyError, ModelIntegrityError
 
 
 class Policy(torch.nn.Module):

@@ -13,9 +13,7 @@ import yaml
 
 import patchport
 from patchport import annotate
-from patchport.bundle.input_shapes import InputShapeError
-from patchport.errors import PatchDefinitionError
-from patchport.export.dynamic_export import DynamicShapeError
+from patchport.errors import DynamicShapeError, InputShapeError, PatchDefinitionError
 from patchport.sessions.lifecycle import last_session
 
 POLICY_BACKENDS = {"policy_onnx": "onnx", "policy_pt2": "pt2", "policy_jit": "jit"}

@@ -6,9 +6,10 @@ import pytest
 import torch
 
 import patchport.torch
-from patchport.torch.export_check import ExportArgumentError, ExportResult
+from patchport.errors import ExportArgumentError, NarrowedExportError
+from patchport.torch.export_check import ExportResult
+from patchport.torch.export_select import export
 from patchport.torch.export_shape_checks import compare_outputs
-from patchport.torch.export_select import NarrowedExportError, export
 
 
 class CapsBatch(torch.nn.Module):
@@ -145,7 +146,9 @@ def test_check_program_reports_on_a_plain_torch_export():
 
 
 def test_output_comparison_catches_a_wrong_value():
-    ok, worst, problem = compare_outputs({"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4)
+    ok, worst, problem = compare_outputs(
+        {"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4
+    )
     assert not ok and worst == pytest.approx(1e-2) and problem is None
     ok, _, problem = compare_outputs([torch.zeros(2)], [torch.zeros(2), torch.zeros(1)], 0, 1e-4)
     assert not ok and "2 output tensors, eager gives 1" in problem

@@ -12,17 +12,14 @@ import pytest
 import torch
 from onnx import TensorProto, helper
 
+from patchport.errors import OnnxKernelError, OnnxPrecisionWarning
 from patchport.export.onnx.decompositions import (
     onnx_cumprod,
     onnx_det,
     onnx_inv,
     onnx_solve,
 )
-from patchport.export.onnx.kernels import (
-    OnnxKernelError,
-    OnnxPrecisionWarning,
-    fit_to_onnx_runtime,
-)
+from patchport.export.onnx.kernels import fit_to_onnx_runtime
 
 
 def _model(path: Path, op: str, elem: int, n_inputs: int = 1) -> Path:

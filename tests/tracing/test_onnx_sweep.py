@@ -28,9 +28,10 @@ import numpy as np
 import pytest
 import torch
 
+from patchport.errors import OnnxPrecisionWarning
 from patchport.export.backends import _onnx_export_patches, as_tensor, load_runner
 from patchport.export.onnx.decompositions import decompose_for_onnx
-from patchport.export.onnx.kernels import OnnxPrecisionWarning, fit_to_onnx_runtime
+from patchport.export.onnx.kernels import fit_to_onnx_runtime
 from patchport.tracing import Recorder, finish, trace_input
 
 from ..script_runs import on_session_end

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .arrays import arrays_for
-from .bundle_safety import ModelIntegrityError, read_verified  # noqa: F401 - re-exported
+from .bundle_safety import read_verified
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
 from .loaders import load_runner

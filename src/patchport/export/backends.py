@@ -216,7 +216,8 @@ def _no_metadata(job: ExportJob) -> dict[str, Any]:
 
 def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
-    from .onnx.driver import OPSET, Untranslatable, write_direct
+    from ..errors import Untranslatable
+    from .onnx.driver import OPSET, write_direct
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
     if any("dynamic" in key and value for key, value in declared.items()):

@@ -17,14 +17,13 @@ import numpy as np
 
 from ..bundle.pipeline import graph_ports, run_order, split_edges
 from ..bundle.spec import SYSTEM_KEY, digests_of, system_info, write_spec
-from ..errors import PatchDefinitionError, PatchStateError, ValidationError
+from ..errors import ExportBackendError, PatchDefinitionError, PatchStateError, ValidationError
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
 from . import progress
 from .backends import (
     MODEL_TYPE_OF_SUFFIX,
-    ExportBackendError,
     ExportJob,
     as_numpy,
     backend_named,

@@ -12,18 +12,9 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..bundle.bundle_view import BundleView
+from ..errors import DrawingUnavailable
 from .layout import layout_scene
-from .scene import (
-    COLOURS,
-    FEEDBACK_DASH,
-    MARGIN,
-    DrawingUnavailable,
-    Label,
-    Scene,
-    font,
-    legend,
-    text_width,
-)
+from .scene import COLOURS, FEEDBACK_DASH, MARGIN, Label, Scene, font, legend, text_width
 
 __all__ = ["DrawingUnavailable", "draw_bundle", "layout_scene", "render_png", "render_svg"]
 

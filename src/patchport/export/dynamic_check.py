@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from torch import fx
 
+from ..errors import DynamicShapeError
 from ..sessions.state import NodeTrace
 from .backends import as_numpy, as_tensor
-from .dynamic_export import DynamicShapeError
 
 
 def dynamic_axes(trace: NodeTrace) -> dict[str, dict[int, str]]:

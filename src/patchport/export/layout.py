@@ -13,18 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..bundle.bundle_view import BundleView, EdgeView, NodeView, PortView
-from .scene import (
-    COLOURS,
-    MARGIN,
-    TITLE_SIZE,
-    Box,
-    Curve,
-    Dot,
-    DrawingUnavailable,
-    Label,
-    Scene,
-    text_width,
-)
+from ..errors import DrawingUnavailable
+from .scene import COLOURS, MARGIN, TITLE_SIZE, Box, Curve, Dot, Label, Scene, text_width
 
 _PAD = 10
 _HEADER = 26

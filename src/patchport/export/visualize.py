@@ -21,7 +21,8 @@ def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | 
     same rule from the same edges. Returns None, with a ``RuntimeWarning``, when
     fast-sugiyama or Pillow is not installed.
     """
-    from .drawing import DrawingUnavailable, draw_bundle
+    from ..errors import DrawingUnavailable
+    from .drawing import draw_bundle
 
     try:
         return draw_bundle(view_from_spec(spec, path.with_suffix(".yaml")), path)

@@ -22,7 +22,7 @@ from .export_arguments import check_arguments
 from .export_dimensions import name_dims, requested_dimensions
 from .export_guards import analyse_guards
 from .export_report import Attempt, ExportReport, ExportResult, Narrowing, ShapeCheck
-from .export_shape_checks import compare_outputs, eager_outputs, run_checks
+from .export_shape_checks import eager_outputs, run_checks
 
 __all__ = [
     "Attempt",
