@@ -31,7 +31,7 @@ _LAZY: dict[str, str] = {
     "FunctionPatch": "patchport.patching",
     "PatchRuleError": "patchport.sessions",
     "annotate": "patchport.sessions",
-    "ExportManager": "patchport.sessions",
+    "ExportManager": "patchport.export",
     "start": "patchport.sessions",
     "stop": "patchport.sessions",
     "session": "patchport.sessions",

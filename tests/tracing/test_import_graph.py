@@ -108,3 +108,27 @@ def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
     modules = _modules()
     edges = {name: _imported(name, path, modules) for name, path in modules.items()}
     assert not _cycles(edges), f"import cycles in patchport: {_cycles(edges)}"
+
+
+def _package_of(name: str, modules: dict[str, Path]) -> str:
+    """The subpackage a module belongs to (``patchport.export.onnx.x`` -> ``patchport.export``);
+    a top-level module (``patchport.errors``) is its own unit."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else name
+
+
+def test_no_package_imports_a_package_that_imports_it_back() -> None:
+    """Packages point one way: tracing, sessions, export, bundle, torch never form a loop."""
+    modules = _modules()
+    packages: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        if name == "patchport":  # the public face imports lazily from everything
+            continue
+        source = _package_of(name, modules)
+        targets = {_package_of(m, modules) for m in _imported(name, path, modules)}
+        packages.setdefault(source, set()).update(targets - {source, "patchport"})
+    for targets in list(packages.values()):
+        for target in targets:
+            packages.setdefault(target, set())
+    assert "patchport.sessions" in packages and "patchport.export" in packages
+    assert not _cycles(packages), f"package import cycles: {_cycles(packages)}"

@@ -5,6 +5,7 @@ It needs NumPy, PyYAML and ONNX Runtime for an ONNX bundle, and torch only for a
 or the exporters (``patchport.export``).
 """
 
-from .inference import InferenceManager, ModelIntegrityError
+from ..errors import ModelIntegrityError
+from .inference import InferenceManager
 
 __all__ = ["InferenceManager", "ModelIntegrityError"]

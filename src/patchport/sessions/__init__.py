@@ -3,11 +3,9 @@
 from ..patching import FunctionPatch
 from . import annotate
 from .dispatch import PatchRuleError
-from .export_manager import ExportManager
 from .lifecycle import current_session, last_session, session, session_patches, start, stop
 
 __all__ = [
-    "ExportManager",
     "FunctionPatch",
     "PatchRuleError",
     "annotate",

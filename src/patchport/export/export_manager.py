@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import annotate, lifecycle
-from .state import NodeTrace, Session
+from ..sessions import annotate, lifecycle
+from ..sessions.state import NodeTrace, Session
+from .compile import compile_graph
 
 _ANNOTATIONS = (
     "input_tensors",
@@ -64,8 +65,6 @@ class ExportManager:
     @staticmethod
     def compile_graph(*args: Any, **kwargs: Any) -> Any:
         """``patchport.compile_graph``."""
-        from ..export import compile_graph
-
         return compile_graph(*args, **kwargs)
 
     # -------------------------------------------------------------- state (read only)
