@@ -363,9 +363,11 @@ def _write_jit_script(job: ExportJob) -> None:
     """Script the graph (keeps shape-dependent code general); trace where scripting fails."""
     from torch import fx
 
+    from ..tracing.indexing import inline_index_puts
+
     module = job.graph_module
-    if isinstance(module, fx.GraphModule):  # a lazily compiled one cannot be scripted
-        module = fx.GraphModule(module, module.graph)
+    if isinstance(module, fx.GraphModule):  # a copy: a lazily compiled one cannot be scripted
+        module = inline_index_puts(module)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -7,6 +7,7 @@ dimensions are flipped first and indexed with the equivalent positive slice.
 
 from __future__ import annotations
 
+import copy
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,28 @@ def index_put(base: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
         value = value.to(out.dtype)
     out[index] = value
     return out
+
+
+def inline_index_puts(module: fx.GraphModule) -> fx.GraphModule:
+    """A copy of ``module`` with each ``index_put`` call written out as clone, cast and
+    ``out[index] = value``: TorchScript then types every index from its own literal, where
+    the one ``index_put(base, index: Any, value: Any)`` cannot be compiled."""
+    from torch import fx
+
+    graph = copy.deepcopy(module.graph)
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not index_put:
+            continue
+        base, index, value = node.args
+        with graph.inserting_before(node):
+            out = graph.call_method("clone", (base,))
+            if isinstance(value, fx.Node):  # a tensor (plain numbers are literals)
+                dtype = graph.call_function(getattr, (out, "dtype"))
+                value = graph.call_method("to", (value, dtype))
+            graph.call_function(operator.setitem, (out, index, value))
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+    return fx.GraphModule(module, graph)
 
 
 def _expand_index(index: Any, ndim: int) -> tuple:

@@ -87,6 +87,7 @@ _REFLECTED = {
     for name, fn in _DUNDER_TO_OPERATOR.items()
     if name[2:-2] in BINARY_OPERATORS
 }
+_REFLECTED["__rdiv__"] = operator.truediv  # torch's name of __rtruediv__ (``1.0 / t``)
 _INPLACE_DUNDER = {
     f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
 }

@@ -55,7 +55,12 @@ def _linspace(
     if retstep:
         return None
     node = call.op(
-        np_linspace, start, stop, int(num), bool(endpoint), torch_dtype(call.result.dtype)
+        np_linspace,
+        call.t(start, np.float64),
+        call.t(stop, np.float64),
+        int(num),
+        bool(endpoint),
+        torch_dtype(call.result.dtype),
     )
     if axis != 0:
         node = call.rec.call(torch.movedim, (node, 0, int(axis)))

@@ -54,7 +54,7 @@ def _nan_to_num(
 ) -> Any:
     if not np.issubdtype(dtype_of(x), np.floating):
         return call.n(x)
-    return call.op(np_nan_to_num, x, float(nan), as_python(posinf), as_python(neginf))
+    return call.op(np_nan_to_num, x, float(nan), _float_or_none(posinf), _float_or_none(neginf))
 
 
 @implements(np.isclose)
@@ -105,7 +105,7 @@ def _interp(
     f = np.float64
     xs = call.t(x if is_array(x) else np.asarray(x), f)
     return call.rec.call(
-        np_interp, (xs, call.t(xp, f), call.t(fp, f), as_python(left), as_python(right))
+        np_interp, (xs, call.t(xp, f), call.t(fp, f), _float_or_none(left), _float_or_none(right))
     )
 
 
@@ -114,3 +114,8 @@ def _diff(call: Call, a: Any, n: int = 1, axis: int = -1, **kw: Any) -> Any:
     if kw:
         return None
     return call.op(torch.diff, a, int(n), int(axis))
+
+
+def _float_or_none(value: Any) -> float | None:
+    """A bound as the float the scripted target takes (NumPy casts it to the float dtype)."""
+    return None if value is None else float(as_python(value))

@@ -166,7 +166,7 @@ def _var_like(fn: Callable) -> Callable:
             fn,
             a,
             normalize_axes(axis, a.ndim),
-            ddof,
+            float(ddof),
             bool(keepdims),
             torch_dtype(call.result.dtype),
         )
@@ -291,7 +291,8 @@ def _average(
         return None
     if weights is None:
         return call.op(np_mean, a, dims, bool(keepdims), dtype)
-    return call.op(np_weighted_average, a, weights, dims, bool(keepdims), dtype)
+    w = call.t(weights, call.result.dtype)
+    return call.op(np_weighted_average, a, w, dims, bool(keepdims), dtype)
 
 
 def _quantile_like(scale: float) -> Callable:
@@ -311,9 +312,16 @@ def _quantile_like(scale: float) -> Callable:
         if is_array(q) and isinstance(q, (TracedArray, TracedTensor)):
             return None
         qv = np.asarray(q, dtype=np.float64) / scale
-        qv = qv.tolist()
         dtype = torch_dtype(call.result.dtype)
-        return call.op(np_quantile, a, qv, normalize_axes(axis, a.ndim), bool(keepdims), dtype)
+        return call.op(
+            np_quantile,
+            a,
+            qv.ravel().tolist(),
+            list(qv.shape),
+            normalize_axes(axis, a.ndim),
+            bool(keepdims),
+            dtype,
+        )
 
     return handler
 
@@ -334,7 +342,7 @@ def _median(
     keepdims: bool = False,
 ) -> Any:
     dtype = torch_dtype(call.result.dtype)
-    return call.op(np_quantile, a, 0.5, normalize_axes(axis, a.ndim), bool(keepdims), dtype)
+    return call.op(np_quantile, a, [0.5], [], normalize_axes(axis, a.ndim), bool(keepdims), dtype)
 
 
 def _nan_reduction(fill: float, fn: Callable) -> Callable:

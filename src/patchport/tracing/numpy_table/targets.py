@@ -1,16 +1,32 @@
 """Graph targets: the ``np_*`` functions recorded in fx graphs, NumPy semantics in torch.
 
-Each takes and returns tensors (plus static Python arguments), so exporters see one call
-they can trace through or swap (ONNX decompositions key on these functions).
+Each takes tensors and static Python values and returns tensors, so exporters see one call
+they can trace through or swap (ONNX decompositions key on these functions). Each is also
+TorchScript: annotations TorchScript reads (``list[int] | None``, ``torch.dtype``, no
+``Any``), no generators, no functions passed as values, and ``torch.finfo``/``iinfo`` only
+where ``torch.jit.is_scripting()`` is false (TorchScript lacks them; its path uses the aten
+kernel the exporters lack). ``export_with="jit"`` then scripts the graph instead of tracing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import torch
+
+
+def _all_dims(x: torch.Tensor, dims: list[int] | None) -> list[int]:
+    """The dims a reduction runs over (None: every dim)."""
+    if dims is None:
+        return list(range(x.ndim))
+    return list(dims)
+
+
+def _descending(dims: list[int], ndim: int) -> list[int]:
+    """Non-negative dims, largest first (reducing them one by one keeps the others)."""
+    out = [d % max(ndim, 1) for d in dims]
+    out.sort(reverse=True)
+    return out
 
 
 # ------------------------------------------------------------------------------- ufuncs
@@ -21,14 +37,14 @@ def np_cbrt(x: torch.Tensor) -> torch.Tensor:
 
 def np_reciprocal(x: torch.Tensor) -> torch.Tensor:
     """NumPy reciprocal: integer inputs use integer (truncating) division."""
-    if x.dtype.is_floating_point or x.dtype.is_complex:
+    if x.is_floating_point() or x.is_complex():
         return torch.reciprocal(x)
-    zero, y = _int_guard(x, x)
+    zero, y = _int_guard(x)
     out = torch.div(torch.ones_like(x), y, rounding_mode="trunc")
-    return torch.where(zero, torch.zeros_like(out), out)
+    return _zero_where(zero, out)
 
 
-def np_true_divide(x: Any, y: Any) -> torch.Tensor:
+def np_true_divide(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Division in the loop dtype (inputs already cast to float by the table)."""
     return torch.true_divide(x, y)
 
@@ -70,6 +86,8 @@ def _ulp(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 def np_nextafter(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The float after x towards y, by exponent arithmetic (exporters lack nextafter)."""
+    if torch.jit.is_scripting():
+        return torch.nextafter(x, y.to(x.dtype))
     x, y = torch.broadcast_tensors(x, torch.as_tensor(y, dtype=x.dtype))
     info = torch.finfo(x.dtype)
     w = _work(x)
@@ -107,6 +125,8 @@ def _euclid_steps(dtype: torch.dtype) -> int:
 
 def np_gcd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Greatest common divisor by a fixed number of Euclid steps (exporters lack gcd)."""
+    if torch.jit.is_scripting():
+        return torch.gcd(x, y)
     x, y = torch.broadcast_tensors(torch.abs(x), torch.abs(y))
     zero = torch.zeros_like(x)
     for _ in range(_euclid_steps(x.dtype)):
@@ -123,74 +143,82 @@ def np_lcm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.abs(torch.div(x, safe, rounding_mode="trunc") * y)
 
 
-def _float_test(test: Callable, integers: bool) -> Callable:
-    """A float predicate whose answer on integers and booleans is the constant ``integers``."""
-
-    def predicate(x: torch.Tensor) -> torch.Tensor:
-        if x.dtype.is_floating_point or x.dtype.is_complex:
-            return test(x)
-        return torch.full_like(x, integers, dtype=torch.bool)
-
-    predicate.__name__ = predicate.__qualname__ = f"np_{test.__name__}"
-    predicate.__doc__ = f"{test.__name__}, constant {integers} on integers (no ONNX int kernel)."
-    return predicate
+def _is_float(x: torch.Tensor) -> bool:
+    """Floating or complex: the dtypes with NaN, infinities and true division."""
+    return x.is_floating_point() or x.is_complex()
 
 
-np_isfinite = _float_test(torch.isfinite, True)
+def np_isfinite(x: torch.Tensor) -> torch.Tensor:
+    """isfinite, constant True on integers and booleans (no ONNX int kernel)."""
+    if _is_float(x):
+        return torch.isfinite(x)
+    return torch.full_like(x, True, dtype=torch.bool)
 
 
-np_isinf = _float_test(torch.isinf, False)
+def np_isinf(x: torch.Tensor) -> torch.Tensor:
+    """isinf, constant False on integers and booleans (no ONNX int kernel)."""
+    if _is_float(x):
+        return torch.isinf(x)
+    return torch.full_like(x, False, dtype=torch.bool)
 
 
-np_isnan = _float_test(torch.isnan, False)
+def np_isnan(x: torch.Tensor) -> torch.Tensor:
+    """isnan, constant False on integers and booleans (no ONNX int kernel)."""
+    if _is_float(x):
+        return torch.isnan(x)
+    return torch.full_like(x, False, dtype=torch.bool)
 
 
-def np_fmax(x: Any, y: Any) -> torch.Tensor:
+def np_fmax(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Maximum ignoring NaN (exporters lack fmax)."""
-    if not x.dtype.is_floating_point:
+    if not x.is_floating_point():
         return torch.maximum(x, y)
     return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.maximum(x, y)))
 
 
-def np_fmin(x: Any, y: Any) -> torch.Tensor:
+def np_fmin(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Minimum ignoring NaN (exporters lack fmin)."""
-    if not x.dtype.is_floating_point:
+    if not x.is_floating_point():
         return torch.minimum(x, y)
     return torch.where(torch.isnan(x), y, torch.where(torch.isnan(y), x, torch.minimum(x, y)))
 
 
-def _int_guard(x: Any, y: Any) -> tuple[Any, Any]:
+def _int_guard(y: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
     """For integer division by a tensor, NumPy yields 0 where y == 0; torch would raise."""
-    if isinstance(y, torch.Tensor) and not (y.dtype.is_floating_point or y.dtype.is_complex):
+    if not _is_float(y):
         zero = y == 0
         return zero, torch.where(zero, torch.ones_like(y), y)
     return None, y
 
 
-def np_floor_divide(x: Any, y: Any) -> torch.Tensor:
+def _zero_where(zero: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
+    """``out`` with 0 where the divisor was 0 (``zero`` is None for float division)."""
+    if zero is None:
+        return out
+    return torch.where(zero, torch.zeros_like(out), out)
+
+
+def np_floor_divide(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Floor division; integer division by zero gives 0 as in NumPy."""
-    zero, y = _int_guard(x, y)
-    out = torch.floor_divide(x, y)
-    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+    zero, y = _int_guard(y)
+    return _zero_where(zero, torch.floor_divide(x, y))
 
 
-def np_remainder(x: Any, y: Any) -> torch.Tensor:
+def np_remainder(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Python-style remainder; integer remainder by zero gives 0 as in NumPy."""
-    zero, y = _int_guard(x, y)
-    out = torch.remainder(x, y)
-    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+    zero, y = _int_guard(y)
+    return _zero_where(zero, torch.remainder(x, y))
 
 
-def np_fmod(x: Any, y: Any) -> torch.Tensor:
+def np_fmod(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """C-style remainder; integer fmod by zero gives 0 as in NumPy."""
-    zero, y = _int_guard(x, y)
-    out = torch.fmod(x, y)
-    return out if zero is None else torch.where(zero, torch.zeros_like(out), out)
+    zero, y = _int_guard(y)
+    return _zero_where(zero, torch.fmod(x, y))
 
 
-def np_copysign(x: torch.Tensor, y: Any) -> torch.Tensor:
+def np_copysign(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """|x| with the sign of y (-0.0 counts as negative), without a signbit kernel."""
-    y = torch.as_tensor(y, dtype=x.dtype)
+    y = y.to(x.dtype)
     negative = (y < 0) | ((y == 0) & (torch.reciprocal(y) < 0))
     magnitude = torch.abs(x)
     return torch.where(negative, -magnitude, magnitude)
@@ -207,7 +235,7 @@ def np_modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return x - whole, whole
 
 
-def np_divmod(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def np_divmod(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Floor quotient and remainder, like Python's divmod."""
     return np_floor_divide(x, y), np_remainder(x, y)
 
@@ -223,16 +251,14 @@ def np_frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return mantissa.to(x.dtype), e.to(torch.int32)
 
 
-def np_ldexp(x: torch.Tensor, e: Any) -> torch.Tensor:
+def np_ldexp(x: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     """x * 2**e in x's dtype."""
-    if not isinstance(e, torch.Tensor):
-        e = torch.tensor(e)
     return x * torch.pow(torch.tensor(2.0, dtype=x.dtype), e.to(x.dtype))
 
 
 def np_bitwise_count(x: torch.Tensor) -> torch.Tensor:
     """Number of 1 bits in |x|, as uint8 (SWAR popcount: a dozen ops whatever the width)."""
-    v = torch.abs(x.to(torch.int64)) if x.dtype.is_signed else x.to(torch.int64)
+    v = torch.abs(x.to(torch.int64)) if x.is_signed() else x.to(torch.int64)
     m1, m2, m4 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
     v = v - torch.bitwise_and(torch.bitwise_right_shift(v, 1), m1)
     v = torch.bitwise_and(v, m2) + torch.bitwise_and(torch.bitwise_right_shift(v, 2), m2)
@@ -241,29 +267,28 @@ def np_bitwise_count(x: torch.Tensor) -> torch.Tensor:
     return v.to(torch.uint8)
 
 
-def _shift(fn: Callable) -> Callable:
+def _shift(x: torch.Tensor, s: torch.Tensor, left: bool) -> torch.Tensor:
     """A shift that runs uint8 in int64 (the ONNX exporter shifts uint8 as signed int8)."""
-
-    def shift(x: torch.Tensor, s: Any) -> torch.Tensor:
-        if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:
-            s = s.to(torch.int64) if isinstance(s, torch.Tensor) else s
-            return fn(x.to(torch.int64), s).to(torch.uint8)
-        return fn(x, s)
-
-    shift.__name__ = shift.__qualname__ = f"np_{fn.__name__}"
-    shift.__doc__ = f"{fn.__name__}, with uint8 computed in int64 (same bits)."
-    return shift
+    if x.dtype == torch.uint8:
+        wide, s = x.to(torch.int64), s.to(torch.int64)
+        out = torch.bitwise_left_shift(wide, s) if left else torch.bitwise_right_shift(wide, s)
+        return out.to(torch.uint8)
+    return torch.bitwise_left_shift(x, s) if left else torch.bitwise_right_shift(x, s)
 
 
-np_left_shift = _shift(torch.bitwise_left_shift)
+def np_left_shift(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """bitwise_left_shift, with uint8 computed in int64 (same bits)."""
+    return _shift(x, s, True)
 
 
-np_right_shift = _shift(torch.bitwise_right_shift)
+def np_right_shift(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """bitwise_right_shift, with uint8 computed in int64 (same bits)."""
+    return _shift(x, s, False)
 
 
 def np_sign(x: torch.Tensor) -> torch.Tensor:
     """Sign with NaN kept as NaN (NumPy), 0 for zero."""
-    if x.dtype.is_floating_point:
+    if x.is_floating_point():
         return torch.where(torch.isnan(x), x, torch.sign(x))
     return torch.sign(x)
 
@@ -273,7 +298,7 @@ def np_heaviside(x: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
     return torch.heaviside(x, h0)
 
 
-def np_logical_xor(x: Any, y: Any) -> torch.Tensor:
+def np_logical_xor(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Logical xor of two truth values."""
     return torch.logical_xor(x, y)
 
@@ -283,33 +308,42 @@ def np_fabs(x: torch.Tensor) -> torch.Tensor:
     return torch.abs(x)
 
 
-def _bool_product(fn: Callable, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Products of booleans as NumPy defines them (or of ands), via integers (no bool kernels)."""
+def _product_inputs(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Operands of a product: booleans go through int64 (torch has no bool products)."""
     if x.dtype == torch.bool:
-        return fn(x.to(torch.int64), y.to(torch.int64)) != 0
-    return fn(x, y).to(torch.promote_types(x.dtype, y.dtype))
+        return x.to(torch.int64), y.to(torch.int64)
+    return x, y
+
+
+def _product_output(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """A product of booleans as NumPy defines it (or of ands); others in the common dtype."""
+    if x.dtype == torch.bool:
+        return out != 0
+    return out.to(torch.promote_types(x.dtype, y.dtype))
 
 
 def np_matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Matrix product, booleans included."""
-    return _bool_product(torch.matmul, x, y)
+    a, b = _product_inputs(x, y)
+    return _product_output(torch.matmul(a, b), x, y)
 
 
 def np_vecdot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Dot product over the last axis (conjugating x), in the operands' dtype."""
-    return _bool_product(lambda a, b: torch.sum(torch.conj_physical(a) * b, dim=-1), x, y)
+    a, b = _product_inputs(x, y)
+    return _product_output(torch.sum(torch.conj_physical(a) * b, dim=-1), x, y)
 
 
 def np_matvec(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Matrix-vector product broadcast over leading dims."""
-    return _bool_product(lambda a, b: torch.matmul(a, b.unsqueeze(-1)).squeeze(-1), x, v)
+    a, b = _product_inputs(x, v)
+    return _product_output(torch.matmul(a, b.unsqueeze(-1)).squeeze(-1), x, v)
 
 
 def np_vecmat(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Vector-matrix product broadcast over leading dims (conjugating v)."""
-    return _bool_product(
-        lambda a, b: torch.matmul(torch.conj_physical(a).unsqueeze(-2), b).squeeze(-2), v, x
-    )
+    a, b = _product_inputs(v, x)
+    return _product_output(torch.matmul(torch.conj_physical(a).unsqueeze(-2), b).squeeze(-2), v, x)
 
 
 def np_degrees(x: torch.Tensor) -> torch.Tensor:
@@ -323,12 +357,12 @@ def np_radians(x: torch.Tensor) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- reductions
-def np_prod(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
+def np_prod(
+    x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Product over several dims (torch.prod takes one)."""
     x = x.to(dtype)
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    for d in sorted((d % max(x.ndim, 1) for d in dims), reverse=True):
+    for d in _descending(_all_dims(x, dims), x.ndim):
         x = torch.prod(x, dim=d, keepdim=keepdim) if x.is_floating_point() else _int_prod(x, d)
         if not keepdim and not x.is_floating_point():
             x = x.squeeze(d)
@@ -342,11 +376,12 @@ def _int_prod(x: torch.Tensor, dim: int) -> torch.Tensor:
     """
     if x.dtype == torch.bool:
         x = x.to(torch.int64)
-    return _halving(x, dim, torch.mul, 1)
+    return _halving(x, dim, True)
 
 
-def _halving(x: torch.Tensor, dim: int, combine: Callable, identity: int) -> torch.Tensor:
-    """Reduce along dim (kept, size 1) by combining halves: log2(n) plain element-wise ops."""
+def _halving(x: torch.Tensor, dim: int, multiply: bool) -> torch.Tensor:
+    """Reduce along dim (kept, size 1) by multiplying or adding halves: log2(n) plain ops."""
+    identity = 1 if multiply else 0
     dim = dim % x.ndim
     if x.shape[dim] == 0:
         shape = list(x.shape)
@@ -359,42 +394,39 @@ def _halving(x: torch.Tensor, dim: int, combine: Callable, identity: int) -> tor
             x = torch.cat([x, pad], dim=dim)
             n += 1
         pairs = x.unflatten(dim, (n // 2, 2))
-        x = combine(pairs.select(dim + 1, 0), pairs.select(dim + 1, 1))
+        a, b = pairs.select(dim + 1, 0), pairs.select(dim + 1, 1)
+        x = torch.mul(a, b) if multiply else torch.add(a, b)
     return x
 
 
-def np_all(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+def np_all(x: torch.Tensor, dims: list[int] | None, keepdim: bool) -> torch.Tensor:
     """Truth of all elements over dims."""
     x = x != 0 if x.dtype != torch.bool else x
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    return torch.all(x, dim=dims, keepdim=keepdim) if dims else x
+    dims = _all_dims(x, dims)
+    return torch.all(x, dim=dims, keepdim=keepdim) if len(dims) > 0 else x
 
 
-def np_any(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+def np_any(x: torch.Tensor, dims: list[int] | None, keepdim: bool) -> torch.Tensor:
     """Truth of any element over dims."""
     x = x != 0 if x.dtype != torch.bool else x
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    return torch.any(x, dim=dims, keepdim=keepdim) if dims else x
+    dims = _all_dims(x, dims)
+    return torch.any(x, dim=dims, keepdim=keepdim) if len(dims) > 0 else x
 
 
-def np_amax(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+def np_amax(x: torch.Tensor, dims: list[int] | None, keepdim: bool) -> torch.Tensor:
     """Maximum over dims, NaN-propagating like NumPy, any dtype."""
     if x.dtype == torch.bool:
         return np_any(x, dims, keepdim)
-    if dims is None:
-        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
-    return torch.amax(x, dim=dims, keepdim=keepdim) if dims else x
+    dims = _all_dims(x, dims)  # explicit dims: exporters reject dim=()
+    return torch.amax(x, dim=dims, keepdim=keepdim) if len(dims) > 0 else x
 
 
-def np_amin(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool) -> torch.Tensor:
+def np_amin(x: torch.Tensor, dims: list[int] | None, keepdim: bool) -> torch.Tensor:
     """Minimum over dims, NaN-propagating like NumPy, any dtype."""
     if x.dtype == torch.bool:
         return np_all(x, dims, keepdim)
-    if dims is None:
-        dims = tuple(range(x.ndim))  # explicit dims: exporters reject dim=()
-    return torch.amin(x, dim=dims, keepdim=keepdim) if dims else x
+    dims = _all_dims(x, dims)  # explicit dims: exporters reject dim=()
+    return torch.amin(x, dim=dims, keepdim=keepdim) if len(dims) > 0 else x
 
 
 def np_cum_and(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -407,68 +439,69 @@ def np_cum_or(x: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cumsum((x != 0).to(torch.int64), dim=dim) != 0
 
 
-def _prefix_scan(x: torch.Tensor, dim: int, combine: Callable) -> torch.Tensor:
-    """Inclusive scan of an associative ``combine`` in log2(n) steps (exporters lack cummax)."""
+def _prefix_scan(x: torch.Tensor, dim: int, maximum: bool) -> torch.Tensor:
+    """Inclusive running max (or min) in log2(n) steps (exporters lack cummax); NaN and
+    booleans as NumPy's maximum/minimum.accumulate."""
     n = x.shape[dim] if x.ndim else 1
     shift = 1
     while shift < n:
         head = x.narrow(dim, 0, shift)
-        x = torch.cat([head, combine(x.narrow(dim, shift, n - shift), x.narrow(dim, 0, n - shift))],
-                      dim=dim)  # fmt: skip
+        a, b = x.narrow(dim, shift, n - shift), x.narrow(dim, 0, n - shift)
+        if x.dtype == torch.bool:
+            both = a | b if maximum else a & b
+        else:
+            both = torch.maximum(a, b) if maximum else torch.minimum(a, b)
+        x = torch.cat([head, both], dim=dim)
         shift *= 2
     return x
 
 
-def _nan_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.maximum(a, b) if a.dtype != torch.bool else a | b
-
-
-def _nan_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.minimum(a, b) if a.dtype != torch.bool else a & b
-
-
 def np_cummax(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Running maximum along dim (NaN propagates, as in NumPy's maximum.accumulate)."""
-    return _prefix_scan(x, dim, _nan_max)
+    return _prefix_scan(x, dim, True)
 
 
 def np_cummin(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Running minimum along dim (NaN propagates)."""
-    return _prefix_scan(x, dim, _nan_min)
+    return _prefix_scan(x, dim, False)
 
 
-def np_sum(x: torch.Tensor, dims: tuple[int, ...] | None, keepdim: bool, dtype: Any) -> Any:
+def np_sum(
+    x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Sum over dims (None: all) in ``dtype``."""
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    if not dims:
+    dims = _all_dims(x, dims)
+    if len(dims) == 0:
         return x.to(dtype)
     if dtype == torch.int64:  # ONNX Runtime's int64 ReduceSum saturates instead of wrapping
         x = x.to(dtype)
-        for d in sorted((d % x.ndim for d in dims), reverse=True):
-            x = _halving(x, d, torch.add, 0)
+        for d in _descending(dims, x.ndim):
+            x = _halving(x, d, False)
             x = x if keepdim else x.squeeze(d)
         return x
     return torch.sum(x.to(dtype), dim=dims, keepdim=keepdim).to(dtype)
 
 
-def np_mean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.Tensor:
+def np_mean(
+    x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Mean over dims (None: all) computed in ``dtype``."""
     x = x.to(dtype)
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    return torch.mean(x, dim=dims, keepdim=keepdim) if dims else x
+    dims = _all_dims(x, dims)
+    return torch.mean(x, dim=dims, keepdim=keepdim) if len(dims) > 0 else x
 
 
-def np_var(x: torch.Tensor, dims: Any, correction: float, keepdim: bool, dtype: Any) -> Any:
+def np_var(
+    x: torch.Tensor, dims: list[int] | None, correction: float, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Variance with NumPy's ddof as torch's correction."""
     x = x.to(dtype)
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    return torch.var(x, dim=dims, correction=correction, keepdim=keepdim)
+    return torch.var(x, dim=_all_dims(x, dims), correction=correction, keepdim=keepdim)
 
 
-def np_std(x: torch.Tensor, dims: Any, correction: float, keepdim: bool, dtype: Any) -> Any:
+def np_std(
+    x: torch.Tensor, dims: list[int] | None, correction: float, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Standard deviation with NumPy's ddof as torch's correction."""
     return torch.sqrt(np_var(x, dims, correction, keepdim, dtype))
 
@@ -479,7 +512,7 @@ def np_argmax(x: torch.Tensor, dim: int | None, keepdim: bool) -> torch.Tensor:
         x = x.to(torch.uint8)
     if dim is None:
         out = torch.argmax(x.reshape(-1))
-        return out.reshape((1,) * x.ndim) if keepdim else out
+        return out.reshape([1] * x.ndim) if keepdim else out
     return torch.argmax(x, dim=dim, keepdim=keepdim)
 
 
@@ -489,21 +522,22 @@ def np_argmin(x: torch.Tensor, dim: int | None, keepdim: bool) -> torch.Tensor:
         x = x.to(torch.uint8)
     if dim is None:
         out = torch.argmin(x.reshape(-1))
-        return out.reshape((1,) * x.ndim) if keepdim else out
+        return out.reshape([1] * x.ndim) if keepdim else out
     return torch.argmin(x, dim=dim, keepdim=keepdim)
 
 
-def np_count_nonzero(x: torch.Tensor, dims: Any, keepdim: bool) -> torch.Tensor:
+def np_count_nonzero(x: torch.Tensor, dims: list[int] | None, keepdim: bool) -> torch.Tensor:
     """Count of nonzero elements over dims (None: all)."""
     return np_sum(x != 0, dims, keepdim, torch.int64)
 
 
-def np_weighted_average(x: torch.Tensor, w: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
+def np_weighted_average(
+    x: torch.Tensor, w: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """sum(x * w) / sum(w) over dims, with 1-d weights aligned to a single axis."""
     x = x.to(dtype)
-    w = torch.as_tensor(w).to(dtype)
-    if dims is None:
-        dims = tuple(range(x.ndim))
+    w = w.to(dtype)
+    dims = _all_dims(x, dims)
     if w.ndim == 1 and x.ndim > 1:
         shape = [1] * x.ndim
         shape[dims[0]] = w.shape[0]
@@ -512,27 +546,40 @@ def np_weighted_average(x: torch.Tensor, w: Any, dims: Any, keepdim: bool, dtype
     return torch.sum(x * w, dim=dims, keepdim=keepdim) / torch.sum(w, dim=dims, keepdim=keepdim)
 
 
-def np_quantile(x: torch.Tensor, q: Any, dims: Any, keepdim: bool, dtype: Any) -> Any:
-    """Linear-interpolation quantile over several dims (NumPy's default method)."""
+def np_quantile(
+    x: torch.Tensor,
+    q: list[float],
+    q_shape: list[int],
+    dims: list[int] | None,
+    keepdim: bool,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    """Linear-interpolation quantile over several dims (NumPy's default method); ``q`` is
+    flat, ``q_shape`` its NumPy shape (``[]`` for a scalar q)."""
     out_dtype = dtype
     if dtype in (torch.float16, torch.bfloat16):  # torch.quantile takes float32/64 only
         dtype = torch.float32
     x = x.to(dtype)
-    if dims is None:
-        dims = tuple(range(x.ndim))
-    rest = [d for d in range(x.ndim) if d not in dims]
-    moved = x.permute(*rest, *dims).reshape(*[x.shape[d] for d in rest], -1)
-    qt = torch.as_tensor(q, dtype=dtype)
+    dims = _all_dims(x, dims)
+    rest: list[int] = []
+    for d in range(x.ndim):
+        if d not in dims:
+            rest.append(d)
+    sizes = [x.shape[d] for d in rest]
+    moved = x.permute(rest + dims).reshape(sizes + [-1])
+    qt = torch.tensor(q, dtype=dtype).reshape(q_shape)
     out = torch.quantile(moved, qt, dim=-1)
     if keepdim:
         shape = list(x.shape)
         for d in dims:
             shape[d] = 1
-        out = out.reshape(*qt.shape, *shape)
+        out = out.reshape(list(qt.shape) + shape)
     return out.to(out_dtype)
 
 
-def np_nanmean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.Tensor:
+def np_nanmean(
+    x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
     """Mean ignoring NaNs (NaN where every value is NaN)."""
     x = x.to(dtype)
     valid = ~torch.isnan(x)
@@ -542,25 +589,29 @@ def np_nanmean(x: torch.Tensor, dims: Any, keepdim: bool, dtype: Any) -> torch.T
 
 def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
     """x with NaNs replaced by ``fill`` (integers have none)."""
-    if not x.dtype.is_floating_point:
+    if not x.is_floating_point():
         return x
     return torch.where(torch.isnan(x), torch.full_like(x, fill), x)
 
 
-def np_bincount(x: torch.Tensor, weights: Any, length: int) -> torch.Tensor:
+def np_bincount(x: torch.Tensor, weights: torch.Tensor | None, length: int) -> torch.Tensor:
     """Counts (or weight sums) per value, padded/truncated to the traced length."""
     out = torch.bincount(x.to(torch.int64), weights=weights, minlength=length)
     return out[:length]
 
 
 # -------------------------------------------------------------------------------- shape
-def np_repeat(x: torch.Tensor, repeats: Any, dim: int | None) -> torch.Tensor:
+def np_repeat(
+    x: torch.Tensor, repeats: int | list[int] | torch.Tensor, dim: int | None
+) -> torch.Tensor:
     """np.repeat: repeat elements along dim (None: flattened)."""
     if dim is None:
         x, dim = x.reshape(-1), 0
-    if isinstance(repeats, (list, tuple)):
-        repeats = torch.tensor(repeats, dtype=torch.int64)
-    return torch.repeat_interleave(x, repeats, dim=dim)
+    if isinstance(repeats, int):  # static counts keep the result's size static
+        return torch.repeat_interleave(x, repeats, dim=dim)
+    if isinstance(repeats, torch.Tensor):
+        return torch.repeat_interleave(x, repeats, dim=dim)
+    return torch.repeat_interleave(x, torch.tensor(repeats, dtype=torch.int64), dim=dim)
 
 
 def np_take_index(x: torch.Tensor, dim: int, index: list[int]) -> torch.Tensor:
@@ -591,9 +642,9 @@ def np_sort(x: torch.Tensor, dim: int | None) -> torch.Tensor:
     return torch.sort(x, dim=dim).values
 
 
-def np_searchsorted(a: torch.Tensor, v: Any, right: bool) -> torch.Tensor:
+def np_searchsorted(a: torch.Tensor, v: torch.Tensor, right: bool) -> torch.Tensor:
     """Insertion positions of v in sorted 1-d a, by counting (exporters lack searchsorted)."""
-    v = torch.as_tensor(v, dtype=a.dtype)
+    v = v.to(a.dtype)
     below = a <= v.unsqueeze(-1) if right else a < v.unsqueeze(-1)
     return below.to(torch.int64).sum(dim=-1)
 
@@ -608,7 +659,7 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
 # ------------------------------------------------------------------------- element-wise
 def np_round(x: torch.Tensor, decimals: int) -> torch.Tensor:
     """Round half to even at ``decimals`` like NumPy (integers with decimals >= 0 unchanged)."""
-    if not x.dtype.is_floating_point:
+    if not x.is_floating_point():
         if decimals >= 0:
             return x
         factor = 10 ** (-decimals)
@@ -620,8 +671,12 @@ def np_round(x: torch.Tensor, decimals: int) -> torch.Tensor:
     return torch.round(x * factor) / factor
 
 
-def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torch.Tensor:
+def np_nan_to_num(
+    x: torch.Tensor, nan: float, posinf: float | None, neginf: float | None
+) -> torch.Tensor:
     """NaN and infinities replaced as NumPy does, by explicit selects (exports exactly)."""
+    if torch.jit.is_scripting():
+        return torch.nan_to_num(x, nan, posinf, neginf)
     info = torch.finfo(x.dtype)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
@@ -630,7 +685,13 @@ def np_nan_to_num(x: torch.Tensor, nan: float, posinf: Any, neginf: Any) -> torc
     return torch.where(x == -math.inf, _exact(x, small), x)
 
 
-def np_interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, right: Any) -> Any:
+def np_interp(
+    x: torch.Tensor,
+    xp: torch.Tensor,
+    fp: torch.Tensor,
+    left: float | None,
+    right: float | None,
+) -> torch.Tensor:
     """Piecewise-linear interpolation with NumPy's edge values."""
     n = xp.shape[0]
     hi = torch.clamp(np_searchsorted(xp, x, True), 1, n - 1)
@@ -639,8 +700,8 @@ def np_interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, ri
     slope = (y1 - y0) / (x1 - x0)
     out = y0 + slope * (x - x0)
     out = torch.where(x == x1, y1, out)
-    left_v = fp[0] if left is None else torch.as_tensor(left, dtype=fp.dtype)
-    right_v = fp[-1] if right is None else torch.as_tensor(right, dtype=fp.dtype)
+    left_v = fp[0] if left is None else torch.tensor(left, dtype=fp.dtype)
+    right_v = fp[-1] if right is None else torch.tensor(right, dtype=fp.dtype)
     out = torch.where(x < xp[0], left_v, out)
     return torch.where(x > xp[-1], right_v, out)
 
@@ -649,7 +710,11 @@ def np_interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, ri
 def np_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """np.dot: scalars multiply, otherwise contract a's last axis with b's second-to-last."""
     if a.dtype == torch.bool:
-        return np_dot(a.to(torch.int64), b.to(torch.int64)) != 0
+        return _dot(a.to(torch.int64), b.to(torch.int64)) != 0
+    return _dot(a, b)
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)]))
@@ -670,12 +735,14 @@ def np_triangle(x: torch.Tensor, k: int, upper: bool) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------------------- creation
-def np_linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> torch.Tensor:
-    """NumPy's linspace along a new leading axis, for scalar or array endpoints."""
-    start = torch.as_tensor(start, dtype=torch.float64)
-    stop = torch.as_tensor(stop, dtype=torch.float64)
+def np_linspace(
+    start: torch.Tensor, stop: torch.Tensor, num: int, endpoint: bool, dtype: torch.dtype
+) -> torch.Tensor:
+    """NumPy's linspace along a new leading axis, for scalar (0-d) or array endpoints."""
+    start = start.to(torch.float64)
+    stop = stop.to(torch.float64)
     div = (num - 1) if endpoint else num
-    steps = torch.arange(num, dtype=torch.float64).reshape(num, *([1] * start.ndim))
+    steps = torch.arange(num, dtype=torch.float64).reshape([num] + [1] * start.ndim)
     delta = stop - start
     if div > 0:
         out = steps * (delta / div) + start
@@ -683,6 +750,6 @@ def np_linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> 
         out = steps * delta + start
     if endpoint and num > 1:
         out = torch.cat([out[:-1], stop.unsqueeze(0)], dim=0)
-    if not dtype.is_floating_point:
+    if dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         out = torch.floor(out)
     return out.to(dtype)

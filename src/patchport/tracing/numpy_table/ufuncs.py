@@ -58,7 +58,8 @@ class UfuncSpec:
 
     fn: Callable
     predicate: bool = False  # output is bool whatever the inputs (comparisons, isnan, ...)
-    tensors_only: bool = False  # torch needs tensors for every argument
+    # every argument as a tensor: torch needs it, or the target is scripted with Tensor arguments
+    tensors_only: bool = False
     cast_inputs: bool = True  # cast array inputs to NumPy's loop dtype first
     nout: int = 1
 
@@ -72,17 +73,17 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.subtract: U(torch.sub),
     np.multiply: U(torch.mul),
     np.matmul: U(np_matmul, tensors_only=True),
-    np.divide: U(np_true_divide),
+    np.divide: U(np_true_divide, tensors_only=True),
     np.logaddexp: U(torch.logaddexp, tensors_only=True),
     np.logaddexp2: U(torch.logaddexp2, tensors_only=True),
-    np.floor_divide: U(np_floor_divide),
+    np.floor_divide: U(np_floor_divide, tensors_only=True),
     np.negative: U(torch.neg),
     np.positive: U(torch.positive),
     np.power: U(torch.pow),
     np.float_power: U(torch.pow),
-    np.remainder: U(np_remainder),
-    np.fmod: U(np_fmod),
-    np.divmod: U(np_divmod, nout=2),
+    np.remainder: U(np_remainder, tensors_only=True),
+    np.fmod: U(np_fmod, tensors_only=True),
+    np.divmod: U(np_divmod, tensors_only=True, nout=2),
     np.absolute: U(torch.abs),
     np.fabs: U(np_fabs),
     np.rint: U(torch.round),
@@ -127,8 +128,8 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.bitwise_or: U(torch.bitwise_or),
     np.bitwise_xor: U(torch.bitwise_xor),
     np.invert: U(torch.bitwise_not),
-    np.left_shift: U(np_left_shift),
-    np.right_shift: U(np_right_shift),
+    np.left_shift: U(np_left_shift, tensors_only=True),
+    np.right_shift: U(np_right_shift, tensors_only=True),
     np.bitwise_count: U(np_bitwise_count),
     # comparison and logical
     np.greater: U(torch.gt, predicate=True),
@@ -150,11 +151,11 @@ UFUNCS: dict[np.ufunc, UfuncSpec] = {
     np.isinf: U(np_isinf, predicate=True, cast_inputs=False),
     np.isnan: U(np_isnan, predicate=True, cast_inputs=False),
     np.signbit: U(torch.signbit, predicate=True, cast_inputs=False),
-    np.copysign: U(np_copysign),
+    np.copysign: U(np_copysign, tensors_only=True),
     np.nextafter: U(np_nextafter, tensors_only=True),
     np.spacing: U(np_spacing),
     np.modf: U(np_modf, nout=2),
-    np.ldexp: U(np_ldexp),
+    np.ldexp: U(np_ldexp, tensors_only=True),
     np.frexp: U(np_frexp, nout=2),
     np.floor: U(torch.floor),
     np.ceil: U(torch.ceil),
