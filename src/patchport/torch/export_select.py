@@ -176,8 +176,10 @@ def export(
         attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
         programs.append((len(attempts) - 1, program))
         _say(verbose, attempts[-1])
-        if report.is_general and _assumptions_checked(report, model, check_shapes, dynamic_shapes):
-            break  # nothing can be more general
+        if report.is_general and _assumptions_proven(
+            report, program, model, args, kwargs, check_shapes, dynamic_shapes, rtol, atol
+        ):
+            break  # no other configuration is worth another export
     if not programs:
         lines = "\n".join(f"  {attempt.to_text()}" for attempt in attempts)
         raise ExportFailedError(
@@ -219,35 +221,34 @@ def _named_constraints(
     )
 
 
-def _assumptions_checked(
-    report: ExportReport, model: torch.nn.Module, checks: Sequence[Any] | None, shapes: Any
+def _assumptions_proven(
+    report: ExportReport,
+    program: Any,
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    checks: Sequence[Any] | None,
+    shapes: Any,
+    rtol: float,
+    atol: float,
 ) -> bool:
-    """True when no size was assumed, or a passing shape check ran each dimension torch
-    assumed >= 2 at size 1: the trace's assumption is then proven, another configuration
-    cannot be more general, and the next export is not worth its time."""
-    if not report.assumptions:
-        return True
-    if not checks or shapes is None:
-        return False
-    from .export_dimensions import sizes_by_label
-    from .export_shape_checks import _split_inputs
+    """True when each size torch assumed >= 2 without enforcing it ran at 1 and matched
+    eager: in a shape check, or else in one size-1 probe of the program (a run, not an
+    export; its result joins the report's checks, a mismatch making the program not
+    general). Bounds the program enforces (``past+seq >= 4``) are refusals the report
+    names, not silent risks, so they do not cost another export."""
+    from .export_probe import probe, unproven_labels
 
-    ran: dict[str, set[int]] = {}
-    for item in checks:
-        item_args, item_kwargs = _split_inputs(item)
-        try:
-            sizes = sizes_by_label(model, item_args, item_kwargs, shapes)
-        except Exception:  # an input set the specs do not fit: proves nothing
-            continue
-        for label, values in sizes.items():
-            ran.setdefault(label, set()).update(values)
-    for item in report.assumptions:
-        smallest = 1 if "traced as >= 2" in item.text else None
-        if smallest is None:  # a bound on a sum: each of its sizes must have run at 1
-            return False
-        if smallest not in ran.get(item.dimension, set()):
-            return False
-    return True
+    if not report.assumptions or shapes is None:
+        return True
+    labels = unproven_labels(report, model, checks, shapes)
+    if not labels:
+        return True
+    found = probe(program, model, args, kwargs, shapes, labels, checks or (), rtol, atol)
+    if found is None:
+        return False
+    report.shape_checks.append(found)
+    return found.ok
 
 
 def _why(attempts: list[Attempt], index: int) -> str:
@@ -261,9 +262,11 @@ def _why(attempts: list[Attempt], index: int) -> str:
     if not report.assumptions:
         return f"{first} that is general and right"
     if index == len(attempts) - 1:
+        probed = any(check.label.startswith("probe ") for check in report.shape_checks)
         return (
             f"{first} that is general and right; torch traced sizes as >= 2 where noted and "
-            f"the shape checks ran each of them at size 1, so no other configuration was tried"
+            f"the shape checks{' and a size-1 probe' if probed else ''} ran each of them at "
+            f"size 1 (bounds it enforces are named above), so no other configuration was tried"
         )
     return (
         f"{first} that is general and right; it assumes sizes >= 2 where noted, and no "
