@@ -94,30 +94,33 @@ def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
     traced = {"input_ids": torch.randint(0, 64, (2, 5)), "attention_mask": torch.ones(2, 5).long()}
     decode = {"input_ids": torch.randint(0, 64, (3, 1)), "attention_mask": torch.ones(3, 1).long()}
     shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    # plain torch's program runs seq=1 (the check) and batch=1 (a size-1 probe of the
+    # program): it is general and right, so it is returned after one export
+    _, plain = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
+    assert [a.configuration for a in plain.attempts] == ["plain"], plain.to_text()
+    assert plain.is_general and "size-1 probe" in plain.choice, plain.to_text()
     # torch patches only: under backed_size_oblivious transformers' SDPA branches on the
-    # query length, so that program rejects seq=1; plain torch's program does not, and wins
-    _, narrow = export(
-        model,
-        (),
-        traced,
-        dynamic_shapes=shapes,
-        patch_transformers=False,
-        backed_size_oblivious=True,
-        check_shapes=[decode],
-    )
-    plain, patched = narrow.attempts
-    assert (plain.configuration, patched.configuration) == (
-        "plain",
-        "patches+backed_size_oblivious",
-    )
-    assert "seq must be != 1" in [n.text for n in patched.report.narrowings]
-    assert not patched.report.shape_checks[0].ok and "!= 1" in patched.report.shape_checks[0].error
-    assert narrow.configuration == "plain" and narrow.is_general, narrow.to_text()
-    assert narrow.patches.n_patches == 0 and "chosen: plain" in narrow.to_text()
-    # with the transformers patches, the backed_size_oblivious program traces seq=1 too
-    _, general = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
-    assert general.configuration == "patches+backed_size_oblivious"
+    # query length, so that program rejects seq=1 ...
+    narrow = _backed_size_oblivious_report(model, traced, shapes, decode, transformers=False)
+    assert "seq must be != 1" in [n.text for n in narrow.narrowings]
+    assert not narrow.shape_checks[0].ok and "!= 1" in narrow.shape_checks[0].error
+    # ... with the transformers patches, the backed_size_oblivious program traces seq=1 too
+    general = _backed_size_oblivious_report(model, traced, shapes, decode, transformers=True)
     assert general.narrowings == [] and general.assumptions == [], general.to_text()
+    assert general.is_general
+
+
+def _backed_size_oblivious_report(model, traced, shapes, decode, transformers):
+    from patchport.torch import apply_patches_for_model, check_program, use_dyn_not_str
+
+    with (
+        torch.fx.experimental._config.patch(backed_size_oblivious=True),
+        apply_patches_for_model(patch_transformers=transformers, model=model),
+    ):
+        program = torch.export.export(
+            model, (), kwargs=traced, dynamic_shapes=use_dyn_not_str(shapes)
+        )
+    return check_program(program, model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
 
 
 def test_check_program_reports_on_a_plain_torch_export():
