@@ -188,3 +188,19 @@ def test_no_configuration_exports_lists_each_failure_and_keeps_torch_error():
     assert all(attempt.error for attempt in caught.value.attempts)
     assert "plain: export failed" in str(caught.value)
     assert caught.value.__cause__ is not None  # torch's own error, for its full message
+
+
+def test_chunk_padding_guards_are_decided_without_minutes_of_sympy():
+    # Mamba2's chunked scan pads seq to whole chunks of 4: its program's guards are made of
+    # // and %; sympy.simplify spent minutes per guard on them (199 s for one program)
+    from patchport.torch.export_guards import _always_holds
+
+    seq = "L['input_ids'].size()[1]"
+    names = {seq: "seq"}
+    padded = f"({seq} + ((4 + (-1)*({seq} % 4)) % 4))"
+    assert _always_holds(f"{padded} % 4 == 0", names)  # whole chunks: true for every seq
+    assert not _always_holds(f"4 < {padded}", names)  # false at seq <= 4: a narrowing
+    assert not _always_holds(f"{padded} // 4 != 1", names)
+    assert _always_holds(f"({seq}*{seq}) % {seq} == 0", names)
+    assert not _always_holds(f"{seq} <= 1000", names)  # a bound past the grid's middle
+    assert _always_holds(f"{seq} + 1 > {seq}", names)  # polynomial: proven by sympy
