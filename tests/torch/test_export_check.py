@@ -204,3 +204,37 @@ def test_chunk_padding_guards_are_decided_without_minutes_of_sympy():
     assert _always_holds(f"({seq}*{seq}) % {seq} == 0", names)
     assert not _always_holds(f"{seq} <= 1000", names)  # a bound past the grid's middle
     assert _always_holds(f"{seq} + 1 > {seq}", names)  # polynomial: proven by sympy
+
+
+class _SumRows(torch.nn.Module):
+    def forward(self, x):
+        out = x[0] * 0
+        for i in range(x.shape[0]):  # fixes rows to the traced 3 in every configuration
+            out = out + x[i]
+        return out
+
+
+def test_a_python_loop_over_a_dynamic_size_is_refused_after_one_export():
+    from patchport.errors import ExportFailedError
+
+    with pytest.raises(ExportFailedError) as caught:
+        export(_SumRows(), (torch.randn(3, 2),), dynamic_shapes=({0: "rows"},))
+    text = str(caught.value)
+    assert len(caught.value.attempts) == 1, text
+    assert "cannot keep rows dynamic" in text and "traced 3 steps" in text
+    assert "for i in range(x.shape[0]):" in text and "test_export_check.py" in text
+
+
+def test_a_loop_in_code_a_patch_replaces_lets_the_patched_configurations_run():
+    from patchport.torch.export_specialization import (
+        loops_fixing,
+        recording_specializations,
+    )
+
+    with recording_specializations() as found, pytest.raises(Exception) as caught:
+        dims = torch.export.Dim.DYNAMIC
+        torch.export.export(_SumRows(), (torch.randn(3, 2),), dynamic_shapes=({0: dims},))
+    assert [s.line for s in loops_fixing(found, str(caught.value), set())] == [
+        "for i in range(x.shape[0]):  # fixes rows to the traced 3 in every configuration"
+    ]
+    assert loops_fixing(found, str(caught.value), {_SumRows.forward.__code__}) == []

@@ -30,6 +30,7 @@ from .export_check import check_program
 from .export_dimensions import name_dims
 from .export_report import Attempt, ExportReport, ExportResult
 from .export_shape_checks import eager_outputs
+from .export_specialization import Specialization, recording_specializations
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +131,7 @@ def export(
         printed = io.StringIO()  # torch prints the partial graph of a failed export
         try:
             with (
+                recording_specializations() as specialized,
                 contextlib.redirect_stdout(printed),
                 torch.fx.experimental._config.patch(
                     backed_size_oblivious=configuration.backed_size_oblivious
@@ -156,6 +158,11 @@ def export(
             )
             failures.append(exc)
             _say(verbose, attempts[-1])
+            loops = _fixing_loops(specialized, str(exc), model, patch_torch, patch_transformers)
+            if loops:
+                raise ExportFailedError(
+                    _loop_message(model, loops, attempts, args, kwargs, dynamic_shapes), attempts
+                ) from exc
             continue
         sys.stdout.write(printed.getvalue())  # what the model printed while traced
         report = check_program(
@@ -218,6 +225,57 @@ def _named_constraints(
     return (
         f"dynamic {', '.join(named)} cannot stay dynamic: tracing the model fixed its size "
         f"(a Python loop or branch on it, or an op torch specializes; torch: {message})"
+    )
+
+
+def _fixing_loops(
+    found: list[Specialization],
+    error: str,
+    model: torch.nn.Module,
+    patch_torch: bool,
+    patch_transformers: Any,
+) -> list[Specialization]:
+    """The Python loops that fixed the dimensions torch's error names, when no patch of
+    any configuration replaces their code: every configuration would fail the same way."""
+    if "Constraints violated" not in error or not found:
+        return []
+    from .apply import collect_patches
+    from .export_specialization import loops_fixing, patched_code
+
+    try:
+        patches = collect_patches(patch_torch, patch_transformers, model=model)
+    except Exception:  # cannot tell what the patches replace: try them
+        return []
+    return loops_fixing(found, error, patched_code(patches))
+
+
+def _loop_message(
+    model: torch.nn.Module,
+    loops: list[Specialization],
+    attempts: list[Attempt],
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+) -> str:
+    """The refusal after one attempt: the dimension, the loop that fixed it, what to do."""
+    from .export_dimensions import labels_by_source
+
+    try:
+        labels = labels_by_source(model, args, kwargs, shapes) if shapes is not None else {}
+    except Exception:  # specs that do not fit the inputs: torch's names
+        labels = {}
+    loop = loops[0]
+    named = ", ".join(dict.fromkeys(labels.get(source, source) for source in loop.sources))
+    return (
+        f"patchport.torch.export: {type(model).__name__} cannot keep {named} dynamic: a "
+        f"Python loop over it runs once per position while torch traces, so any program "
+        f"would hold exactly the traced {loop.value} steps:\n  {loop.where()}: {loop.line}\n"
+        f"No patch replaces that code, so no other configuration was tried (one export, "
+        f"{attempts[-1].seconds:.1f} s; torch: {attempts[-1].error}).\nWhat you can do: make "
+        f"{named} static in dynamic_shapes (one program per length; for a recurrent model "
+        f"the one-token step with its cache state, {named}=1, is one such program), or "
+        f"replace the loop by a vectorised form in a patch (extra_patches of "
+        f"apply_patches_for_model)."
     )
 
 
