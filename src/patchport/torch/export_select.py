@@ -321,10 +321,12 @@ def _why(attempts: list[Attempt], index: int) -> str:
         return f"{first} that is general and right"
     if index == len(attempts) - 1:
         probed = any(check.label.startswith("probe ") for check in report.shape_checks)
+        enforced = [a.dimension for a in report.assumptions if "traced as >= 2" not in a.text]
+        bounds = f" (it enforces the bound on {', '.join(enforced)} noted)" if enforced else ""
         return (
             f"{first} that is general and right; torch traced sizes as >= 2 where noted and "
             f"the shape checks{' and a size-1 probe' if probed else ''} ran each of them at "
-            f"size 1 (bounds it enforces are named above), so no other configuration was tried"
+            f"size 1{bounds}, so no other configuration was tried"
         )
     return (
         f"{first} that is general and right; it assumes sizes >= 2 where noted, and no "

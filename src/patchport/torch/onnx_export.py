@@ -190,7 +190,9 @@ def _convert(
     needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
     from .onnx_translation import onnx_translation_table
+    from .onnx_views import contiguous_as_clones
 
+    contiguous_as_clones(program)  # to_onnx's own program: the user is not given it back
     options: dict[str, Any] = {} if opset is None else {"opset_version": opset}
     patched = report.configuration != "plain"
     try:
