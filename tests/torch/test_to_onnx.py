@@ -126,9 +126,9 @@ def test_arguments_are_refused_in_words_before_exporting(tmp_path):
         to_onnx(model, (), traced, dynamic_shapes=shapes, check_generation=-1)
 
 
-# Swin and T5 failed in torch.onnx's decomposition ("Cannot view a tensor"): under its
-# backed_size_oblivious a batch may be 0, x.transpose(1, 2).contiguous() then counted as
-# contiguous and returned the transposed tensor; patchport.torch.onnx_views copies instead
+# Swin and T5 failed in torch.onnx's decomposition ("Cannot view a tensor"): there the
+# attention output x.transpose(1, 2).contiguous() kept the transposed strides;
+# patchport.torch.onnx_views makes each contiguous() a contiguous clone
 CONVERTING = [
     "MoE decoder + cache",
     "text encoder-decoder + cache",

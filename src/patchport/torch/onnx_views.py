@@ -1,14 +1,14 @@
 """Copies where the program asks for contiguous memory, before ``torch.onnx.export``.
 
-``torch.onnx.export`` decomposes the program again under ``backed_size_oblivious`` (its
-own setting, for dimensions of size 0 and 1). There a dynamic batch may be 0, and a tensor
-with no elements counts as contiguous: ``x.transpose(1, 2).contiguous()`` then returns the
-transposed tensor itself, and the view the model takes of it next fails ("Cannot view a
-tensor with shape [4*s99, 16, 2, 8] and strides (256, 8, 128, 1)": Swin's and T5's
-attention outputs; whether T5 reaches it depends on the attention torch picked). Each
-``aten.contiguous`` becomes ``aten.clone(memory_format=torch.contiguous_format)``, the copy
-``contiguous`` makes for any tensor that is not contiguous; ONNX has no memory layout, so
-the file is the same (``Identity``).
+``torch.onnx.export`` decomposes the program again (under its own
+``backed_size_oblivious``, for dimensions of size 0 and 1). In that trace Swin's and T5's
+attention output, ``x.transpose(1, 2).contiguous()``, comes back with the transposed
+strides, and the view the model takes of it next fails ("Cannot view a tensor with shape
+[4*s99, 16, 2, 8] and strides (256, 8, 128, 1)"; whether T5 reaches it depended on the
+attention torch picked earlier in the process). ``aten.contiguous`` may return its input
+when it judges it contiguous; ``aten.clone(memory_format=torch.contiguous_format)``
+always gives contiguous strides. So each ``aten.contiguous`` becomes that clone; ONNX has
+no memory layout, so the file computes the same thing.
 """
 
 from __future__ import annotations
