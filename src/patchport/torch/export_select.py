@@ -93,6 +93,7 @@ def export(
     rtol: float = 1e-4,
     atol: float = 1e-4,
     verbose: int = 0,
+    expected_outputs: Sequence[Any] | None = None,
 ) -> ExportResult:
     """The most general right program among plain ``torch.export.export`` and the patched
     configurations, with a report of each configuration tried and why one was chosen.
@@ -104,6 +105,8 @@ def export(
     When the best program still narrows a requested dimension, refuses a check or
     computes a wrong value, :class:`NarrowedExportError` says so in words (its
     ``result`` holds the program), unless ``allow_narrowing=True``.
+    ``expected_outputs`` are the eager outputs on ``check_shapes`` when the caller has
+    them already (as for :func:`check_program`).
     Returns ``ExportResult(program, report)``; the model is left exactly as it was.
     """
     kwargs = {} if kwargs is None else kwargs
@@ -118,7 +121,9 @@ def export(
         from .transformers_inputs import register_cache_pytrees
 
         register_cache_pytrees()
-    expected = eager_outputs(model, check_shapes) if check_shapes else None
+    expected = expected_outputs
+    if expected is None and check_shapes:
+        expected = eager_outputs(model, check_shapes)
     attempts: list[Attempt] = []
     programs: list[Any] = []
     failures: list[BaseException] = []
