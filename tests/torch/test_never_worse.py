@@ -144,3 +144,49 @@ def test_a_probe_that_finds_the_program_wrong_at_size_1_sends_export_on():
         assert report.narrowings, report.to_text()
     else:
         torch.testing.assert_close(got, one * 2)
+
+
+@pytest.mark.slow
+def test_a_bound_the_eager_model_has_too_is_its_limit_not_a_narrowing():
+    # BERT's position table has 16 rows: plain's program says seq <= 16, and eager itself
+    # fails at 17; that costs no second and third export looking for a wider program
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=64,
+        max_position_embeddings=16,
+    )
+    model = transformers.BertModel(config).eval()
+
+    def inputs(batch, seq, seed):
+        generator = torch.Generator().manual_seed(seed)
+        ids = torch.randint(0, 64, (batch, seq), generator=generator)
+        return {"input_ids": ids, "attention_mask": torch.ones(batch, seq, dtype=torch.int64)}
+
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    checks = [inputs(1, 1, 2), inputs(3, 16, 3)]
+    program, report = export(model, (), inputs(2, 5, 1), dynamic_shapes=shapes, check_shapes=checks)
+    assert [a.configuration for a in report.attempts] == ["plain"], report.to_text()
+    assert report.is_general and report.narrowings == [], report.to_text()
+    (limit,) = report.limits
+    assert limit.text.startswith("seq must be <= 16: eager runs seq=16 and fails at 17")
+    assert "limits of the model itself" in report.to_text()
+
+
+def test_a_bound_eager_runs_past_stays_a_narrowing():
+    class FirstTwelve(torch.nn.Module):
+        def forward(self, x):
+            return x[:12] * 2 if x.shape[0] <= 12 else x * 3
+
+    program, report = export(
+        FirstTwelve(),
+        (torch.randn(4, 2),),
+        dynamic_shapes=({0: "rows"},),
+        patch_transformers=False,
+        allow_narrowing=True,
+    )
+    assert report.limits == [], report.to_text()
+    assert "rows must be <= 12" in [n.text for n in report.narrowings], report.to_text()

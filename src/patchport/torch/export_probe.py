@@ -6,6 +6,10 @@ size 1, one run of the program against eager on the traced inputs cut to size 1 
 says whether the assumption is harmless. Sizes tied to it (a mask of length ``past+seq``)
 are cut with it where every input set shows the tie. A probe that eager or the program
 does not run proves nothing (the next configuration is then exported, as without it).
+
+The same resizing tells a model's own limit from a narrowing: a program bounded at
+``seq <= 64`` where eager runs 64 and fails at 65 (a table of 64 positions) is as general
+as the model, and no other configuration is worth exporting for it.
 """
 
 from __future__ import annotations
@@ -52,11 +56,6 @@ def probe_inputs(
     """The inputs ``(args, kwargs)`` cut to size 1 along each of ``labels``, or None when
     that cannot be done (a label with two sizes in one input set, a tied size that would
     fall below 1)."""
-    from torch._export.non_strict_utils import _flatten_dynamic_shapes
-    from torch.export.dynamic_shapes import _combine_args
-
-    from .export_dimensions import _axes, _dim_label, name_dims
-
     traced = _single_sizes(sizes_by_label(model, args, kwargs, shapes))
     if traced is None or any(label not in traced for label in labels):
         return None
@@ -71,6 +70,45 @@ def probe_inputs(
             target[tied] -= cut
     if any(size < 1 for size in target.values()):
         return None
+    return _with_sizes(model, args, kwargs, shapes, target)
+
+
+def resized_inputs(
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+    label: str,
+    size: int,
+    others: Sequence[Any] = (),
+) -> Any | None:
+    """The inputs ``(args, kwargs)`` with ``label`` (and the sizes tied to it) resized to
+    ``size``: cut, or grown by repeating their values along the axis; None when that
+    cannot be done."""
+    traced = _single_sizes(sizes_by_label(model, args, kwargs, shapes))
+    if traced is None or label not in traced:
+        return None
+    observed = [traced] + [
+        s for s in (_single_sizes(_safe_sizes(model, item, shapes)) for item in others) if s
+    ]
+    target = dict(traced)
+    change = size - traced[label]
+    target[label] = size
+    for tied in _tied(label, observed):
+        target[tied] += change
+    if any(value < 1 for value in target.values()):
+        return None
+    return _with_sizes(model, args, kwargs, shapes, target)
+
+
+def _with_sizes(
+    model: torch.nn.Module, args: tuple, kwargs: dict, shapes: Any, target: dict[str, int]
+) -> tuple[tuple, dict]:
+    from torch._export.non_strict_utils import _flatten_dynamic_shapes
+    from torch.export.dynamic_shapes import _combine_args
+
+    from .export_dimensions import _axes, _dim_label, name_dims
+
     marked = name_dims(shapes)[0]
     combined = _combine_args(model, args, kwargs)
     if isinstance(marked, (tuple, list)):
@@ -83,16 +121,48 @@ def probe_inputs(
                 axis: _dim_label(dim, f"{path}.{axis}") for axis, dim in _axes(spec).items()
             }
 
-    def cut(leaf: Any) -> Any:
+    def resize(leaf: Any) -> Any:
         if not isinstance(leaf, torch.Tensor) or id(leaf) not in axes_by_id:
             return leaf
         out = leaf
         for axis, label in axes_by_id[id(leaf)].items():
-            if label in target and target[label] != out.shape[axis]:
-                out = out.narrow(axis, 0, target[label])
+            want = target.get(label)
+            if want is None or want == out.shape[axis] or out.shape[axis] == 0:
+                continue
+            index = torch.arange(want) % out.shape[axis]  # cut, or repeat the values
+            out = out.index_select(axis, index)
         return out.clone()
 
-    return pytree.tree_map(cut, args), pytree.tree_map(cut, kwargs)
+    return pytree.tree_map(resize, args), pytree.tree_map(resize, kwargs)
+
+
+def model_limit(
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+    label: str,
+    bound: int,
+    others: Sequence[Any] = (),
+) -> str | None:
+    """Why ``label <= bound`` is the eager model's own limit (it runs at ``bound`` and
+    raises at ``bound + 1``: a table of positions, say), or None when it is not shown."""
+    runs = []
+    for size in (bound, bound + 1):
+        built = resized_inputs(model, args, kwargs, shapes, label, size, others)
+        if built is None or (built[0] and built[1]):
+            return None
+        item = built[0] if built[0] else built[1]
+        try:
+            eager_outputs(model, [item])
+        except Exception as exc:  # what the model says past its limit
+            runs.append(f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]}")
+        else:
+            runs.append(None)
+    at_bound, past = runs
+    if at_bound is not None or past is None:
+        return None
+    return f"eager runs {label}={bound} and fails at {bound + 1} ({past})"
 
 
 def probe(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from .apply import apply_patches_for_model
 from .export_arguments import check_arguments
 from .export_check import check_program
 from .export_dimensions import name_dims
-from .export_report import Attempt, ExportReport, ExportResult
+from .export_report import Attempt, ExportReport, ExportResult, Narrowing
 from .export_shape_checks import eager_outputs
 from .export_specialization import Specialization, recording_specializations
 
@@ -182,6 +183,7 @@ def export(
             atol=atol,
             expected_outputs=expected,
         )
+        _model_limits(report, model, args, kwargs, dynamic_shapes, check_shapes)
         report.backed_size_oblivious = configuration.backed_size_oblivious
         report.model_changes = details.model_changes
         report.configuration = configuration.name
@@ -231,6 +233,37 @@ def _named_constraints(
         f"dynamic {', '.join(named)} cannot stay dynamic: tracing the model fixed its size "
         f"(a Python loop or branch on it, or an op torch specializes; torch: {message})"
     )
+
+
+_UPPER = re.compile(r"^(.+) must be <= (\d+)$")
+
+
+def _model_limits(
+    report: ExportReport,
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+    checks: Sequence[Any] | None,
+) -> None:
+    """Upper bounds the eager model has too (BERT's 64 positions: it runs seq=64 and
+    fails at 65) are its limits, not narrowings: no configuration can do better, so they
+    do not cost another export. Moved from ``narrowings`` to ``limits``, with the proof."""
+    from .export_probe import model_limit
+
+    kept = []
+    for item in report.narrowings:
+        match = _UPPER.match(item.text)
+        why = None
+        if match is not None and match.group(1) == item.dimension:
+            why = model_limit(
+                model, args, kwargs, shapes, item.dimension, int(match.group(2)), checks or ()
+            )
+        if why is None:
+            kept.append(item)
+        else:
+            report.limits.append(Narrowing(item.dimension, f"{item.text}: {why}"))
+    report.narrowings = kept
 
 
 def _fixing_loops(
