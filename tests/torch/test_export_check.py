@@ -96,30 +96,33 @@ def test_llama_decode_step_narrowing_is_found_and_patches_remove_it():
     traced = {"input_ids": torch.randint(0, 64, (2, 5)), "attention_mask": torch.ones(2, 5).long()}
     decode = {"input_ids": torch.randint(0, 64, (3, 1)), "attention_mask": torch.ones(3, 1).long()}
     shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    # plain torch's program runs seq=1 (the check) and batch=1 (a size-1 probe of the
+    # program): it is general and right, so it is returned after one export
+    _, plain = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
+    assert [a.configuration for a in plain.attempts] == ["plain"], plain.to_text()
+    assert plain.is_general and "size-1 probe" in plain.choice, plain.to_text()
     # torch patches only: under backed_size_oblivious transformers' SDPA branches on the
-    # query length, so that program rejects seq=1; plain torch's program does not, and wins
-    _, narrow = export(
-        model,
-        (),
-        traced,
-        dynamic_shapes=shapes,
-        patch_transformers=False,
-        backed_size_oblivious=True,
-        check_shapes=[decode],
-    )
-    plain, patched = narrow.attempts
-    assert (plain.configuration, patched.configuration) == (
-        "plain",
-        "patches+backed_size_oblivious",
-    )
-    assert "seq must be != 1" in [n.text for n in patched.report.narrowings]
-    assert not patched.report.shape_checks[0].ok and "!= 1" in patched.report.shape_checks[0].error
-    assert narrow.configuration == "plain" and narrow.is_general, narrow.to_text()
-    assert narrow.patches.n_patches == 0 and "chosen: plain" in narrow.to_text()
-    # with the transformers patches, the backed_size_oblivious program traces seq=1 too
-    _, general = export(model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
-    assert general.configuration == "patches+backed_size_oblivious"
+    # query length, so that program rejects seq=1 ...
+    narrow = _backed_size_oblivious_report(model, traced, shapes, decode, transformers=False)
+    assert "seq must be != 1" in [n.text for n in narrow.narrowings]
+    assert not narrow.shape_checks[0].ok and "!= 1" in narrow.shape_checks[0].error
+    # ... with the transformers patches, the backed_size_oblivious program traces seq=1 too
+    general = _backed_size_oblivious_report(model, traced, shapes, decode, transformers=True)
     assert general.narrowings == [] and general.assumptions == [], general.to_text()
+    assert general.is_general
+
+
+def _backed_size_oblivious_report(model, traced, shapes, decode, transformers):
+    from patchport.torch import apply_patches_for_model, check_program, use_dyn_not_str
+
+    with (
+        torch.fx.experimental._config.patch(backed_size_oblivious=True),
+        apply_patches_for_model(patch_transformers=transformers, model=model),
+    ):
+        program = torch.export.export(
+            model, (), kwargs=traced, dynamic_shapes=use_dyn_not_str(shapes)
+        )
+    return check_program(program, model, (), traced, dynamic_shapes=shapes, check_shapes=[decode])
 
 
 def test_check_program_reports_on_a_plain_torch_export():
@@ -189,3 +192,53 @@ def test_no_configuration_exports_lists_each_failure_and_keeps_torch_error():
     assert all(attempt.error for attempt in caught.value.attempts)
     assert "plain: export failed" in str(caught.value)
     assert caught.value.__cause__ is not None  # torch's own error, for its full message
+
+
+def test_chunk_padding_guards_are_decided_without_minutes_of_sympy():
+    # Mamba2's chunked scan pads seq to whole chunks of 4: its program's guards are made of
+    # // and %; sympy.simplify spent minutes per guard on them (199 s for one program)
+    from patchport.torch.export_guards import _always_holds
+
+    seq = "L['input_ids'].size()[1]"
+    names = {seq: "seq"}
+    padded = f"({seq} + ((4 + (-1)*({seq} % 4)) % 4))"
+    assert _always_holds(f"{padded} % 4 == 0", names)  # whole chunks: true for every seq
+    assert not _always_holds(f"4 < {padded}", names)  # false at seq <= 4: a narrowing
+    assert not _always_holds(f"{padded} // 4 != 1", names)
+    assert _always_holds(f"({seq}*{seq}) % {seq} == 0", names)
+    assert not _always_holds(f"{seq} <= 1000", names)  # a bound past the grid's middle
+    assert _always_holds(f"{seq} + 1 > {seq}", names)  # polynomial: proven by sympy
+
+
+class _SumRows(torch.nn.Module):
+    def forward(self, x):
+        out = x[0] * 0
+        for i in range(x.shape[0]):  # fixes rows to the traced 3 in every configuration
+            out = out + x[i]
+        return out
+
+
+def test_a_python_loop_over_a_dynamic_size_is_refused_after_one_export():
+    from patchport.errors import ExportFailedError
+
+    with pytest.raises(ExportFailedError) as caught:
+        export(_SumRows(), (torch.randn(3, 2),), dynamic_shapes=({0: "rows"},))
+    text = str(caught.value)
+    assert len(caught.value.attempts) == 1, text
+    assert "cannot keep rows dynamic" in text and "traced 3 steps" in text
+    assert "for i in range(x.shape[0]):" in text and "test_export_check.py" in text
+
+
+def test_a_loop_in_code_a_patch_replaces_lets_the_patched_configurations_run():
+    from patchport.torch.export_specialization import (
+        loops_fixing,
+        recording_specializations,
+    )
+
+    with recording_specializations() as found, pytest.raises(Exception) as caught:
+        dims = torch.export.Dim.DYNAMIC
+        torch.export.export(_SumRows(), (torch.randn(3, 2),), dynamic_shapes=({0: dims},))
+    assert [s.line for s in loops_fixing(found, str(caught.value), set())] == [
+        "for i in range(x.shape[0]):  # fixes rows to the traced 3 in every configuration"
+    ]
+    assert loops_fixing(found, str(caught.value), {_SumRows.forward.__code__}) == []

@@ -9,7 +9,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from patchport.torch import ExportFailedError, export, make_dynamic_cache  # noqa: E402
+from patchport.torch import ExportFailedError, export, make_dynamic_cache, to_onnx  # noqa: E402
 
 VOCAB = 64
 ONE_LAYER = dict(
@@ -240,4 +240,12 @@ def test_state_space_scan_is_refused_not_narrowed():
         export(model, (), traced, dynamic_shapes=shapes)
     assert all(attempt.report is None for attempt in caught.value.attempts)
     assert "Constraints violated" in str(caught.value)
-    assert "dynamic seq cannot stay dynamic" in str(caught.value)  # named as the user named it
+    assert "cannot keep seq dynamic" in str(caught.value)  # named as the user named it
+    # one attempt: the loop that fixed seq is named, and no patch replaces it
+    assert len(caught.value.attempts) == 1, str(caught.value)
+    assert "Python loop" in str(caught.value) and "for index in range(seq_len)" in str(caught.value)
+    assert "modeling_mamba.py" in str(caught.value) and "static in dynamic_shapes" in str(
+        caught.value
+    )
+    with pytest.raises(ExportFailedError, match="Python loop"):  # to_onnx says the same
+        to_onnx(model, (), traced, dynamic_shapes=shapes)

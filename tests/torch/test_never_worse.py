@@ -92,3 +92,101 @@ def test_one_export_when_the_checks_prove_what_torch_assumed():
     assert report.is_general, report.to_text()
     assert [a.configuration for a in report.attempts] == ["plain"], report.to_text()
     assert "ran each of them at size 1" in report.choice
+
+
+@pytest.mark.slow
+def test_falcon_with_a_cache_costs_one_export_when_a_probe_proves_past_1():
+    # no check runs past at size 1 (torch traced it as >= 2 and does not enforce it): one
+    # run of plain's program on the traced inputs cut to past=1 (the mask with it) proves
+    # it, where a second full export was spent before
+    model, shapes = _falcon()
+    traced = _decoder_inputs(model, 2, 5, 7, seed=1)
+    checks = [_decoder_inputs(model, 2, 1, 12, seed=2), _decoder_inputs(model, 1, 4, 3, seed=3)]
+    program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
+    assert [a.configuration for a in report.attempts] == ["plain"], report.to_text()
+    (probe,) = [c for c in report.shape_checks if c.label.startswith("probe ")]
+    assert probe.ok and "past=1" in probe.label, report.to_text()
+    assert "attention_mask=(2, 6)" in probe.label and "(2, 4, 1, 8)" in probe.label
+    assert "size-1 probe" in report.choice
+    past_1 = _decoder_inputs(model, 2, 5, 1, seed=4)  # the program is right there
+    with torch.no_grad():
+        expected = model(**_copy(past_1)).logits
+        got = program.module()(**_copy(past_1)).logits
+    torch.testing.assert_close(got, expected)
+
+
+class _TwiceAtOne(torch.nn.Module):
+    """Doubles its input when it has one row: torch's >= 2 trace misses that branch and the
+    program still runs one row, silently wrong."""
+
+    def forward(self, x):
+        return x * 2 if x.shape[0] == 1 else x + 0
+
+
+def test_a_probe_that_finds_the_program_wrong_at_size_1_sends_export_on():
+    program, report = export(
+        _TwiceAtOne(),
+        (torch.randn(3, 2),),
+        dynamic_shapes=({0: "rows"},),
+        check_shapes=[(torch.randn(4, 2),)],
+        patch_transformers=False,
+        allow_narrowing=True,
+    )
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and len(report.attempts) > 1, report.to_text()
+    (probe,) = [c for c in plain.report.shape_checks if c.label.startswith("probe ")]
+    assert not probe.ok and probe.max_abs_diff is not None and "rows=1" in probe.label
+    # never silently wrong at one row: the program chosen refuses it or is right there
+    one = torch.randn(1, 2)
+    try:
+        got = program.module()(one)
+    except Exception:
+        assert report.narrowings, report.to_text()
+    else:
+        torch.testing.assert_close(got, one * 2)
+
+
+@pytest.mark.slow
+def test_a_bound_the_eager_model_has_too_is_its_limit_not_a_narrowing():
+    # BERT's position table has 16 rows: plain's program says seq <= 16, and eager itself
+    # fails at 17; that costs no second and third export looking for a wider program
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=64,
+        max_position_embeddings=16,
+    )
+    model = transformers.BertModel(config).eval()
+
+    def inputs(batch, seq, seed):
+        generator = torch.Generator().manual_seed(seed)
+        ids = torch.randint(0, 64, (batch, seq), generator=generator)
+        return {"input_ids": ids, "attention_mask": torch.ones(batch, seq, dtype=torch.int64)}
+
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    checks = [inputs(1, 1, 2), inputs(3, 16, 3)]
+    program, report = export(model, (), inputs(2, 5, 1), dynamic_shapes=shapes, check_shapes=checks)
+    assert [a.configuration for a in report.attempts] == ["plain"], report.to_text()
+    assert report.is_general and report.narrowings == [], report.to_text()
+    (limit,) = report.limits
+    assert limit.text.startswith("seq must be <= 16: eager runs seq=16 and fails at 17")
+    assert "limits of the model itself" in report.to_text()
+
+
+def test_a_bound_eager_runs_past_stays_a_narrowing():
+    class FirstTwelve(torch.nn.Module):
+        def forward(self, x):
+            return x[:12] * 2 if x.shape[0] <= 12 else x * 3
+
+    program, report = export(
+        FirstTwelve(),
+        (torch.randn(4, 2),),
+        dynamic_shapes=({0: "rows"},),
+        patch_transformers=False,
+        allow_narrowing=True,
+    )
+    assert report.limits == [], report.to_text()
+    assert "rows must be <= 12" in [n.text for n in report.narrowings], report.to_text()

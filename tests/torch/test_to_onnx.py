@@ -94,7 +94,9 @@ def test_dense_decoder_with_cache_runs_in_onnx_runtime_like_eager_and_generates_
     assert report.ok
     text = report.to_text()
     assert "dynamic dimensions: batch, past, past+seq, seq" in text
-    assert "lazy_initialization_without_constants" in text  # what was patched
+    exercised = [f"{p.name} on {p.target_name}" for p in report.export.patches.exercised()]
+    # what was patched: plain torch's program, proven on every size, needs nothing
+    assert f"patched: {', '.join(exercised) if exercised else 'nothing'}" in text
     assert "20 greedy tokens" in text
     assert f"largest difference: {report.largest_difference:.2e}" in text
     assert report.largest_difference < 1e-4
@@ -126,13 +128,16 @@ def test_arguments_are_refused_in_words_before_exporting(tmp_path):
         to_onnx(model, (), traced, dynamic_shapes=shapes, check_generation=-1)
 
 
-# the families that convert and run right today; T5 and Swin fail in torch.onnx's
-# decomposition (see the xfail below)
+# Swin and T5 failed in torch.onnx's decomposition ("Cannot view a tensor"): there the
+# attention output x.transpose(1, 2).contiguous() kept the transposed strides;
+# patchport.torch.onnx_views makes each contiguous() a contiguous clone
 CONVERTING = [
     "MoE decoder + cache",
+    "text encoder-decoder + cache",
     "speech encoder-decoder + cache",
     "vision transformer",
     "convolutional vision",
+    "windowed vision",
 ]
 
 
@@ -163,23 +168,32 @@ def test_example_generates_the_same_tokens_from_the_onnx_file_as_generate():
     assert "same tokens: yes" in out
 
 
-@pytest.mark.slow
-def test_a_program_torch_onnx_cannot_decompose_is_refused_or_verified(tmp_path):
-    # T5: torch.onnx decomposes attention again and a reshape traced as a view may no longer
-    # fit the new strides (whether it does depends on which attention torch picked earlier
-    # in the process); then the error says that, not torch.onnx's generic banner, and
-    # otherwise the file must be verified in ONNX Runtime on every check shape
-    from patchport.errors import ExportFailedError
+T5_ALONE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.torch.test_export_families import FAMILIES
+from patchport.torch import to_onnx
+model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
+_, report = to_onnx(model, (), traced, dynamic_shapes=shapes, path=sys.argv[2], check_shapes=checks)
+print(report.to_text())
+print("VERIFIED" if report.ok and len(report.checks) == len(checks) else "NOT VERIFIED")
+"""
 
-    model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
-    try:
-        result = to_onnx(
-            model, (), traced, dynamic_shapes=shapes, path=tmp_path / "t5.onnx", check_shapes=checks
-        )
-    except ExportFailedError as caught:
-        message = str(caught)
-        assert "patchport.torch.to_onnx" in message
-        assert "ValueError: Cannot view a tensor" in message
-    else:
-        report = result.report
-        assert report.ok and len(report.checks) == len(checks), report.to_text()
+
+@pytest.mark.slow
+def test_t5_converts_and_is_verified_in_a_process_of_its_own(tmp_path):
+    # alone in a process T5's attention output reaches torch.onnx's decomposition as a
+    # transposed tensor (in the suite it depended on the attention picked earlier): the
+    # file must still convert and match eager in ONNX Runtime on every check shape
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", T5_ALONE, str(root), str(tmp_path / "t5.onnx")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "VERIFIED" in done.stdout and "NOT VERIFIED" not in done.stdout, (
+        done.stdout + done.stderr[-3000:]
+    )

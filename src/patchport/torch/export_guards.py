@@ -22,26 +22,74 @@ def _readable(expression: str, names: dict[str, str]) -> str:
 
 
 def _always_holds(guard: str, names: dict[str, str]) -> bool:
-    """True when a guard holds for every positive size (sympy can prove it)."""
-    import sympy
+    """True when a guard holds for every positive size.
 
-    symbols: dict[str, Any] = {}
+    The guard is first run on a grid of sizes (cheap: a counterexample ends it); one that
+    holds there is proven by sympy when it is a polynomial relation. A relation made of
+    ``//``, ``%``, ``min`` and ``max`` (a sequence padded to whole chunks) is taken as
+    holding when it holds on every size of the grid: sympy's proof of those can take
+    minutes per guard, and a guard that is still false somewhere is enforced by the
+    program, so it refuses those inputs loudly.
+    """
     keys: dict[str, str] = {}  # one symbol per name: dimensions named alike are one size
 
     def symbol(match: re.Match) -> str:
         label = names.get(match.group(0), match.group(0))
-        key = keys.setdefault(label, f"d{len(keys)}")
-        symbols[key] = sympy.Symbol(key, integer=True, positive=True)
-        return key
+        return keys.setdefault(label, f"d{len(keys)}")
 
     text = _SOURCE.sub(symbol, guard)
     match = _COMPARISON.match(text)
-    if match is None or "L[" in text:
+    if match is None or "L[" in text or not keys:
         return False
-    left, op, right = match.groups()
+    holds = _holds_on_grid(text, list(keys.values()))
+    if holds is not True:
+        return False
+    if any(token in text for token in ("//", "%", "min(", "max(")):
+        return True
+    return _proven(match.groups(), list(keys.values()))
+
+
+_GRID = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 63, 64, 100, 127, 1000, 4097)
+
+
+def _holds_on_grid(text: str, symbols: list[str]) -> bool | None:
+    """Whether ``text`` (Python with ``d0``, ``d1``... for sizes) is true on every point of
+    a grid of sizes; None when it cannot be evaluated."""
+    import itertools
+    import random
+
+    try:
+        code = compile(text, "<guard>", "eval")
+    except SyntaxError:
+        return None
+    allowed = {"__builtins__": {}, "min": min, "max": max, "abs": abs}
+    if len(symbols) == 1:
+        points: list[tuple[int, ...]] = [(n,) for n in range(1, 129)] + [(n,) for n in _GRID]
+    elif len(symbols) == 2:
+        points = list(itertools.product(range(1, 33), repeat=2))
+        points += list(itertools.product(_GRID, repeat=2))
+    else:
+        rng = random.Random(0)
+        points = [tuple(rng.choice(_GRID) for _ in symbols) for _ in range(3000)]
+        points += [tuple([n] * len(symbols)) for n in _GRID]
+    try:
+        for point in points:
+            if not eval(code, allowed, dict(zip(symbols, point))):  # noqa: S307
+                return False
+    except (ArithmeticError, NameError, TypeError, ValueError):
+        return None
+    return True
+
+
+def _proven(parts: tuple[str, str, str], symbols: list[str]) -> bool:
+    """sympy's proof that ``left op right`` holds for every positive integer size."""
+    import sympy
+
+    left, op, right = parts
+    local = {name: sympy.Symbol(name, integer=True, positive=True) for name in symbols}
     try:
         relation = sympy.Rel(
-            sympy.sympify(left, locals=symbols), sympy.sympify(right, locals=symbols), op
+            sympy.sympify(left, locals=local), sympy.sympify(right, locals=local), op
         )
         return bool(sympy.simplify(relation) is sympy.true)
     except (sympy.SympifyError, TypeError, ValueError):

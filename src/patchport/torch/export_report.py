@@ -44,6 +44,8 @@ class ExportReport:
     choice: str = ""
     # model attributes and buffers the export replaced, put back afterwards (one line each)
     model_changes: list[str] = field(default_factory=list)
+    # upper bounds the eager model has too (it runs at the bound and fails past it)
+    limits: list[Narrowing] = field(default_factory=list)
 
     @property
     def is_general(self) -> bool:
@@ -95,6 +97,9 @@ class ExportReport:
             rows += [f"  {item.text}" for item in self.narrowings]
         else:
             rows.append("narrowed: nothing")
+        if self.limits:
+            rows.append("limits of the model itself (eager fails past them too):")
+            rows += [f"  {item.text}" for item in self.limits]
         if self.assumptions:
             rows.append("assumed by torch, not enforced (the program runs sizes 0 and 1 untraced):")
             rows += [f"  {item.text}" for item in self.assumptions]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -28,8 +29,9 @@ from .apply import apply_patches_for_model
 from .export_arguments import check_arguments
 from .export_check import check_program
 from .export_dimensions import name_dims
-from .export_report import Attempt, ExportReport, ExportResult
+from .export_report import Attempt, ExportReport, ExportResult, Narrowing
 from .export_shape_checks import eager_outputs
+from .export_specialization import Specialization, recording_specializations
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,7 @@ def export(
     rtol: float = 1e-4,
     atol: float = 1e-4,
     verbose: int = 0,
+    expected_outputs: Sequence[Any] | None = None,
 ) -> ExportResult:
     """The most general right program among plain ``torch.export.export`` and the patched
     configurations, with a report of each configuration tried and why one was chosen.
@@ -103,6 +106,8 @@ def export(
     When the best program still narrows a requested dimension, refuses a check or
     computes a wrong value, :class:`NarrowedExportError` says so in words (its
     ``result`` holds the program), unless ``allow_narrowing=True``.
+    ``expected_outputs`` are the eager outputs on ``check_shapes`` when the caller has
+    them already (as for :func:`check_program`).
     Returns ``ExportResult(program, report)``; the model is left exactly as it was.
     """
     kwargs = {} if kwargs is None else kwargs
@@ -117,7 +122,9 @@ def export(
         from .transformers_inputs import register_cache_pytrees
 
         register_cache_pytrees()
-    expected = eager_outputs(model, check_shapes) if check_shapes else None
+    expected = expected_outputs
+    if expected is None and check_shapes:
+        expected = eager_outputs(model, check_shapes)
     attempts: list[Attempt] = []
     programs: list[Any] = []
     failures: list[BaseException] = []
@@ -130,6 +137,7 @@ def export(
         printed = io.StringIO()  # torch prints the partial graph of a failed export
         try:
             with (
+                recording_specializations() as specialized,
                 contextlib.redirect_stdout(printed),
                 torch.fx.experimental._config.patch(
                     backed_size_oblivious=configuration.backed_size_oblivious
@@ -156,6 +164,11 @@ def export(
             )
             failures.append(exc)
             _say(verbose, attempts[-1])
+            loops = _fixing_loops(specialized, str(exc), model, patch_torch, patch_transformers)
+            if loops:
+                raise ExportFailedError(
+                    _loop_message(model, loops, attempts, args, kwargs, dynamic_shapes), attempts
+                ) from exc
             continue
         sys.stdout.write(printed.getvalue())  # what the model printed while traced
         report = check_program(
@@ -170,14 +183,17 @@ def export(
             atol=atol,
             expected_outputs=expected,
         )
+        _model_limits(report, model, args, kwargs, dynamic_shapes, check_shapes)
         report.backed_size_oblivious = configuration.backed_size_oblivious
         report.model_changes = details.model_changes
         report.configuration = configuration.name
         attempts.append(Attempt(configuration.name, time.perf_counter() - start, report=report))
         programs.append((len(attempts) - 1, program))
         _say(verbose, attempts[-1])
-        if report.is_general and _assumptions_checked(report, model, check_shapes, dynamic_shapes):
-            break  # nothing can be more general
+        if report.is_general and _assumptions_proven(
+            report, program, model, args, kwargs, check_shapes, dynamic_shapes, rtol, atol
+        ):
+            break  # no other configuration is worth another export
     if not programs:
         lines = "\n".join(f"  {attempt.to_text()}" for attempt in attempts)
         raise ExportFailedError(
@@ -219,35 +235,116 @@ def _named_constraints(
     )
 
 
-def _assumptions_checked(
-    report: ExportReport, model: torch.nn.Module, checks: Sequence[Any] | None, shapes: Any
-) -> bool:
-    """True when no size was assumed, or a passing shape check ran each dimension torch
-    assumed >= 2 at size 1: the trace's assumption is then proven, another configuration
-    cannot be more general, and the next export is not worth its time."""
-    if not report.assumptions:
-        return True
-    if not checks or shapes is None:
-        return False
-    from .export_dimensions import sizes_by_label
-    from .export_shape_checks import _split_inputs
+_UPPER = re.compile(r"^(.+) must be <= (\d+)$")
 
-    ran: dict[str, set[int]] = {}
-    for item in checks:
-        item_args, item_kwargs = _split_inputs(item)
-        try:
-            sizes = sizes_by_label(model, item_args, item_kwargs, shapes)
-        except Exception:  # an input set the specs do not fit: proves nothing
-            continue
-        for label, values in sizes.items():
-            ran.setdefault(label, set()).update(values)
-    for item in report.assumptions:
-        smallest = 1 if "traced as >= 2" in item.text else None
-        if smallest is None:  # a bound on a sum: each of its sizes must have run at 1
-            return False
-        if smallest not in ran.get(item.dimension, set()):
-            return False
-    return True
+
+def _model_limits(
+    report: ExportReport,
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+    checks: Sequence[Any] | None,
+) -> None:
+    """Upper bounds the eager model has too (BERT's 64 positions: it runs seq=64 and
+    fails at 65) are its limits, not narrowings: no configuration can do better, so they
+    do not cost another export. Moved from ``narrowings`` to ``limits``, with the proof."""
+    from .export_probe import model_limit
+
+    kept = []
+    for item in report.narrowings:
+        match = _UPPER.match(item.text)
+        why = None
+        if match is not None and match.group(1) == item.dimension:
+            why = model_limit(
+                model, args, kwargs, shapes, item.dimension, int(match.group(2)), checks or ()
+            )
+        if why is None:
+            kept.append(item)
+        else:
+            report.limits.append(Narrowing(item.dimension, f"{item.text}: {why}"))
+    report.narrowings = kept
+
+
+def _fixing_loops(
+    found: list[Specialization],
+    error: str,
+    model: torch.nn.Module,
+    patch_torch: bool,
+    patch_transformers: Any,
+) -> list[Specialization]:
+    """The Python loops that fixed the dimensions torch's error names, when no patch of
+    any configuration replaces their code: every configuration would fail the same way."""
+    if "Constraints violated" not in error or not found:
+        return []
+    from .apply import collect_patches
+    from .export_specialization import loops_fixing, patched_code
+
+    try:
+        patches = collect_patches(patch_torch, patch_transformers, model=model)
+    except Exception:  # cannot tell what the patches replace: try them
+        return []
+    return loops_fixing(found, error, patched_code(patches))
+
+
+def _loop_message(
+    model: torch.nn.Module,
+    loops: list[Specialization],
+    attempts: list[Attempt],
+    args: tuple,
+    kwargs: dict,
+    shapes: Any,
+) -> str:
+    """The refusal after one attempt: the dimension, the loop that fixed it, what to do."""
+    from .export_dimensions import labels_by_source
+
+    try:
+        labels = labels_by_source(model, args, kwargs, shapes) if shapes is not None else {}
+    except Exception:  # specs that do not fit the inputs: torch's names
+        labels = {}
+    loop = loops[0]
+    named = ", ".join(dict.fromkeys(labels.get(source, source) for source in loop.sources))
+    return (
+        f"patchport.torch.export: {type(model).__name__} cannot keep {named} dynamic: a "
+        f"Python loop over it runs once per position while torch traces, so any program "
+        f"would hold exactly the traced {loop.value} steps:\n  {loop.where()}: {loop.line}\n"
+        f"No patch replaces that code, so no other configuration was tried (one export, "
+        f"{attempts[-1].seconds:.1f} s; torch: {attempts[-1].error}).\nWhat you can do: make "
+        f"{named} static in dynamic_shapes (one program per length; for a recurrent model "
+        f"the one-token step with its cache state, {named}=1, is one such program), or "
+        f"replace the loop by a vectorised form in a patch (extra_patches of "
+        f"apply_patches_for_model)."
+    )
+
+
+def _assumptions_proven(
+    report: ExportReport,
+    program: Any,
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict,
+    checks: Sequence[Any] | None,
+    shapes: Any,
+    rtol: float,
+    atol: float,
+) -> bool:
+    """True when each size torch assumed >= 2 without enforcing it ran at 1 and matched
+    eager: in a shape check, or else in one size-1 probe of the program (a run, not an
+    export; its result joins the report's checks, a mismatch making the program not
+    general). Bounds the program enforces (``past+seq >= 4``) are refusals the report
+    names, not silent risks, so they do not cost another export."""
+    from .export_probe import probe, unproven_labels
+
+    if not report.assumptions or shapes is None:
+        return True
+    labels = unproven_labels(report, model, checks, shapes)
+    if not labels:
+        return True
+    found = probe(program, model, args, kwargs, shapes, labels, checks or (), rtol, atol)
+    if found is None:
+        return False
+    report.shape_checks.append(found)
+    return found.ok
 
 
 def _why(attempts: list[Attempt], index: int) -> str:
@@ -261,9 +358,13 @@ def _why(attempts: list[Attempt], index: int) -> str:
     if not report.assumptions:
         return f"{first} that is general and right"
     if index == len(attempts) - 1:
+        probed = any(check.label.startswith("probe ") for check in report.shape_checks)
+        enforced = [a.dimension for a in report.assumptions if "traced as >= 2" not in a.text]
+        bounds = f" (it enforces the bound on {', '.join(enforced)} noted)" if enforced else ""
         return (
             f"{first} that is general and right; torch traced sizes as >= 2 where noted and "
-            f"the shape checks ran each of them at size 1, so no other configuration was tried"
+            f"the shape checks{' and a size-1 probe' if probed else ''} ran each of them at "
+            f"size 1{bounds}, so no other configuration was tried"
         )
     return (
         f"{first} that is general and right; it assumes sizes >= 2 where noted, and no "

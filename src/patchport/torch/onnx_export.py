@@ -134,8 +134,12 @@ def to_onnx(
             f"patchport.torch.to_onnx(check_generation=...): expected a number of new tokens "
             f">= 0, got {check_generation!r}."
         )
+    from .export_arguments import check_arguments
     from .export_select import export
 
+    check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)  # before any run
+    # the eager runs on the check shapes serve the program's checks and the file's
+    expected = eager_outputs(model, check_shapes) if check_shapes else None
     program, export_report = export(
         model,
         args,
@@ -146,6 +150,7 @@ def to_onnx(
         check_shapes=check_shapes,
         allow_narrowing=allow_narrowing,
         verbose=verbose,
+        expected_outputs=expected,
     )
     onnx_program = _convert(program, args, kwargs, target_opset, export_report)
     traced = ordered_inputs(program, model, args, kwargs)
@@ -172,7 +177,7 @@ def to_onnx(
     )
     session = _session(target)
     if check_shapes:
-        report.checks = _run_checks(session, program, model, check_shapes, rtol, atol)
+        report.checks = _run_checks(session, program, model, check_shapes, rtol, atol, expected)
     if check_generation:
         from .onnx_generation import check_generation as run_generation
 
@@ -190,7 +195,9 @@ def _convert(
     needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
     from .onnx_translation import onnx_translation_table
+    from .onnx_views import contiguous_as_clones
 
+    contiguous_as_clones(program)  # to_onnx's own program: the user is not given it back
     options: dict[str, Any] = {} if opset is None else {"opset_version": opset}
     patched = report.configuration != "plain"
     try:
@@ -291,9 +298,12 @@ def _run_checks(
     check_shapes: Sequence[Any],
     rtol: float,
     atol: float,
+    expected: Sequence[Any] | None = None,
 ) -> list[ShapeCheck]:
-    """ONNX Runtime against eager on each input set."""
-    expected = eager_outputs(model, check_shapes)
+    """ONNX Runtime against eager on each input set (``expected``: eager's outputs there,
+    when already computed)."""
+    if expected is None:
+        expected = eager_outputs(model, check_shapes)
     wanted = [item.name for item in session.get_inputs()]
     checks = []
     for item, eager in zip(check_shapes, expected):
