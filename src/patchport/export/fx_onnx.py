@@ -684,6 +684,17 @@ def _gather(
     return b.node("GatherElements", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
 
 
+@_emits("scatter_add")
+def _scatter_add(
+    b: _Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any, src: Any
+) -> str:
+    """ScatterElements with reduction "add" (histograms of traced values, e.g. CLAHE)."""
+    compute = compute_dtype(out.dtype)
+    operands = [b.value(x, compute), b.value(index, torch.int64), b.value(src, compute)]
+    result = b.node("ScatterElements", operands, axis=dim % x.ndim, reduction="add")
+    return b.cast(result, compute, out.dtype)
+
+
 @_emits("cat", "concat", "concatenate")
 def _cat(b: _Builder, out: torch.Tensor, tensors: Sequence[Any], dim: int = 0) -> str:
     parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0 and out.ndim != 1)]
