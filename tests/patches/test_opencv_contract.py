@@ -19,14 +19,22 @@ from patchport.patches.opencv import UnsupportedCaseError
 from .helpers import assert_matches
 
 
+def _binding(function: str):
+    """cv2's callable for a registry name: ``resize``, or a method such as ``CLAHE.apply``."""
+    owner, _, name = function.rpartition(".")
+    return getattr(getattr(cv2, owner) if owner else cv2, name)
+
+
 def _opencv_parameters(function: str) -> tuple[list[str], list[str]]:
-    """(required, optional) parameter names from the binding's docstring, in order."""
-    line = getattr(cv2, function).__doc__.strip().splitlines()[0]
+    """(required, optional) parameter names from the binding's docstring, in order
+    (a method's object first, as ``self``)."""
+    line = _binding(function).__doc__.strip().splitlines()[0]
     inside = line[line.index("(") + 1 : line.rindex(")")]
     required_part = inside.split("[")[0]
     names = re.findall(r"\w+", inside)
     required = re.findall(r"\w+", required_part)
-    return required, names[len(required) :]
+    optional = names[len(required) :]
+    return (["self", *required] if "." in function else required), optional
 
 
 @pytest.mark.parametrize("spec", opencv.supported(), ids=lambda s: s.function)
@@ -82,13 +90,14 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "morphologyEx": (FRAME, cv2.MORPH_GRADIENT, None),
     "medianBlur": (FRAME, 5),
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
+    "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
 }
 
 
 @pytest.mark.parametrize("spec", opencv.supported(), ids=lambda s: s.function)
 def test_defaults_are_opencv_s(spec):
     args = REQUIRED_ONLY[spec.function]
-    expected, got = getattr(cv2, spec.function)(*args), spec.replacement(*args)
+    expected, got = _binding(spec.function)(*args), spec.replacement(*args)
     if isinstance(expected, tuple):
         assert len(got) == len(expected)
         for e, g in zip(expected, got):
@@ -172,10 +181,10 @@ def test_every_function_of_the_issue_is_replaced():
         "copyMakeBorder flip rotate perspectiveTransform invertAffineTransform "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
-        "applyColorMap erode dilate morphologyEx medianBlur Sobel"
+        "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply"
     ).split()
-    assert sorted(p.function_name for p in opencv.all()) == sorted(wanted)
-    assert all(p.module is cv2 for p in opencv.all())
+    assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
+    assert all(p.module is (cv2.CLAHE if p.function_name == "apply" else cv2) for p in opencv.all())
     assert named_patch_sets()["opencv"]() == opencv.all()
 
 
@@ -229,6 +238,7 @@ def all_functions(bgr, gray):
         ),
         "medianBlur": cv2.medianBlur(small, 5),
         "Sobel": cv2.Sobel(gray, cv2.CV_16S, 1, 1, ksize=5),
+        "CLAHE_apply": cv2.createCLAHE(2.0, (3, 4)).apply(gray[1:, 3:]),  # padded to the grid
         "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
         "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),
     }
@@ -258,8 +268,15 @@ def test_all_replacements_trace_export_to_onnx_and_replay(tmp_path):
         outputs = manager.run_policy({"ops/bgr": frame, "ops/gray": gray})
         for name, expected in all_functions(frame, gray).items():
             got = outputs[f"ops/{name}"].numpy()  # InferenceManager returns torch, as LEAPP's
-            function = name if name in opencv.REGISTRY else name.split("_")[0]
-            assert_matches(function, expected, got, scale=255.0)
+            assert_matches(function_of(name), expected, got, scale=255.0)
+
+
+def function_of(output: str) -> str:
+    """The replaced function an output of all_functions comes from (resize_area: resize)."""
+    for candidate in (output, output.replace("_", ".", 1), output.split("_")[0]):
+        if candidate in opencv.REGISTRY:
+            return candidate
+    raise KeyError(output)
 
 
 def test_ordinary_arrays_still_reach_opencv_during_a_session(tmp_path):

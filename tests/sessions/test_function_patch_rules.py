@@ -54,6 +54,11 @@ def test_seed_contract_traced_calls_use_the_replacement_ordinary_calls_use_openc
             TypeError,
             "expected a module",
         ),
+        (
+            [patchport.FunctionPatch(np.ndarray, "sum", flip_channels)],
+            TypeError,
+            "numpy.ndarray.sum cannot be patched: numpy.ndarray is an immutable type",
+        ),
         ([patchport.FunctionPatch(cv2, "", flip_channels)], ValueError, "non-empty attribute"),
         (
             [patchport.FunctionPatch(cv2, "cvtColour", flip_channels)],
@@ -120,6 +125,31 @@ def test_failed_install_rolls_back_everything():
             ],
         )
     assert (cv2.cvtColor, cv2.resize, np.asarray, torch.from_numpy) == before
+
+
+def test_a_method_of_a_native_class_is_patched_on_the_class_and_restored(frame):
+    def inverted(self, src, dst=None):  # receives the CLAHE object first
+        return (255 - torch.from_numpy(src)).numpy()
+
+    original = vars(cv2.CLAHE)["apply"]
+    declared = patchport.FunctionPatch(cv2.CLAHE, "apply", inverted, verify=False)
+    assert declared.target_name == "cv2.CLAHE.apply"
+    gray = np.ascontiguousarray(frame[..., 0])
+    with patchport.session("method", patching=[declared], strict=True):
+        traced = annotate.input_tensors("n", {"gray": gray})
+        out = cv2.createCLAHE(2.0, (2, 2)).apply(traced)  # strict: no watcher warning
+        np.testing.assert_array_equal(
+            cv2.createCLAHE().apply(gray), original(cv2.createCLAHE(), gray)
+        )
+        annotate.output_tensors("n", {"out": out})
+        patch = patchport.session_patches().find("cv2.CLAHE.apply")
+        assert patch.family == "user" and patch.calls == 1
+    assert vars(cv2.CLAHE)["apply"] is original
+    from patchport.sessions.lifecycle import last_session
+
+    graph_module = last_session().nodes["n"].graph_module
+    (replayed,) = graph_module(torch.from_numpy(gray))
+    np.testing.assert_array_equal(replayed.numpy(), 255 - gray)
 
 
 def test_reassignment_during_the_session_is_kept():

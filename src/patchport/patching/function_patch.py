@@ -14,11 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PatchDefinitionError, PatchTargetError
+from .patch_info import describe_owner
+
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setattr on the class raises
 
 
 @dataclass(frozen=True)
 class FunctionPatch:
     """Route calls of ``module.function_name`` that carry traced data to ``replacement``.
+
+    ``module`` may also be a class whose objects come from a native factory: a
+    replacement of ``cv2.CLAHE.apply`` receives the object as its first argument.
 
     ``rtol``/``atol`` declare the replacement's accuracy against the original. Each traced
     call is also run through the original on the same concrete values; beyond that
@@ -40,14 +46,23 @@ class FunctionPatch:
     @property
     def target_name(self) -> str:
         """Dotted name of the patched function, e.g. ``cv2.cvtColor``."""
+        if isinstance(self.module, type):
+            return f"{describe_owner(self.module)}.{self.function_name}"
         return f"{getattr(self.module, '__name__', self.module)!s}.{self.function_name}"
 
     def validate(self) -> None:
         """Raise a TypeError/ValueError naming what is wrong with this declaration."""
-        if not isinstance(self.module, types.ModuleType):
+        if not isinstance(self.module, (types.ModuleType, type)):
             raise PatchDefinitionError(
                 f"FunctionPatch(module=...) for {self.function_name!r}: expected a module such as "
-                f"cv2 or numpy, got {type(self.module).__name__}. Pass the module object."
+                f"cv2 or numpy (or a class such as cv2.CLAHE), got {type(self.module).__name__}. "
+                f"Pass the module object."
+            )
+        if isinstance(self.module, type) and self.module.__flags__ & _IMMUTABLE_TYPE:
+            raise PatchDefinitionError(
+                f"FunctionPatch: {self.target_name} cannot be patched: "
+                f"{describe_owner(self.module)} is an immutable type (its methods cannot be "
+                f"replaced). Patch the function that produces or consumes it instead."
             )
         if not isinstance(self.function_name, str) or not self.function_name:
             raise PatchTargetError(

@@ -1,5 +1,5 @@
 """Emitters of indexing: ``x[index]`` reads (Slice, Gather, GatherND), ``select``,
-``gather``, and ``x[index] = value`` writes (ScatterND)."""
+``gather``, ``scatter_add`` and ``x[index] = value`` writes (ScatterND)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ...errors import Untranslatable
-from .builder import Builder
+from .builder import Builder, onnx_arithmetic_dtype
 from .registry import emits
 
 
@@ -106,6 +106,17 @@ def _gather(
             name = b.array(index.numpy().astype(np.int32))
             return b.node("GatherElements", [b.tensor(x), name], axis=dim % x.ndim)
     return b.node("GatherElements", [b.tensor(x), b.value(index, torch.int64)], axis=dim % x.ndim)
+
+
+@emits("scatter_add")
+def _scatter_add(
+    b: Builder, out: torch.Tensor, x: torch.Tensor, dim: int, index: Any, src: Any
+) -> str:
+    """ScatterElements with reduction "add" (histograms of traced values, e.g. CLAHE)."""
+    compute = onnx_arithmetic_dtype(out.dtype)
+    operands = [b.value(x, compute), b.value(index, torch.int64), b.value(src, compute)]
+    result = b.node("ScatterElements", operands, axis=dim % x.ndim, reduction="add")
+    return b.cast(result, compute, out.dtype)
 
 
 def setitem(b: Builder, func: Any, x: torch.Tensor, index: Any, value: Any) -> None:

@@ -18,6 +18,7 @@ from . import (
     elementwise,
     filters,
     geometry,
+    histogram,
     morphology,
     transforms,
 )
@@ -41,6 +42,7 @@ _MODULES = (
     arithmetic,
     elementwise,
     channels,
+    histogram,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
 
@@ -61,7 +63,9 @@ def patch(function: str, verify: bool | None = None) -> FunctionPatch:
             f"available: {', '.join(REGISTRY)}."
         )
     spec = REGISTRY[function]
-    return FunctionPatch(cv2, function, spec.replacement, verify=verify, rtol=1e-5, atol=spec.atol)
+    owner, _, name = function.rpartition(".")  # "CLAHE.apply": a method of cv2.CLAHE objects
+    target = getattr(cv2, owner) if owner else cv2
+    return FunctionPatch(target, name, spec.replacement, verify=verify, rtol=1e-5, atol=spec.atol)
 
 
 def all(  # noqa: A001 - the name the issue asks for
