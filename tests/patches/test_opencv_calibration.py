@@ -4,6 +4,8 @@ Runtime on fresh poses, points and intrinsics."""
 
 from __future__ import annotations
 
+import warnings
+
 import cv2
 import numpy as np
 import pytest
@@ -270,7 +272,11 @@ def test_camera_geometry_traces_exports_to_onnx_and_replays_on_fresh_inputs(tmp_
 
     rng = np.random.default_rng(3)
     names = list(camera_step(**sample(rng)))
-    with patchport.session("cam", str(tmp_path), patching=["opencv"], strict=True):
+    with (
+        warnings.catch_warnings(),  # every traced call is checked against cv2 and agrees
+        patchport.session("cam", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchMismatchWarning)
         for _ in range(2):
             traced = annotate.input_tensors("cam", sample(rng))
             annotate.output_tensors("cam", camera_step(*traced), export_with="onnx")
