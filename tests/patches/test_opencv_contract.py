@@ -117,7 +117,12 @@ REFUSED = [
     (F.color.cvtColor, (FRAME.astype(np.uint16), cv2.COLOR_BGR2RGB), {}, "src.dtype=uint16"),
     (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dst": FRAME.copy()}, "dst="),
     (F.color.cvtColor, (FRAME.tolist(), cv2.COLOR_BGR2RGB), {}, "src=a list"),
-    (F.geometry.resize, (FRAME, (9, 9)), {"interpolation": cv2.INTER_LANCZOS4}, "interpolation="),
+    (
+        F.geometry.resize,
+        (FRAME, (9, 9)),
+        {"interpolation": cv2.INTER_LINEAR_EXACT},
+        "interpolation=",
+    ),
     (F.geometry.resize, (FRAME, None), {}, "dsize=None"),
     (F.geometry.resize, (FRAME, (0, 0)), {"fx": 0.5}, "dsize=(0, 0)"),
     (F.geometry.remap, (FRAME, *MAPS, cv2.INTER_NEAREST), {}, "interpolation=INTER_NEAREST"),
