@@ -279,15 +279,16 @@ def _distort(x: torch.Tensor, y: torch.Tensor, k: torch.Tensor) -> tuple[torch.T
     channels=(3,),
     accuracy="image points: float32 exact, float64 within 1e-11 relative; the float64 "
     "jacobian (OpenCV's closed form, 2N x (10 + number of coefficients)) within 1e-11 "
-    "relative to its largest entry",
+    "relative to its largest entry (a 3x3 rvec: plus Rodrigues' matrix-to-vector bound, "
+    "its dR/dr is taken at that vector, like OpenCV)",
     float_atol=1e-6,
     arguments={
-        "rvec": ("a rotation vector (3 values)",),
+        "rvec": ("a rotation vector (3 values)", "a 3x3 rotation matrix"),
         "distCoeffs": ("None", "4, 5, 8 or 12 values"),
         "aspectRatio": ("0",),
     },
-    notes="object points, rvec, tvec, cameraMatrix and distCoeffs may all be traced; a 3x3 "
-    "rvec, 14 coefficients (tilted sensor) and a fixed aspect ratio are refused.",
+    notes="object points, rvec, tvec, cameraMatrix and distCoeffs may all be traced; 14 "
+    "coefficients (tilted sensor) and a fixed aspect ratio are refused.",
 )
 def projectPoints(
     objectPoints: Any,
@@ -305,14 +306,16 @@ def projectPoints(
     no_dst(name, jacobian, "jacobian")
     if isinstance(aspectRatio, torch.Tensor) or aspectRatio != 0:
         raise refuse(name, "aspectRatio", aspectRatio, "0 (fx and fy from cameraMatrix)")
-    if isinstance(rvec, np.ndarray) and rvec.size == 9:
-        raise refuse(name, "rvec", "a 3x3 matrix", "a rotation vector (cv2.Rodrigues(R)[0])")
     points = _points(name, "objectPoints", objectPoints, 3)
-    r = _array(name, "rvec", rvec, (3,))
+    if isinstance(rvec, np.ndarray) and rvec.shape == (3, 3):  # OpenCV: R itself projects,
+        given = _array(name, "rvec", rvec, (9,)).reshape(3, 3)  # its vector's dR/dr derives
+        drdr = vector_to_matrix(matrix_to_vector(given)[0])[1]
+        rot = given
+    else:
+        rot, drdr = vector_to_matrix(_array(name, "rvec", rvec, (3,)))
     t = _array(name, "tvec", tvec, (3,))
     fx, fy, cx, cy = _intrinsics(name, cameraMatrix)
     k, count = _distortion(name, distCoeffs, default=5)
-    rot, drdr = vector_to_matrix(r)
     big_x, big_y, big_z = points.unbind(-1)
     x = rot[0, 0] * big_x + rot[0, 1] * big_y + rot[0, 2] * big_z + t[0]
     y = rot[1, 0] * big_x + rot[1, 1] * big_y + rot[1, 2] * big_z + t[1]
@@ -388,24 +391,70 @@ def _matrix3(function: str, argument: str, value: Any, cols: Sequence[int]) -> t
     return _array(function, argument, value, (value.size,)).reshape(3, -1)[:, :3]
 
 
-def _criteria(value: Any) -> int:
-    """The fixed iteration count of a termination criteria tuple (type, count, eps)."""
+def _criteria(value: Any) -> tuple[int, float | None]:
+    """(iteration count, epsilon or None) of a criteria tuple (type, maxCount, epsilon):
+    a count always bounds the loop; an epsilon alone would not."""
     try:
-        kind, count, _ = value
-        kind, count = int(kind), int(count)
+        kind, count, eps = value
+        kind, count, eps = int(kind), int(count), float(eps)
     except (TypeError, ValueError):
         raise refuse(
             "undistortPoints", "criteria", repr(value), "(type, maxCount, epsilon)"
         ) from None
-    if kind != cv2.TERM_CRITERIA_COUNT or not 1 <= count <= 100:
+    if not kind & cv2.TERM_CRITERIA_COUNT or kind & ~3 or not 1 <= count <= 100:
         raise refuse(
             "undistortPoints",
             "criteria",
             repr(value),
-            "(cv2.TERM_CRITERIA_COUNT, n, eps) with n from 1 to 100: a fixed count; an EPS stop "
-            "depends on the data",
+            "(cv2.TERM_CRITERIA_COUNT [| cv2.TERM_CRITERIA_EPS], n, eps) with n from 1 to 100: "
+            "the count bounds the traced loop",
         )
-    return count
+    return count, eps if kind & cv2.TERM_CRITERIA_EPS else None
+
+
+def _undistort_loop(
+    x0: torch.Tensor,
+    y0: torch.Tensor,
+    camera: tuple[torch.Tensor, ...],
+    k: torch.Tensor,
+    steps: int,
+    eps: float | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """OpenCV 5's damped fixed-point undistortion, every point through ``steps`` rounds;
+    OpenCV's per-point stops (a negative correction factor; with ``eps``, a reprojection
+    error below it) become masks. With ``eps`` a step that raises the error is undone
+    and the damping halved, as OpenCV does."""
+    u, v, fx, fy, cx, cy = camera
+    big = torch.full_like(x0, float(np.finfo(np.float64).max))
+    x, y, alpha, error, previous = x0, y0, torch.ones_like(x0), big, big
+    done = torch.zeros_like(x0, dtype=torch.bool)
+    for _ in range(steps):
+        if eps is not None:
+            done = done | (error < eps)
+        r2 = x * x + y * y
+        icdist = (1 + ((k[7] * r2 + k[6]) * r2 + k[5]) * r2) / (
+            1 + ((k[4] * r2 + k[1]) * r2 + k[0]) * r2
+        )
+        bail = ~done & (icdist < 0)  # OpenCV: back to the undistorted point, stop
+        active = ~done & ~bail
+        delta_x = 2 * k[2] * x * y + k[3] * (r2 + 2 * x * x) + k[8] * r2 + k[9] * r2 * r2
+        delta_y = k[2] * (r2 + 2 * y * y) + 2 * k[3] * x * y + k[10] * r2 + k[11] * r2 * r2
+        new_x = (1.0 - alpha) * x + alpha * (x0 - delta_x) * icdist
+        new_y = (1.0 - alpha) * y + alpha * (y0 - delta_y) * icdist
+        if eps is not None:
+            xd, yd = _distort(new_x, new_y, k)[:2]
+            step_error = torch.sqrt((xd * fx + cx - u) ** 2 + (yd * fy + cy - v) ** 2)
+            worse = step_error > previous
+            alpha = torch.where(active & worse, alpha * 0.5, alpha)
+            keep = active & ~worse
+            error = torch.where(active, step_error, error)
+            previous = torch.where(active, step_error, previous)
+        else:
+            keep = active
+        x = torch.where(bail, x0, torch.where(keep, new_x, x))
+        y = torch.where(bail, y0, torch.where(keep, new_y, y))
+        done = done | bail
+    return x, y
 
 
 @replaces(
@@ -419,12 +468,18 @@ def _criteria(value: Any) -> int:
         "distCoeffs": ("None", "4, 5, 8 or 12 values"),
         "R": ("None", "3x3"),
         "P": ("None", "3x3", "3x4"),
-        "criteria": ("default (5 iterations)", "(TERM_CRITERIA_COUNT, n, eps)"),
+        "criteria": (
+            "default (5 iterations)",
+            "(TERM_CRITERIA_COUNT, n, eps)",
+            "(TERM_CRITERIA_COUNT | TERM_CRITERIA_EPS, n, eps)",
+        ),
     },
     notes="OpenCV's default stops after exactly 5 iterations; the same 5 run in the graph, "
     "with OpenCV's bail-out (a point whose correction factor turns negative keeps its "
-    "undistorted position) as a mask. Criteria with TERM_CRITERIA_EPS (a data-dependent "
-    "stop) and 14 coefficients are refused.",
+    "undistorted position) as a mask. With TERM_CRITERIA_EPS too, all n iterations run: a "
+    "point whose reprojection error fell below eps keeps its value and a step that raised "
+    "it is undone with the damping halved (OpenCV 5's per-point rules, as masks). "
+    "TERM_CRITERIA_EPS without a count and 14 coefficients are refused.",
 )
 def undistortPoints(
     src: Any,
@@ -438,7 +493,7 @@ def undistortPoints(
     """Traceable ``cv2.undistortPoints`` of (N, 1, 2) / (1, N, 2) / (N, 2) points."""
     name = "undistortPoints"
     no_dst(name, dst)
-    steps = _criteria(criteria)
+    steps, eps = _criteria(criteria)
     points = _points(name, "src", src, 2)
     fx, fy, cx, cy = _intrinsics(name, cameraMatrix)
     k, count = _distortion(name, distCoeffs)
@@ -451,19 +506,7 @@ def undistortPoints(
     x0 = x = (u - cx) * ifx
     y0 = y = (v - cy) * ify
     if count:
-        done = torch.zeros_like(x, dtype=torch.bool)
-        for _ in range(steps):
-            r2 = x * x + y * y
-            icdist = (1 + ((k[7] * r2 + k[6]) * r2 + k[5]) * r2) / (
-                1 + ((k[4] * r2 + k[1]) * r2 + k[0]) * r2
-            )
-            bail = ~done & (icdist < 0)  # OpenCV: back to the undistorted point, stop
-            delta_x = 2 * k[2] * x * y + k[3] * (r2 + 2 * x * x) + k[8] * r2 + k[9] * r2 * r2
-            delta_y = k[2] * (r2 + 2 * y * y) + 2 * k[3] * x * y + k[10] * r2 + k[11] * r2 * r2
-            new_x, new_y = (x0 - delta_x) * icdist, (y0 - delta_y) * icdist
-            x = torch.where(bail, x0, torch.where(done, x, new_x))
-            y = torch.where(bail, y0, torch.where(done, y, new_y))
-            done = done | bail
+        x, y = _undistort_loop(x0, y0, (u, v, fx, fy, cx, cy), k, steps, eps)
     if rr is not None:
         xx = rr[0, 0] * x + rr[0, 1] * y + rr[0, 2]
         yy = rr[1, 0] * x + rr[1, 1] * y + rr[1, 2]
