@@ -70,9 +70,14 @@ def _acos(c: torch.Tensor) -> torch.Tensor:
     return theta
 
 
+def _parts(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The slices along the last axis (indexing, not unbind: every exporter takes it)."""
+    return tuple(t[..., i] for i in range(t.shape[-1]))
+
+
 def _cross(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    a0, a1, a2 = a.unbind(-1)
-    b0, b1, b2 = b.unbind(-1)
+    a0, a1, a2 = _parts(a)
+    b0, b1, b2 = _parts(b)
     return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
@@ -91,7 +96,7 @@ _SMALL_J = _D_R_X  # the jacobian at theta = 0 is d[r]_x/dr itself (OpenCV's J[5
 
 def vector_to_matrix(r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """OpenCV's rotation vector -> (3x3 matrix, 3x9 jacobian dR/dr), in float64."""
-    x, y, z = r.unbind(-1)
+    x, y, z = _parts(r)
     theta = torch.sqrt(x * x + y * y + z * z)
     small = theta < _DBL_EPSILON
     c, s = torch.cos(theta), torch.sin(theta)
@@ -316,7 +321,7 @@ def projectPoints(
     t = _array(name, "tvec", tvec, (3,))
     fx, fy, cx, cy = _intrinsics(name, cameraMatrix)
     k, count = _distortion(name, distCoeffs, default=5)
-    big_x, big_y, big_z = points.unbind(-1)
+    big_x, big_y, big_z = _parts(points)
     x = rot[0, 0] * big_x + rot[0, 1] * big_y + rot[0, 2] * big_z + t[0]
     y = rot[1, 0] * big_x + rot[1, 1] * big_y + rot[1, 2] * big_z + t[1]
     z = rot[2, 0] * big_x + rot[2, 1] * big_y + rot[2, 2] * big_z + t[2]
@@ -501,7 +506,7 @@ def undistortPoints(
     if P is not None:
         pp = _matrix3(name, "P", P, (3, 4))
         rr = pp @ (torch.eye(3, dtype=_F64) if rr is None else rr)
-    u, v = points.unbind(-1)
+    u, v = _parts(points)
     ifx, ify = 1.0 / fx, 1.0 / fy
     x0 = x = (u - cx) * ifx
     y0 = y = (v - cy) * ify
