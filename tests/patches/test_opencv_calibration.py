@@ -322,3 +322,21 @@ def test_get_affine_transform_s_dst_is_an_input_not_a_buffer(tmp_path):
         annotate.output_tensors("n", {"same": same, "moved": moved}, export_with="onnx")
     np.testing.assert_allclose(same, cv2.getAffineTransform(tri, tri), atol=1e-12)
     np.testing.assert_allclose(moved, cv2.getAffineTransform(tri, tri * 2), atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["pt2", "jit"])
+def test_camera_geometry_exports_to_pt2_and_scripts_for_jit(tmp_path, backend):
+    """jit scripts the graph (no fall back to tracing: no number / tensor, no tensor ** n)."""
+    rng = np.random.default_rng(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", patchport.PatchportWarning)
+        with patchport.session("cam", str(tmp_path), patching=["opencv"], strict=True):
+            for _ in range(2):
+                traced = annotate.input_tensors("cam", sample(rng))
+                annotate.output_tensors("cam", camera_step(*traced), export_with=backend)
+        result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    fresh = sample(rng)
+    outputs = manager.run_policy({f"cam/{name}": value for name, value in fresh.items()})
+    for name, expected in camera_step(**fresh).items():
+        close(expected, outputs[f"cam/{name}"].numpy(), 1e-12)

@@ -81,6 +81,10 @@ def _cross(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
+# 1 / x is written torch.reciprocal(x) (the same IEEE division): TorchScript cannot script
+# a number divided by a tensor, and jit would fall back to tracing
+
+
 def _safe(den: torch.Tensor, ok: torch.Tensor) -> torch.Tensor:
     """``den`` where ``ok``, else 1: a divisor for a branch ``torch.where`` discards."""
     return torch.where(ok, den, torch.ones_like(den))
@@ -101,7 +105,7 @@ def vector_to_matrix(r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     small = theta < _DBL_EPSILON
     c, s = torch.cos(theta), torch.sin(theta)
     c1 = 1.0 - c
-    itheta = 1.0 / _safe(theta, ~small)
+    itheta = torch.reciprocal(_safe(theta, ~small))
     x, y, z = x * itheta, y * itheta, z * itheta
     rrt = _grid([[x * x, x * y, x * z], [x * y, y * y, y * z], [x * z, y * z, z * z]])
     zero = torch.zeros_like(x)
@@ -163,8 +167,8 @@ def matrix_to_vector(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     small_j = torch.where(c > 0, _SMALL_J * 0.5, torch.zeros((3, 9), dtype=_F64))
     # general case: r = om1 * theta / (2 s), jacobian by OpenCV's chain of small products
     s_ok = _safe(s, ~small)
-    vth = 1.0 / (2 * s_ok)
-    dtheta_dtr = -1.0 / s_ok
+    vth = torch.reciprocal(2 * s_ok)
+    dtheta_dtr = -torch.reciprocal(s_ok)
     d1 = 0.5 * (-vth * c / s_ok) * dtheta_dtr
     d2 = 0.5 * dtheta_dtr
     dvar_dr = _grid(
@@ -271,7 +275,7 @@ def _distort(x: torch.Tensor, y: torch.Tensor, k: torch.Tensor) -> tuple[torch.T
     r6 = r4 * r2
     a1, a2, a3 = 2 * x * y, r2 + 2 * x * x, r2 + 2 * y * y
     cdist = 1 + k[0] * r2 + k[1] * r4 + k[4] * r6
-    icdist2 = 1.0 / (1 + k[5] * r2 + k[6] * r4 + k[7] * r6)
+    icdist2 = torch.reciprocal(1 + k[5] * r2 + k[6] * r4 + k[7] * r6)
     xd = x * cdist * icdist2 + k[2] * a1 + k[3] * a2 + k[8] * r2 + k[9] * r4
     yd = y * cdist * icdist2 + k[2] * a3 + k[3] * a1 + k[10] * r2 + k[11] * r4
     return xd, yd, r2, r4, r6, a1, a2, a3, cdist, icdist2
@@ -325,7 +329,7 @@ def projectPoints(
     x = rot[0, 0] * big_x + rot[0, 1] * big_y + rot[0, 2] * big_z + t[0]
     y = rot[1, 0] * big_x + rot[1, 1] * big_y + rot[1, 2] * big_z + t[1]
     z = rot[2, 0] * big_x + rot[2, 1] * big_y + rot[2, 2] * big_z + t[2]
-    z = torch.where(z != 0, 1.0 / _safe(z, z != 0), torch.ones_like(z))
+    z = torch.where(z != 0, torch.reciprocal(_safe(z, z != 0)), torch.ones_like(z))
     x, y = x * z, y * z
     xd, yd, r2, r4, r6, a1, a2, a3, cdist, icdist2 = _distort(x, y, k)
     image = torch.stack([xd * fx + cx, yd * fy + cy], -1)
@@ -448,7 +452,8 @@ def _undistort_loop(
         new_y = (1.0 - alpha) * y + alpha * (y0 - delta_y) * icdist
         if eps is not None:
             xd, yd = _distort(new_x, new_y, k)[:2]
-            step_error = torch.sqrt((xd * fx + cx - u) ** 2 + (yd * fy + cy - v) ** 2)
+            du, dv = xd * fx + cx - u, yd * fy + cy - v  # std::pow(d, 2) is d * d exactly
+            step_error = torch.sqrt(du * du + dv * dv)
             worse = step_error > previous
             alpha = torch.where(active & worse, alpha * 0.5, alpha)
             keep = active & ~worse
@@ -507,7 +512,7 @@ def undistortPoints(
         pp = _matrix3(name, "P", P, (3, 4))
         rr = pp @ (torch.eye(3, dtype=_F64) if rr is None else rr)
     u, v = _parts(points)
-    ifx, ify = 1.0 / fx, 1.0 / fy
+    ifx, ify = torch.reciprocal(fx), torch.reciprocal(fy)
     x0 = x = (u - cx) * ifx
     y0 = y = (v - cy) * ify
     if count:
@@ -515,7 +520,7 @@ def undistortPoints(
     if rr is not None:
         xx = rr[0, 0] * x + rr[0, 1] * y + rr[0, 2]
         yy = rr[1, 0] * x + rr[1, 1] * y + rr[1, 2]
-        ww = 1.0 / (rr[2, 0] * x + rr[2, 1] * y + rr[2, 2])
+        ww = torch.reciprocal(rr[2, 0] * x + rr[2, 1] * y + rr[2, 2])
         x, y = xx * ww, yy * ww
     dtype = torch.float32 if src.dtype == np.float32 else _F64
     return torch.stack([x, y], -1).reshape(-1, 1, 2).to(dtype).numpy()
