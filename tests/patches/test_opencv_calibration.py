@@ -340,3 +340,36 @@ def test_camera_geometry_exports_to_pt2_and_scripts_for_jit(tmp_path, backend):
     outputs = manager.run_policy({f"cam/{name}": value for name, value in fresh.items()})
     for name, expected in camera_step(**fresh).items():
         close(expected, outputs[f"cam/{name}"].numpy(), 1e-12)
+
+
+def test_a_dynamic_point_count_replays_at_counts_never_traced(tmp_path):
+    """Detected keypoints vary in number: one export serves every count."""
+    import onnxruntime
+
+    coeffs = np.array([0.1, -0.05, 0.001, 0.002, 0.01])
+
+    def step(pixels, points, rvec):
+        projected, jac = cv2.projectPoints(points, rvec, np.zeros(3), K, coeffs)
+        return {"rays": cv2.undistortPoints(pixels, K, coeffs), "proj": projected, "jac": jac}
+
+    def points_of(rng, n):
+        return {
+            "pixels": (rng.random((n, 1, 2)) * [640, 480]).astype(np.float32),
+            "points": rng.normal(size=(n, 1, 3)) + [0, 0, 4],
+            "rvec": rng.normal(size=3) * 0.3,
+        }
+
+    rng = np.random.default_rng(9)
+    dynamic = {"pixels": {0: "n"}, "points": {0: "n"}}
+    with patchport.session("pts", str(tmp_path), patching=["opencv"], strict=True):
+        for n in (5, 9):
+            traced = annotate.input_tensors("pts", points_of(rng, n), dynamic=dynamic)
+            annotate.output_tensors("pts", step(*traced), export_with="onnx")
+    session = onnxruntime.InferenceSession(
+        str(patchport.compile_graph(visualize=False).models["pts"])
+    )
+    for n in (3, 14):
+        fresh = points_of(rng, n)
+        got = dict(zip(["rays", "proj", "jac"], session.run(None, fresh)))
+        for name, expected in step(**fresh).items():
+            close(expected, got[name], 1e-12)

@@ -296,8 +296,9 @@ def _distort(x: torch.Tensor, y: torch.Tensor, k: torch.Tensor) -> tuple[torch.T
         "distCoeffs": ("None", "4, 5, 8 or 12 values"),
         "aspectRatio": ("0",),
     },
-    notes="object points, rvec, tvec, cameraMatrix and distCoeffs may all be traced; 14 "
-    "coefficients (tilted sensor) and a fixed aspect ratio are refused.",
+    notes="object points, rvec, tvec, cameraMatrix and distCoeffs may all be traced, and "
+    "the point count dynamic (annotate.input_tensors(dynamic=...)); 14 coefficients (tilted "
+    "sensor) and a fixed aspect ratio are refused.",
 )
 def projectPoints(
     objectPoints: Any,
@@ -484,7 +485,8 @@ def _undistort_loop(
             "(TERM_CRITERIA_COUNT | TERM_CRITERIA_EPS, n, eps)",
         ),
     },
-    notes="OpenCV's default stops after exactly 5 iterations; the same 5 run in the graph, "
+    notes="The point count may be dynamic. OpenCV's default stops after exactly 5 "
+    "iterations; the same 5 run in the graph, "
     "with OpenCV's bail-out (a point whose correction factor turns negative keeps its "
     "undistorted position) as a mask. With TERM_CRITERIA_EPS too, all n iterations run: a "
     "point whose reprojection error fell below eps keeps its value and a step that raised "
