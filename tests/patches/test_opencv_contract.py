@@ -60,6 +60,14 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "warpPerspective": (FRAME, PERSPECTIVE, (33, 18)),
     "perspectiveTransform": (np.float32([[[1, 2]], [[3, 4]], [[5, 6]]]), PERSPECTIVE),
     "invertAffineTransform": (ROTATION,),
+    "Rodrigues": (np.array([0.1, -0.2, 0.3]),),
+    "projectPoints": (np.ones((4, 3)) + [0, 0, 3], np.zeros(3), np.ones(3), PERSPECTIVE, None),
+    "undistortPoints": (np.float32([[[100, 50]], [[20, 30]]]), PERSPECTIVE, np.full(5, 0.01)),
+    "getAffineTransform": (
+        np.float32([[0, 0], [5, 1], [1, 7]]),
+        np.float32([[1, 1], [4, 2], [3, 9]]),
+    ),
+    "getRotationMatrix2D": ((15.5, 10.25), 20.0, 0.9),
     "GaussianBlur": (FRAME, (5, 3), 1.3),
     "blur": (FRAME, (4, 3)),
     "boxFilter": (FRAME, -1, (3, 5)),
@@ -118,7 +126,12 @@ REFUSED = [
     (F.color.cvtColor, (FRAME.astype(np.uint16), cv2.COLOR_BGR2RGB), {}, "src.dtype=uint16"),
     (F.color.cvtColor, (FRAME, cv2.COLOR_BGR2RGB), {"dst": FRAME.copy()}, "dst="),
     (F.color.cvtColor, (FRAME.tolist(), cv2.COLOR_BGR2RGB), {}, "src=a list"),
-    (F.geometry.resize, (FRAME, (9, 9)), {"interpolation": cv2.INTER_LANCZOS4}, "interpolation="),
+    (
+        F.geometry.resize,
+        (FRAME, (9, 9)),
+        {"interpolation": cv2.INTER_LINEAR_EXACT},
+        "interpolation=",
+    ),
     (F.geometry.resize, (FRAME, None), {}, "dsize=None"),
     (F.geometry.resize, (FRAME, (0, 0)), {"fx": 0.5}, "dsize=(0, 0)"),
     (F.geometry.remap, (FRAME, *MAPS, cv2.INTER_NEAREST), {}, "interpolation=INTER_NEAREST"),
@@ -179,6 +192,7 @@ def test_every_function_of_the_issue_is_replaced():
     wanted = (
         "cvtColor resize remap warpAffine warpPerspective GaussianBlur blur boxFilter "
         "copyMakeBorder flip rotate perspectiveTransform invertAffineTransform "
+        "Rodrigues projectPoints undistortPoints getAffineTransform getRotationMatrix2D "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
         "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply"
@@ -204,6 +218,22 @@ def all_functions(bgr, gray):
             bgr[:3, :1, :2].astype(np.float32), PERSPECTIVE
         ),
         "invertAffineTransform": cv2.invertAffineTransform(bgr[:2, :3, 0] / 255.0 + ROTATION),
+        "Rodrigues": cv2.Rodrigues(bgr[0, :3, 0] / 255.0)[0],
+        "Rodrigues_back": cv2.Rodrigues(cv2.Rodrigues(bgr[1, :3, 0] / 255.0)[0])[0],
+        "projectPoints": cv2.projectPoints(
+            bgr[:4, 0] / 40.0 + [0.0, 0.0, 3.0],
+            bgr[0, :3, 2] / 255.0,
+            np.ones(3),
+            PERSPECTIVE,
+            None,
+        )[0],
+        "undistortPoints": cv2.undistortPoints(
+            bgr[:3, :1, :2].astype(np.float32), PERSPECTIVE, np.full(5, 0.01)
+        ),
+        "getAffineTransform": cv2.getAffineTransform(
+            bgr[:3, 0, :2].astype(np.float32), np.float32([[1, 1], [4, 2], [3, 9]])
+        ),
+        "getRotationMatrix2D": cv2.getRotationMatrix2D((15.0, 10.0), bgr[0, 0, 0] / 2.0, 0.9),
         "resize_cubic": cv2.resize(bgr / 255.0, (41, 17), interpolation=cv2.INTER_CUBIC),
         "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
         "blur": cv2.blur(gray, (3, 3)),

@@ -37,6 +37,12 @@ _PLAIN_TYPES = frozenset(
 _running = threading.local()  # FunctionPatches whose replacement runs on this thread
 
 
+def _required(signature: inspect.Signature | None, name: str) -> bool:
+    """Whether ``signature`` has a parameter ``name`` without a default."""
+    parameter = None if signature is None else signature.parameters.get(name)
+    return parameter is not None and parameter.default is inspect.Parameter.empty
+
+
 def iter_values(obj: Any, depth: int = 0) -> Iterator[Any]:
     """Leaves of nested tuples, lists and dicts (bounded depth), in order."""
     if isinstance(obj, (tuple, list)) and depth < _MAX_DEPTH:
@@ -70,6 +76,8 @@ class PatchedCall:
             self._signature: inspect.Signature | None = inspect.signature(declaration.replacement)
         except (TypeError, ValueError):
             self._signature = None
+        # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
+        self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
 
     def make_dispatcher(self) -> Callable[..., Any]:
         """A new wrapper function for one installation point (module attribute or alias)."""
@@ -115,7 +123,9 @@ class PatchedCall:
                 f"Write the computation with torch/NumPy operations instead."
             )
         given = args, kwargs
-        args, kwargs, inplace_target = split_inplace_dst(self._signature, args, kwargs)
+        inplace_target = None
+        if "dst" in self._buffers:
+            args, kwargs, inplace_target = split_inplace_dst(self._signature, args, kwargs)
         args, kwargs = untraced_as_plain(args), untraced_as_plain(kwargs)  # np.ones kernels
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
@@ -182,21 +192,19 @@ class PatchedCall:
         )
 
     def _refuse_buffers(self, args: tuple, kwargs: dict) -> None:
-        buffers = {k: v for k, v in kwargs.items() if k in ("dst", "out") and v is not None}
+        names = self._buffers
+        buffers = {k: v for k, v in kwargs.items() if k in names and v is not None}
         signature = self._signature
         if (
             not buffers
             and signature is not None
-            and (
-                may_receive(signature, "dst", args, kwargs)
-                or may_receive(signature, "out", args, kwargs)
-            )
+            and any(may_receive(signature, name, args, kwargs) for name in names)
         ):
             try:
                 bound = self._signature.bind(*args, **kwargs).arguments
             except TypeError:
                 bound = {}
-            buffers = {k: v for k, v in bound.items() if k in ("dst", "out") and v is not None}
+            buffers = {k: v for k, v in bound.items() if k in names and v is not None}
         if buffers:
             key = next(iter(buffers))
             raise PatchRuleError(
@@ -266,8 +274,9 @@ def _replace_traced(structure: Any, inputs: list[Any], plain: list[Any]) -> Any:
     lookup = {id(v): p for v, p in zip(inputs, plain)}
 
     def rebuild(obj: Any, depth: int = 0) -> Any:
-        if id(obj) in lookup:
-            return lookup[id(obj)]
+        if id(obj) in lookup:  # a traced 0-d array is a NumPy scalar in plain code
+            value = lookup[id(obj)]
+            return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
         if isinstance(obj, (tuple, list)) and depth < _MAX_DEPTH:
             return type(obj)(rebuild(item, depth + 1) for item in obj)
         if isinstance(obj, dict) and depth < _MAX_DEPTH:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from ...patching import FunctionPatch
 from . import (
     arithmetic,
+    calibration,
     channels,
     color,
     elementwise,
@@ -37,6 +38,7 @@ _MODULES = (
     color,
     geometry,
     transforms,
+    calibration,
     filters,
     morphology,
     arithmetic,

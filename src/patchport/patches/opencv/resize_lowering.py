@@ -372,6 +372,8 @@ def resize_image(
     fast = area_fast_factors(scales)
     if mode == "INTER_CUBIC":
         return resize_cubic(t, size, scales)
+    if mode == "INTER_LANCZOS4":
+        return resize_lanczos4(t, size, scales)
     if mode == "INTER_NEAREST":
         return resize_nearest(t, size, scales, same)
     if mode == "INTER_LINEAR" and fast == (2, 2):
@@ -445,5 +447,83 @@ def resize_cubic(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float, fl
         out = term if out is None else out + term
     if t.dtype == torch.uint8:
         out = torch.round(out * float(np.float32(1.0 / (1 << 22))))
+        return torch.clamp(out, 0, 255).to(torch.uint8)
+    return out
+
+
+_LANCZOS_TABLE = (
+    "INTER_LANCZOS4's table of taps (computed at the traced size; resize a fixed-size image)"
+)
+_S45 = 0.70710678118654752440084436210485
+_LANCZOS_CS = (
+    (1, 0),
+    (-_S45, -_S45),
+    (0, 1),
+    (_S45, -_S45),
+    (-1, 0),
+    (_S45, _S45),
+    (0, -1),
+    (-_S45, _S45),
+)
+
+
+def lanczos4_coefficients(fx: np.ndarray) -> np.ndarray:
+    """OpenCV's ``interpolateLanczos4``: (n,) float32 fractions -> (n, 8) float32 weights
+    (sin/cos in double, each weight rounded to float32, float32 sum, scaled by 1/sum)."""
+    x = fx.astype(np.float32)
+    y0 = -(x.astype(np.float64) + 3) * np.pi * 0.25
+    s0, c0 = np.sin(y0), np.cos(y0)
+    columns = []
+    for i, (cs_s, cs_c) in enumerate(_LANCZOS_CS):
+        yi = (x + np.float32(3)) - np.float32(i)  # float32, as OpenCV's y0_
+        y = -yi.astype(np.float64) * np.pi * 0.25
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = ((cs_s * s0 + cs_c * c0) / (y * y)).astype(np.float32)
+        columns.append(np.where(np.abs(yi) >= np.float32(1e-6), value, np.float32(1e30)))
+    total = np.zeros_like(x)
+    for column in columns:
+        total = (total + column).astype(np.float32)
+    inverse = (np.float32(1) / total).astype(np.float32)
+    return np.stack([(c * inverse).astype(np.float32) for c in columns], axis=1)
+
+
+def lanczos4_taps(dst_len: int, src_len: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(source index, float32 weight) of the 8 taps per output position, replicated edges."""
+    d = np.arange(dst_len, dtype=np.float64)
+    pos = ((d + 0.5) * scale - 0.5).astype(np.float32)
+    start = np.floor(pos)
+    weights = lanczos4_coefficients(pos - start)
+    index = start.astype(np.int64)[:, None] + np.arange(-3, 5)[None, :]
+    return np.clip(index, 0, src_len - 1), weights
+
+
+def resize_lanczos4(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float, float]):
+    """INTER_LANCZOS4 of an (H, W, C) tensor: 8 taps per axis, rows first then columns.
+
+    Floats blend in the image's type with float32 weights; uint8 takes OpenCV's 11-bit
+    integer weights, integer sums (exact in float64) and ``(sum + 2**21) >> 22``."""
+    width, height = (fixed(v, _LANCZOS_TABLE) for v in size)
+    src_h, src_w = (fixed(v, _LANCZOS_TABLE) for v in t.shape[:2])
+    x_index, x_weight = lanczos4_taps(width, src_w, scales[0])
+    y_index, y_weight = lanczos4_taps(height, src_h, scales[1])
+    integer = t.dtype == torch.uint8
+    if integer:
+        scale = float(1 << COEF_BITS)
+        x_weight = np.rint(x_weight * scale).astype(np.float64)  # saturate_cast<short>
+        y_weight = np.rint(y_weight * scale).astype(np.float64)
+    work = torch.float64 if integer else t.dtype
+    f = t.to(work)
+    rows = None
+    for k in range(8):
+        weight = torch.from_numpy(x_weight[:, k]).to(work).reshape(1, -1, 1)
+        term = _pick(f, 1, torch.from_numpy(x_index[:, k])) * weight
+        rows = term if rows is None else rows + term
+    out = None
+    for k in range(8):
+        weight = torch.from_numpy(y_weight[:, k]).to(work).reshape(-1, 1, 1)
+        term = _pick(rows, 0, torch.from_numpy(y_index[:, k])) * weight
+        out = term if out is None else out + term
+    if integer:  # FixedPtCast: arithmetic shift, then saturate
+        out = torch.floor((out + float(1 << 21)) * (1.0 / (1 << 22)))
         return torch.clamp(out, 0, 255).to(torch.uint8)
     return out
