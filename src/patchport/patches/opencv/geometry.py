@@ -27,6 +27,7 @@ from ._base import (
     tuple_of_ints,
 )
 from .resize_lowering import copy_possible, fixed, resize_image, same_size, scaled_size, symbolic
+from .semantics import current
 
 _ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
@@ -583,8 +584,28 @@ def warpAffine(
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
-    out = _sample(t, _warp_positions(matrix, size), border, value)
+    if current().warp_positions_in_double:
+        out = _bilinear(t, *_warp_positions_in_double(matrix, size), border, value, False)
+    else:
+        out = _sample(t, _warp_positions(matrix, size), border, value)
     return to_numpy(_integer_result(out, src), src.dtype)
+
+
+def _warp_positions_in_double(matrix: np.ndarray, dsize: tuple[int, int]):
+    """Source positions of warpAffine as OpenCV 5.1 computes them: the inverse map in
+    double per pixel, split into integer part and fraction there, the fraction rounded to
+    float32 (sx, sy, tx, ty)."""
+    width, height = dsize
+    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    parts = []
+    for i in range(2):
+        position = matrix[i, 0] * xs + matrix[i, 1] * ys + matrix[i, 2]
+        whole = np.floor(position)
+        parts.append((whole, (position - whole).astype(np.float32)))
+    (wx, fx), (wy, fy) = parts
+    limit = float(2**31 - 1)
+    sx, sy = (torch.from_numpy(np.clip(w, -limit, limit).astype(np.int64)) for w in (wx, wy))
+    return sx, sy, torch.from_numpy(fx), torch.from_numpy(fy)
 
 
 def _perspective_positions(matrix: np.ndarray, dsize: tuple[int, int]):
