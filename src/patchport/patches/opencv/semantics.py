@@ -41,15 +41,19 @@ class Semantics:
     # uint8 multiply in the scalar loop: True: (a * b) * scale (5.0); False: (a * scale) * b,
     # as the vector loop (4.x, 5.1)
     multiply_scalar_loop_scales_last: bool
-    # float32 warpAffine positions: True: the inverse map in double, rounded to float32 once
-    # per pixel (5.1); False: float32 row start, then a fused multiply-add (5.0)
+    # warpAffine positions: True: the inverse map in double per pixel, its fraction rounded
+    # to float32 (5.1); False: float32 row start, then a fused multiply-add (5.0)
     warp_positions_in_double: bool
+    # INTER_LINEAR at float positions (remap's float maps): True: float32 fractions and
+    # lerps (5.x, but for 2-channel images); False: positions rounded to 1/32 pixel and
+    # OpenCV's weight table, for every image (4.x)
+    float_positions: bool
 
 
 _RELEASES = {
-    (4, 14): Semantics((4, 14), False, False, 16, False, False, False),
-    (5, 0): Semantics((5, 0), False, False, 16, True, True, False),
-    (5, 1): Semantics((5, 1), True, True, 32, True, False, True),
+    (4, 14): Semantics((4, 14), False, False, 16, False, False, False, False),
+    (5, 0): Semantics((5, 0), False, False, 16, True, True, False, True),
+    (5, 1): Semantics((5, 1), True, True, 32, True, False, True, True),
 }
 
 
