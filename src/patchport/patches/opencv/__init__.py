@@ -90,12 +90,12 @@ _RELEASES = (
     "42 -> 2), and its `absdiff` saturates an all-integer Scalar to the image's range.",
     "uint8 `addWeighted` and `multiply` round exact ties by which of OpenCV's loops",
     "computes an element: 16-element SIMD steps with a scalar tail (4.14), 16 covering the",
-    "row (5.0), 32 covering the row (5.1; measured on x86-64 with AVX2). 5.1 computes",
-    "`warpAffine` positions in double. An exported model keeps the arithmetic of the",
-    "OpenCV it was traced with. Under OpenCV 4, `remap`, `warpAffine` and",
-    "`warpPerspective` (4.x samples every image type through its 1/32-pixel table),",
-    "`cvtColor`, `applyColorMap` and `getGaussianKernel`-based filters are not yet",
-    "reproduced to the accuracy above.",
+    "row (5.0), 32 covering the row (5.1; measured on x86-64 with AVX2). OpenCV 4 rounds",
+    "every `remap`, `warpAffine` and `warpPerspective` position to 1/32 pixel and samples",
+    "through its weight table (reproduced bit for bit); 5.1 computes warp positions in",
+    "double. An exported model keeps the arithmetic of the OpenCV it was traced with.",
+    "Under OpenCV 4, some `getGaussianKernel` kernels (a 9-tap one in the filter tests)",
+    "are not yet reproduced.",
 )
 
 
