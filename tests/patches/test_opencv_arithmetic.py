@@ -104,10 +104,12 @@ def test_add_weighted_matches_opencv(seed, size, cn, dtype, alpha, beta, gamma):
 
 
 def test_add_weighted_uint8_rounds_like_opencv_on_short_rows():
-    """OpenCV takes a scalar loop (another float32 rounding) for rows of under 16 elements,
-    a whole contiguous image counting as one row: ties must round as it does there too."""
+    """OpenCV's scalar loop (another float32 rounding) takes rows shorter than its SIMD
+    step and, in OpenCV 4, the tail after the last whole step (a whole contiguous image
+    counts as one row): ties must round as it does there too."""
     rng = np.random.default_rng(0)
     cases = [((1, 3), None), ((2, 7), None), ((3, 7), None), ((8, 30), np.s_[:, :7])]
+    cases += [((1, 21), None), ((1, 40), None), ((2, 45), None), ((8, 60), np.s_[:, :40])]
     for shape, view in cases:
         for alpha, beta, gamma in [(0.3, 0.0, 0.3), (0.1, 0.7, 0.5), (0.3, 0.3, 0.1)]:
             for _ in range(40):

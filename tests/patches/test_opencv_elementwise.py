@@ -65,10 +65,12 @@ def test_add_subtract_absdiff_match_opencv(seed, size, cn, dtype, kind, number, 
 
 
 def test_multiply_uint8_rounds_ties_like_opencv():
-    """OpenCV 5 multiplies uint8 arrays in float32: (src1*scale)*src2 in its vector loop,
-    (src1*src2)*scale in its scalar loop (rows under 16 elements); ties round from there."""
+    """OpenCV multiplies uint8 arrays in float32: (src1*scale)*src2 in its SIMD loop, and
+    OpenCV 5.0 (src1*src2)*scale in its scalar loop (rows under 16 elements); ties round
+    from there."""
     rng = np.random.default_rng(0)
     cases = [((1, 3), None), ((2, 7), None), ((9, 10), None), ((9, 10, 3), None)]
+    cases += [((1, 21), None), ((2, 45), None)]
     cases += [((30, 30), None), ((8, 30), np.s_[:, :7]), ((8, 30), np.s_[:, :20])]
     for shape, view in cases:
         for scale in (0.3, 0.7, 1 / 255):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from patchport.patches import opencv
+from patchport.patches.opencv.semantics import current
 
 from .helpers import assert_matches
 
@@ -45,3 +46,26 @@ def test_full_size_enlarging_is_bit_exact():
     """OpenCV 5 blends the clamped first and last rows with their own fractions."""
     for size in ((1000, 700), (1280, 960), (701, 481)):
         np.testing.assert_array_equal(opencv.geometry.resize(FRAME, size), cv2.resize(FRAME, size))
+
+
+@pytest.mark.skipif(current().float_positions, reason="OpenCV 5 samples float positions")
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32"])
+def test_opencv4_warps_and_remap_are_bit_exact(dtype):
+    """OpenCV 4 rounds every position to 1/32 pixel (warpAffine in 1/1024 steps first,
+    warpPerspective per 64-column block in double) and samples through its weight table."""
+    src = {"uint8": FRAME, "uint16": FRAME.astype(np.uint16) * 200}.get(dtype)
+    src = (FRAME / 255.0).astype(np.float32) if src is None else src
+    homography = cv2.getPerspectiveTransform(
+        np.float32([[100, 300], [540, 300], [640, 480], [0, 480]]),
+        np.float32([[10, 20], [600, 5], [630, 470], [30, 400]]),
+    )
+    for border in (cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE):
+        calls = [
+            ("remap", (*MAPS, cv2.INTER_LINEAR)),
+            ("warpAffine", (ROTATION, (640, 480))),
+            ("warpPerspective", (homography, (300, 200))),
+        ]
+        for name, args in calls:
+            expected = getattr(cv2, name)(src, *args, borderMode=border)
+            got = opencv.REGISTRY[name].replacement(src, *args, borderMode=border)
+            np.testing.assert_array_equal(got, expected, err_msg=f"{name} {border}")

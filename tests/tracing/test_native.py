@@ -125,3 +125,18 @@ def test_watched_methods_and_submodules_are_restored_and_plain_calls_unchanged()
             np.testing.assert_array_equal(cv2.createCLAHE(3.0, (2, 2)).apply(gray), want)
     for before, owner in zip(methods, (cv2.CLAHE, cv2.StereoMatcher, cv2.fisheye)):
         assert all(vars(owner)[k] is v for k, v in before.items())
+
+
+def test_an_alias_that_is_a_watched_slot_itself_gets_one_watcher() -> None:
+    """OpenCV 4's alias search reports cv2.dnn.NMSBoxes, a watched slot itself; two
+    watchers on one slot made every session start fail ("targeted twice")."""
+    from patchport.patching import PatchDetails
+    from patchport.tracing.native import watch_patch_infos
+
+    def aliases(originals):  # the slot itself, then a real alias module
+        yield cv2.dnn, "NMSBoxes", cv2.dnn.NMSBoxes
+
+    infos = watch_patch_infos([cv2], aliases=aliases)
+    slots = [(id(info.owner), info.attribute) for info in infos]
+    assert len(slots) == len(set(slots))
+    PatchDetails(infos).validate()

@@ -161,8 +161,12 @@ def watch_patch_infos(
             qualnames[id(original)] = qualname
             points.append((qualname, owner, name))
     if aliases is not None and watched:
+        # an "alias" may be a watched slot itself (OpenCV 4's cv2.dnn functions name
+        # another __module__): one watcher per slot
+        seen = {(id(owner), name) for _, owner, name in points}
         for module, name, original in aliases(watched):
-            if (id(module), name) not in exclude:
+            if (id(module), name) not in exclude and (id(module), name) not in seen:
+                seen.add((id(module), name))
                 points.append((qualnames[id(original)], module, name))
     return [
         PatchInfo(

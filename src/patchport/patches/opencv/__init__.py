@@ -85,6 +85,26 @@ def all(  # noqa: A001 - the name the issue asks for
     return [patch(s.function, verify) for s in supported() if s.function not in skipped]
 
 
+_RELEASES = (
+    "## OpenCV 4 and 5",
+    "",
+    "The replacements compute what the installed OpenCV computes; where releases differ,",
+    "`patchport/patches/opencv/semantics.py` holds the difference (one table, read once",
+    "from `cv2.__version__`). OpenCV 4.x and 5.0 round a fractional Scalar of `add`,",
+    "`subtract` and `absdiff` on integer images first (`subtract(gray, 40.5)` is",
+    "`gray - 40`); 5.1 computes in float32 and rounds the result half to even (41 -> 0,",
+    "42 -> 2), and its `absdiff` saturates an all-integer Scalar to the image's range.",
+    "uint8 `addWeighted` and `multiply` round exact ties by which of OpenCV's loops",
+    "computes an element: 16-element SIMD steps with a scalar tail (4.14), 16 covering the",
+    "row (5.0), 32 covering the row (5.1; measured on x86-64 with AVX2). OpenCV 4 rounds",
+    "every `remap`, `warpAffine` and `warpPerspective` position to 1/32 pixel and samples",
+    "through its weight table (reproduced bit for bit); 5.1 computes warp positions in",
+    "double. An exported model keeps the arithmetic of the OpenCV it was traced with.",
+    "Under OpenCV 4, some `getGaussianKernel` kernels (a 9-tap one in the filter tests)",
+    "are not yet reproduced.",
+)
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -106,9 +126,9 @@ def render_markdown() -> str:
         "and border values are constants (one computed from traced data is frozen, and the",
         "session says so with a TraceLossWarning).",
         "",
-        "Accuracy is checked against the installed cv2 (OpenCV 5's arithmetic is reproduced,",
-        'older versions are not tested) by property tests in `tests/patches/`: "exact" is',
-        'bit-exact; "within 1" allows one unit on integer results, and says where and why;',
+        "Accuracy is checked against the installed cv2 by property tests in `tests/patches/`",
+        '(run under OpenCV 5.1, 5.0 and 4.14): "exact" is bit-exact; "within 1" allows one',
+        "unit on integer results, and says where and why;",
         "float32 results are within 1e-5 relative to the data's magnitude. The same promise",
         "is data: `opencv.REGISTRY[name].tolerance(dtype)` gives `(rtol, atol)` per result",
         "dtype, and `opencv.patch(name)` passes it to `FunctionPatch(rtol=..., atol=...)`.",
@@ -129,4 +149,5 @@ def render_markdown() -> str:
     if notes:
         lines += ["", "## Notes", ""]
         lines += [f"- `cv2.{spec.function}`: {spec.notes}" for spec in notes]
+    lines += ["", *_RELEASES]
     return "\n".join(lines) + "\n"

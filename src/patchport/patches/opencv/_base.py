@@ -6,7 +6,6 @@ supports in a machine-readable :class:`Support` (read by docs, the CLI and the t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -117,17 +116,6 @@ def constant_name(value: Any, prefix: str) -> str:
         if names:
             return f"{names[0]} ({int(value)})"
     return repr(value)
-
-
-VECTOR_LANES = 16  # uint8 rows shorter than this take OpenCV's scalar loop (other rounding)
-
-
-def row_length(src1: np.ndarray, src2: np.ndarray) -> int:
-    """Elements OpenCV processes as one row: the whole image when both are contiguous
-    (OpenCV then treats it as a single row), else one row of ``width * channels``."""
-    if src1.flags.c_contiguous and src2.flags.c_contiguous:
-        return math.prod(src1.shape)
-    return math.prod(src1.shape[1:])
 
 
 def refuse(function: str, argument: str, got: Any, supported: str) -> UnsupportedCaseError:

@@ -12,18 +12,17 @@ import numpy as np
 import torch
 
 from ._base import (
-    VECTOR_LANES,
     as_tensor,
     constant_name,
     cv2,
     no_dst,
     refuse,
     replaces,
-    row_length,
     saturate,
     scalar4,
     to_numpy,
 )
+from .semantics import scalar_loop_elements
 
 _DTYPES = ("uint8", "uint16", "float32")
 _IMAGE_DTYPES = ("uint8", "float32")
@@ -153,7 +152,8 @@ def inRange(src: np.ndarray, lowerb: Any, upperb: Any, dst: Any = None) -> Any:
     family="arithmetic",
     dtypes=_IMAGE_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact (OpenCV 5's float32 fused multiply-adds reproduced); float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's float32 fused multiply-adds, SIMD and scalar loops, "
+    "reproduced for the installed release); float32 within 1e-5",
     arguments={"dtype": ("-1 (same as inputs)",)},
 )
 def addWeighted(
@@ -166,7 +166,7 @@ def addWeighted(
     dtype: int = -1,
 ) -> Any:
     """Traceable ``cv2.addWeighted``: saturate(src1*alpha + src2*beta + gamma); uint8 exact
-    (OpenCV 5's float32 fused multiply-adds are reproduced)."""
+    (OpenCV's float32 fused multiply-adds are reproduced)."""
     no_dst("addWeighted", dst)
     if dtype != -1:
         raise refuse("addWeighted", "dtype", dtype, "-1 (the inputs' type)")
@@ -180,19 +180,34 @@ def addWeighted(
             f"the shape and dtype of src1 ({src1.dtype}{list(src1.shape)})",
         )
     if a.dtype == torch.uint8:
-        f32 = np.float32
-        if row_length(src1, src2) < VECTOR_LANES:  # OpenCV's scalar loop:
-            # fma(src1, alpha, src2*beta) + gamma, each step rounded to float32
-            product = (b.to(torch.float32) * float(f32(beta))).to(torch.float64)
-            inner = (a.to(torch.float64) * float(f32(alpha)) + product).to(torch.float32)
-            total = inner + float(f32(gamma))
-            return to_numpy(saturate(total, torch.uint8))
-        # OpenCV 5's vector loop: fma(src1, alpha, fma(src2, beta, gamma)) in float32
-        inner = (b.to(torch.float64) * float(f32(beta)) + float(f32(gamma))).to(torch.float32)
-        total = a.to(torch.float64) * float(f32(alpha)) + inner.to(torch.float64)
-        return to_numpy(saturate(total.to(torch.float32), torch.uint8))
+        return to_numpy(saturate(_weighted_uint8(src1, a, alpha, src2, b, beta, gamma), a.dtype))
     total = a.to(torch.float64) * float(alpha) + b.to(torch.float64) * float(beta) + float(gamma)
     return to_numpy(total.to(torch.float32))
+
+
+def _weighted_uint8(
+    src1: np.ndarray,
+    a: torch.Tensor,
+    alpha: float,
+    src2: np.ndarray,
+    b: torch.Tensor,
+    beta: float,
+    gamma: float,
+) -> torch.Tensor:
+    """OpenCV's float32 sums of uint8 addWeighted, before rounding: its SIMD loop computes
+    fma(src1, alpha, fma(src2, beta, gamma)), its scalar loop fma(src1, alpha, src2*beta)
+    + gamma; which elements each loop takes depends on the release (semantics.py). Each
+    float32 product is exact in float64, so one rounding reproduces each fma."""
+    f32, f64 = torch.float32, torch.float64
+    weight_a, weight_b, shift = (float(np.float32(v)) for v in (alpha, beta, gamma))
+    inner = (b.to(f64) * weight_b + shift).to(f32)
+    vector = (a.to(f64) * weight_a + inner.to(f64)).to(f32)
+    where = scalar_loop_elements(src1, src2)
+    if where is None:
+        return vector
+    product = (b.to(f32) * weight_b).to(f64)
+    scalar = (a.to(f64) * weight_a + product).to(f32) + shift
+    return scalar if where.all() else torch.where(torch.from_numpy(where), scalar, vector)
 
 
 @replaces(

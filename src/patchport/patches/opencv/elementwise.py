@@ -7,21 +7,21 @@ operand is an array like the first, or a Scalar (a number applies to every chann
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import torch
 
 from ._base import (
-    VECTOR_LANES,
     as_tensor,
     integer_limits,
     no_dst,
     refuse,
     replaces,
-    row_length,
     to_numpy,
 )
+from .semantics import current, installed_release, scalar_loop_elements
 
 _DTYPES = ("uint8", "uint16", "int16", "float32")
 _BIT_DTYPES = ("uint8", "uint16", "int16")
@@ -67,12 +67,35 @@ def _operand(
         raise refuse(function, "src2", shown if isinstance(shown, str) else repr(shown), _OPERAND)
     if t.dtype.is_floating_point:
         return torch.tensor(numbers, dtype=torch.float32).reshape(1, 1, channels)
+    if not all(math.isfinite(n) for n in numbers):
+        raise refuse(function, "src2", repr(value), "finite numbers for integer images")
     if exact:  # multiply/divide use the Scalar as given
         return torch.tensor(numbers, dtype=torch.float64).reshape(1, 1, channels)
-    # add/subtract/absdiff round the Scalar first; beyond +-2**20 every 16-bit result
-    # saturates the same way, so int32 arithmetic stays exact
-    rounded = np.clip(np.rint(numbers), -(1 << 20), 1 << 20).astype(np.int32)
-    return torch.from_numpy(rounded).reshape(1, 1, channels)
+    return _rounded_scalar(function, value, numbers, src)
+
+
+def _rounded_scalar(function: str, value: Any, numbers: list[float], src: np.ndarray) -> Any:
+    """The Scalar of add/subtract/absdiff on an integer image as the installed OpenCV uses
+    it: int32 numbers (rounded half to even first), or float32 numbers when it computes in
+    float32 (OpenCV 5.1, for a Scalar with a fractional part)."""
+    rules = current()
+    if rules.fractional_scalar_in_float32 and any(n != math.floor(n) for n in numbers):
+        return torch.tensor(numbers, dtype=torch.float32).reshape(1, 1, -1)
+    rounded = np.rint(numbers)
+    if function == "absdiff" and rules.absdiff_saturates_integer_scalar:
+        low, high = integer_limits(src.dtype) or (0, 0)
+        if low < 0 and (rounded < low).any():  # int16: OpenCV 5.1's result is erratic
+            raise refuse(
+                function,
+                "src2",
+                repr(value),
+                f"integers >= {low} or numbers with a fraction for {src.dtype} images "
+                f"(OpenCV {installed_release()})",
+            )
+        rounded = np.clip(rounded, low, high) if low == 0 else rounded
+    # beyond +-2**20 every 16-bit result saturates the same way: int32 arithmetic is exact
+    rounded = np.clip(rounded, -(1 << 20), 1 << 20).astype(np.int32)
+    return torch.from_numpy(rounded).reshape(1, 1, -1)
 
 
 def _mask(function: str, mask: Any, src: np.ndarray) -> torch.Tensor | None:
@@ -111,8 +134,8 @@ def _pair(
     a = as_tensor(function, src1, dtypes, _CHANNELS, "src1")
     exact = function in ("multiply", "divide")
     b = _operand(function, src2, src1, a, exact)
-    if a.dtype.is_floating_point:
-        return a, b.to(torch.float32)
+    if a.dtype.is_floating_point or b.dtype == torch.float32:
+        return a.to(torch.float32), b.to(torch.float32)
     if exact:  # products and quotients: float64 (exact products, one rounding)
         return a.to(torch.float64), b.to(torch.float64)
     return a.to(torch.int32), b.to(torch.int32)  # sums and differences: exact in int32
@@ -129,6 +152,8 @@ def _uint8_saturating(
     if a.dtype != torch.uint8:
         return None
     b = _operand(function, src2, src1, a)
+    if b.is_floating_point():  # a Scalar OpenCV adds in float32
+        return None
     if b.dtype != torch.uint8:  # a rounded Scalar per channel
         addend = b.reshape(-1).numpy() * (sign or 1)
         if sign:  # past +-255 every sum saturates alike (not so |a - s|: s must fit)
@@ -233,25 +258,30 @@ def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
     arguments={**_ARITHMETIC, "scale": ("any number",)},
 )
 def multiply(src1: Any, src2: Any, dst: Any = None, scale: float = 1, dtype: int = -1) -> Any:
-    """Traceable ``cv2.multiply``: saturate(src1 * src2 * scale), computed as OpenCV 5 does
-    (float32 products for integer images)."""
+    """Traceable ``cv2.multiply``: saturate(src1 * src2 * scale), computed as OpenCV does
+    (float32 products for uint8 arrays)."""
     no_dst("multiply", dst)
     a, b = _pair("multiply", src1, src2, dtype, _MUL_DTYPES)
     t = as_tensor("multiply", src1, _MUL_DTYPES, _CHANNELS, "src1")
     if t.dtype.is_floating_point:  # float32 products, as OpenCV
         return _finish(a * b * float(np.float32(scale)), src1, t, None)
     if t.dtype == torch.uint8 and isinstance(src2, np.ndarray) and src2.shape == src1.shape:
-        return _finish(_uint8_product(a, b, scale, row_length(src1, src2)), src1, t, None)
+        return _finish(_uint8_product(a, b, scale, src1, src2), src1, t, None)
     return _finish(a * b * float(scale), src1, t, None)  # exact products, one rounding
 
 
-def _uint8_product(a: torch.Tensor, b: torch.Tensor, scale: float, row: int) -> torch.Tensor:
-    """OpenCV 5's float32 uint8 products: (src1*scale)*src2 in its vector loop,
-    (src1*src2)*scale in its scalar loop (rows under 16 elements), each rounded."""
+def _uint8_product(
+    a: torch.Tensor, b: torch.Tensor, scale: float, src1: np.ndarray, src2: np.ndarray
+) -> torch.Tensor:
+    """OpenCV's float32 uint8 products: (src1*scale)*src2 in its SIMD loop, and in its
+    scalar loop too except in OpenCV 5.0, whose scalar loop computes (src1*src2)*scale."""
     f32, factor = torch.float32, float(np.float32(scale))
-    if row < VECTOR_LANES:
-        return (a.to(f32) * b.to(f32)) * factor
-    return (a.to(f32) * factor) * b.to(f32)
+    vector = (a.to(f32) * factor) * b.to(f32)
+    where = scalar_loop_elements(src1, src2)
+    if where is None or not current().multiply_scalar_loop_scales_last:
+        return vector
+    scalar = (a.to(f32) * b.to(f32)) * factor
+    return scalar if where.all() else torch.where(torch.from_numpy(where), scalar, vector)
 
 
 @replaces(

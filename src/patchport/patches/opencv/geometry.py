@@ -27,6 +27,7 @@ from ._base import (
     tuple_of_ints,
 )
 from .resize_lowering import copy_possible, fixed, resize_image, same_size, scaled_size, symbolic
+from .semantics import current
 
 _ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
@@ -469,7 +470,7 @@ def _sample(
     if len(positions) == 4:
         return _bilinear(t, *positions, border, value, True)
     xs, ys = positions
-    if t.shape[2] != 2:
+    if t.shape[2] != 2 and current().float_positions:
         sx, sy = torch.floor(xs), torch.floor(ys)
         fx, fy = xs - sx, ys - sy
         return _bilinear(t, sx.to(torch.int64), sy.to(torch.int64), fx, fy, border, value, False)
@@ -489,7 +490,8 @@ def _sample(
     channels=_CHANNELS,
     accuracy="uint8 and uint16 within 1, nearly always exact (OpenCV 5 fuses the float32 "
     "lerps of 3- and 4-channel images, reproduced; its SIMD and scalar loops may still round "
-    "a value within an ulp of .5 differently); float32 within 1e-5",
+    "a value within an ulp of .5 differently); float32 within 1e-5; OpenCV 4: exact (its "
+    "1/32-pixel table for every map and image)",
     arguments={
         "interpolation": ("INTER_LINEAR",),
         "borderMode": _REMAP_BORDERS,
@@ -576,9 +578,10 @@ def _warp_arguments(
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 and uint16 within 1 (as remap; OpenCV's last columns after its 16-wide "
-    "blocks round positions differently, about 1 call in 200 differs by 1); float32 within "
-    "1e-5",
+    accuracy="uint8 and uint16 within 1 (as remap; OpenCV 5.0's last columns after its "
+    "16-wide blocks round positions differently, about 1 call in 200 differs by 1; OpenCV "
+    "5.1's positions in double, about 1 pixel in 2000 differs by 1); float32 within 1e-5; "
+    "OpenCV 4: exact (its 1/1024-pixel positions and 1/32-pixel table)",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -605,13 +608,65 @@ def warpAffine(
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
-    out = _sample(t, _warp_positions(matrix, size), border, value)
+    rules = current()
+    if not rules.float_positions:
+        out = _sample(t, _warp_positions_fixed(matrix, size), border, value)
+    elif rules.warp_positions_in_double:
+        width, height = size
+        xs, ys = np.meshgrid(
+            np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64)
+        )
+        maps = [matrix[i, 0] * xs + matrix[i, 1] * ys + matrix[i, 2] for i in range(2)]
+        out = _sample_double(t, maps[0], maps[1], border, value)
+    else:
+        out = _sample(t, _warp_positions(matrix, size), border, value)
     return to_numpy(_integer_result(out, src), src.dtype)
+
+
+def _warp_positions_fixed(matrix: np.ndarray, dsize: tuple[int, int]):
+    """Source positions of warpAffine as OpenCV 4 computes them, in 1/1024 pixel integers:
+    rounded per column (M[i,0]*x) and per row (M[i,1]*y + M[i,2]) plus half a 1/32 step,
+    summed, shifted to 1/32 pixel (sx, sy, tx, ty, as convertMaps maps give them)."""
+    width, height = dsize
+    scale, limit = 1024.0, float(2**31 - 1)
+    xs, ys = np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64)
+    parts = []
+    for i in range(2):
+        column = np.clip(np.rint(matrix[i, 0] * xs * scale), -limit, limit).astype(np.int64)
+        row = np.clip(np.rint((matrix[i, 1] * ys + matrix[i, 2]) * scale), -limit, limit)
+        position = (row.astype(np.int64)[:, None] + 16 + column[None, :]) >> 5
+        whole = np.clip(position >> 5, -(1 << 15), (1 << 15) - 1)
+        parts.append(
+            (torch.from_numpy(whole), torch.from_numpy((position & 31).astype(np.float32)))
+        )
+    (sx, tx), (sy, ty) = parts
+    return sx, sy, tx, ty
+
+
+def _sample_double(
+    t: torch.Tensor, xs: np.ndarray, ys: np.ndarray, border: int, value: tuple[float, ...]
+) -> torch.Tensor:
+    """Sample at positions computed in double, as OpenCV 5.1's warps do: uint16 and float32
+    images take integer part and fraction from the double position (the fraction rounded
+    to float32), uint8 images sample the positions rounded to float32, as remap's maps."""
+    if t.dtype == torch.uint8:
+        maps = (np.nan_to_num(p).astype(np.float32) for p in (xs, ys))
+        return _sample(t, _remap_positions("warp", *maps), border, value)
+    limit = float(2**31 - 1)
+    parts = []
+    for position in (xs, ys):
+        whole = np.floor(np.clip(position, -limit, limit))
+        fraction = np.nan_to_num(position - whole).astype(np.float32)
+        parts.append((torch.from_numpy(whole.astype(np.int64)), torch.from_numpy(fraction)))
+    (sx, tx), (sy, ty) = parts
+    return _bilinear(t, sx, sy, tx, ty, border, value, False)
 
 
 def _perspective_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     """Source positions of warpPerspective: the inverse map in double, divided per pixel,
-    rounded to float32 (then sampled like remap's float maps)."""
+    rounded to float32 (then sampled like remap's float maps); OpenCV 4's in 1/32 pixel."""
+    if not current().float_positions:
+        return _perspective_positions_fixed(matrix, dsize)
     width, height = dsize
     xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
     m = matrix
@@ -621,14 +676,55 @@ def _perspective_positions(matrix: np.ndarray, dsize: tuple[int, int]):
     return _remap_positions("warpPerspective", maps[0], maps[1])
 
 
+def _perspective_positions_in_double(
+    matrix: np.ndarray, dsize: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """warpPerspective positions in double: the inverse map divided per pixel."""
+    width, height = dsize
+    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    m = matrix
+    w = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
+    w = np.where(w == 0, np.inf, w)  # OpenCV: a position at infinity reads the border
+    x, y = ((m[i, 0] * xs + m[i, 1] * ys + m[i, 2]) / w for i in range(2))
+    return x, y
+
+
+def _perspective_positions_fixed(matrix: np.ndarray, dsize: tuple[int, int]):
+    """OpenCV 4's warpPerspective positions: per 64-column block, the row start at the
+    block's first column in double, then (X0 + M[0]*x1) * 32 / W rounded to an integer
+    1/32 pixel (sx, sy, tx, ty, as convertMaps maps give them)."""
+    width, height = dsize
+    m = matrix.reshape(-1)
+    block = min(64, width)
+    columns = np.arange(width)
+    first = (columns // block * block).astype(np.float64)[None, :]
+    x1 = (columns % block).astype(np.float64)[None, :]
+    rows = np.arange(height, dtype=np.float64)[:, None]
+    w = m[6] * first + m[7] * rows + m[8] + m[6] * x1
+    with np.errstate(divide="ignore"):
+        w = np.where(w != 0, _TAB / np.where(w != 0, w, 1.0), 0.0)
+    low, high = float(-(2**31)), float(2**31 - 1)
+    parts = []
+    for i in range(2):
+        start = m[3 * i] * first + m[3 * i + 1] * rows + m[3 * i + 2]
+        position = np.rint(np.clip((start + m[3 * i] * x1) * w, low, high)).astype(np.int64)
+        whole = np.clip(position >> 5, -(1 << 15), (1 << 15) - 1)
+        parts.append(
+            (torch.from_numpy(whole), torch.from_numpy((position & 31).astype(np.float32)))
+        )
+    (sx, tx), (sy, ty) = parts
+    return sx, sy, tx, ty
+
+
 @replaces(
     "warpPerspective",
     uint8_units=1,
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 and uint16 within 1 (about 1 call in 12 has a pixel 1 off: OpenCV's "
-    "per-block position arithmetic is not reproduced bit for bit); float32 within 1e-5",
+    accuracy="uint8 and uint16 within 1 (about 1 call in 12 has a pixel 1 off: OpenCV 5's "
+    "per-block position arithmetic is not reproduced bit for bit); float32 within 1e-5; "
+    "OpenCV 4: exact (its per-block double positions and 1/32-pixel table)",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -656,5 +752,8 @@ def warpPerspective(
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = np.linalg.inv(matrix)
     value = _fill_value(borderValue, src)
-    out = _sample(t, _perspective_positions(matrix, size), border, value)
+    if current().float_positions and current().warp_positions_in_double:
+        out = _sample_double(t, *_perspective_positions_in_double(matrix, size), border, value)
+    else:
+        out = _sample(t, _perspective_positions(matrix, size), border, value)
     return to_numpy(_integer_result(out, src), src.dtype)
