@@ -6,7 +6,7 @@ GaussianBlur 5x5, normalisation to CHW float, a small CNN. Prints median times a
 then each step of that pipeline and each replacement of the elementwise, morphology, filter
 and colour families alone (one exported node each) against the cv2 call, with library
 default threads and on one thread.
-Not part of the tests. Run: python bench/opencv_replay.py [repeats]
+Not part of the tests. Run: python bench/opencv_replay.py [repeats] [single call names...]
 """
 
 from __future__ import annotations
@@ -158,6 +158,7 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
     "erode": lambda x: cv2.erode(x, None),
     "dilate_ellipse": lambda x: cv2.dilate(x, KERNEL),
     "morphologyEx_open": lambda x: cv2.morphologyEx(x, cv2.MORPH_OPEN, KERNEL),
+    "medianBlur_3": lambda x: cv2.medianBlur(x, 3),
     "medianBlur_5": lambda x: cv2.medianBlur(x, 5),
     "Sobel": lambda x: cv2.Sobel(x, cv2.CV_16S, 1, 0),
     "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),
@@ -168,12 +169,14 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
 }
 
 
-def single_calls(repeats: int = 30) -> None:
-    """Each replacement exported alone, run by ONNX Runtime, against the cv2 call."""
+def single_calls(repeats: int = 30, names: list[str] | None = None) -> None:
+    """Each replacement exported alone, run by ONNX Runtime, against the cv2 call (only the
+    calls in ``names`` when given)."""
+    calls = {n: c for n, c in SINGLE_CALLS.items() if not names or n in names}
     rng = np.random.default_rng(1)
     folder = tempfile.mkdtemp(prefix="patchport-opencv-bench-ops-")
     with patchport.session("ops", folder, patching=opencv.all()):
-        for name, call in SINGLE_CALLS.items():
+        for name, call in calls.items():
             x = annotate.input_tensors(name, {"bgr": frame(rng)})
             annotate.output_tensors(name, {"out": call(x)}, export_with="onnx")
     result = patchport.compile_graph(visualize=False)
@@ -181,7 +184,7 @@ def single_calls(repeats: int = 30) -> None:
     print(f"single calls at {HEIGHT}x{WIDTH}, median of {repeats} runs (ms)")
     header = f"{'cv2':>8}  {'onnx':>8}  {'ratio':>6}"
     print(f"{'call':22}  {header} (default threads)  {header} (1 thread)  max |diff|")
-    for name, call in SINGLE_CALLS.items():
+    for name, call in calls.items():
         row = f"{name:22}"
         for threads in (None, 1):
             set_threads(threads)
@@ -200,5 +203,9 @@ def single_calls(repeats: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:2]))
-    single_calls(*(int(a) for a in sys.argv[1:2]))
+    # python bench/opencv_replay.py [repeats] [call names...]: only those single calls
+    counts = [int(a) for a in sys.argv[1:2]]
+    chosen = sys.argv[2:]
+    if not chosen:
+        main(*counts)
+    single_calls(*counts, names=chosen)
