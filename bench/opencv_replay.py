@@ -169,19 +169,29 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
 }
 
 
-def single_calls(repeats: int = 30, names: list[str] | None = None) -> None:
+FAST_CALLS = {  # the same calls with the opt-in fast level (patching=["opencv:fast"])
+    "remap (pipeline), fast": SINGLE_CALLS["remap (pipeline)"],
+}
+
+
+def single_calls(
+    repeats: int = 30, names: list[str] | None = None, level: str = "reference"
+) -> None:
     """Each replacement exported alone, run by ONNX Runtime, against the cv2 call (only the
-    calls in ``names`` when given)."""
-    calls = {n: c for n, c in SINGLE_CALLS.items() if not names or n in names}
+    calls in ``names`` when given); ``level="fast"``: the fast level's calls."""
+    table = FAST_CALLS if level == "fast" else SINGLE_CALLS
+    calls = {n: c for n, c in table.items() if not names or n in names}
+    if not calls:
+        return
     rng = np.random.default_rng(1)
     folder = tempfile.mkdtemp(prefix="patchport-opencv-bench-ops-")
-    with patchport.session("ops", folder, patching=opencv.all()):
+    with patchport.session("ops", folder, patching=opencv.all(level=level)):
         for name, call in calls.items():
             x = annotate.input_tensors(name, {"bgr": frame(rng)})
             annotate.output_tensors(name, {"out": call(x)}, export_with="onnx")
     result = patchport.compile_graph(visualize=False)
     fresh = frame(rng)
-    print(f"single calls at {HEIGHT}x{WIDTH}, median of {repeats} runs (ms)")
+    print(f"single calls at {HEIGHT}x{WIDTH}, {level} level, median of {repeats} runs (ms)")
     header = f"{'cv2':>8}  {'onnx':>8}  {'ratio':>6}"
     print(f"{'call':22}  {header} (default threads)  {header} (1 thread)  max |diff|")
     for name, call in calls.items():
@@ -209,3 +219,4 @@ if __name__ == "__main__":
     if not chosen:
         main(*counts)
     single_calls(*counts, names=chosen)
+    single_calls(*counts, names=chosen, level="fast")
