@@ -92,13 +92,15 @@ def set_threads(threads: int | None) -> None:
     torch.set_num_threads(threads or DEFAULT_THREADS[1])
 
 
-def main(repeats: int = 30) -> None:
+def main(repeats: int = 30, level: str = "reference", profiles: bool = True) -> None:
+    """The camera pipeline exported with the OpenCV patch set at ``level`` ("fast": the
+    opt-in fast level, patching=["opencv:fast"]), timed against OpenCV + torch."""
     maps = pipelines.undistort_maps(HEIGHT, WIDTH)
     model = pipelines.TinyCNN().eval()
     rng = np.random.default_rng(0)
     folder = tempfile.mkdtemp(prefix="patchport-opencv-bench-")
     start = time.perf_counter()
-    with patchport.session("camera", folder, patching=opencv.all()):
+    with patchport.session("camera", folder, patching=opencv.all(level=level)):
         bgr = annotate.input_tensors("camera", {"bgr": frame(rng)})
         action = pipelines.policy(bgr, maps, SIZE, model)
         annotate.output_tensors("camera", {"action": action}, export_with="onnx")
@@ -127,7 +129,10 @@ def main(repeats: int = 30) -> None:
         if threads is None:
             managed = median_ms(lambda: manager.run_policy({"camera/bgr": fresh}), repeats)
             rows.append(("exported ONNX via InferenceManager.run_policy", managed, managed / plain))
-    print(f"pipeline at {HEIGHT}x{WIDTH} -> {SIZE[1]}x{SIZE[0]}, median of {repeats} runs")
+    print(
+        f"pipeline at {HEIGHT}x{WIDTH} -> {SIZE[1]}x{SIZE[0]}, {level} level, "
+        f"median of {repeats} runs"
+    )
     print(
         f"torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, cv2 {cv2.__version__}"
     )
@@ -138,7 +143,7 @@ def main(repeats: int = 30) -> None:
     print(f"max |diff| exported vs OpenCV on a fresh frame: {worst:.2e}")
     print(f"trace {traced:.2f} s, export + replay validation {exported:.2f} s")
     set_threads(None)
-    for threads in (None, 1):
+    for threads in (None, 1) if profiles else ():
         profile(str(result.models["camera"]), {session.get_inputs()[0].name: fresh}, threads)
 
 
@@ -218,5 +223,6 @@ if __name__ == "__main__":
     chosen = sys.argv[2:]
     if not chosen:
         main(*counts)
+        main(*counts, level="fast", profiles=False)
     single_calls(*counts, names=chosen)
     single_calls(*counts, names=chosen, level="fast")

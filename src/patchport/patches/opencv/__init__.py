@@ -144,4 +144,22 @@ def render_markdown() -> str:
     if notes:
         lines += ["", "## Notes", ""]
         lines += [f"- `cv2.{spec.function}`: {spec.notes}" for spec in notes]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _levels_section()) + "\n"
+
+
+def _levels_section() -> list[str]:
+    """The opt-in accuracy levels and what each replaces, for docs/opencv.md."""
+    lines = [
+        "",
+        "## Opt-in accuracy levels",
+        "",
+        '`opencv.all(level="fast")` (or `start(patching=["opencv:fast"])`) trades OpenCV\'s',
+        "exact arithmetic for lowerings ONNX Runtime runs in fewer passes, with the accuracy",
+        "declared below; every other function keeps its replacement above. Each traced call",
+        "is still compared with OpenCV, and `compile_graph(...).summary()` reports the largest",
+        "difference measured (`patch cv2.remap: largest difference from cv2.remap 1 ...`).",
+        "",
+    ]
+    for level, table in LEVELS.items():
+        lines += [f"- `{level}`, `cv2.{name}`: {spec.accuracy}" for name, spec in table.items()]
+    return lines
