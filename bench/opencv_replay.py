@@ -164,6 +164,7 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
     "dilate_ellipse": lambda x: cv2.dilate(x, KERNEL),
     "morphologyEx_open": lambda x: cv2.morphologyEx(x, cv2.MORPH_OPEN, KERNEL),
     "medianBlur_3": lambda x: cv2.medianBlur(x, 3),
+    "flip_columns": lambda x: cv2.flip(x, 1),
     "medianBlur_5": lambda x: cv2.medianBlur(x, 5),
     "Sobel": lambda x: cv2.Sobel(x, cv2.CV_16S, 1, 0),
     "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),

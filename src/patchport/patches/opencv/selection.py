@@ -3,7 +3,7 @@
 A comparator network over the window's pixels is written once, symbolically; a min or
 max whose inputs are the same images at the same relative shift as another's is the
 same image shifted, so it is computed once for the whole picture and read at an offset
-(the column sorts of a 5x5 window serve five windows, the pair merges of sorted columns
+(the column sorts of a 5x5 window serve five windows, the merge of two sorted columns
 two). Min and max select input values, so the result is exact for every dtype.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -80,20 +81,17 @@ def _sort(plan: _Plan, values: list) -> list:
 
 @functools.cache
 def _median_plan(size: int) -> tuple[list[tuple], tuple[Key, Offset]]:
-    """Nodes and the median value of a size x size window: each column sorted, the first
-    half of the sorted columns merged into one list and the rest into another, then the
-    middle rank of the two lists selected (only what the median reads is computed)."""
+    """Nodes and the median value of a size x size window: each column sorted, all but the
+    last sorted column merged pairwise (neighbouring pairs first: one image serves both
+    pairs), then the middle rank selected from that list and the last column. Only what
+    the median reads is computed (see :func:`median_of_window`)."""
     plan = _Plan()
     columns = [_sort(plan, [(0, (dy, dx)) for dy in range(size)]) for dx in range(size)]
-    half = size // 2
-    first = functools.reduce(lambda a, b: _merge(plan, a, b), columns[:half])
-    rest = columns[half:]
-    second = rest[0]
-    if len(rest) == 2:
-        second = _merge(plan, rest[0], rest[1])
-    elif len(rest) == 3:  # neighbouring pair first: the same merge as the first half's
-        second = _merge(plan, _merge(plan, rest[0], rest[1]), rest[2])
-    return plan.nodes, _select(plan, first, second, (size * size) // 2)
+    lists = columns[:-1]
+    while len(lists) > 1:
+        merged = [_merge(plan, lists[i], lists[i + 1]) for i in range(0, len(lists) - 1, 2)]
+        lists = merged + lists[len(merged) * 2 :]
+    return plan.nodes, _select(plan, lists[0], columns[-1], (size * size) // 2)
 
 
 def _select(plan: _Plan, a: list, b: list, k: int) -> tuple[Key, Offset]:
@@ -140,7 +138,7 @@ def _reachable(nodes: list[tuple], key: Key) -> set[Key]:
     return seen
 
 
-def median_of_window(padded: torch.Tensor, size: int, height: int, width: int) -> torch.Tensor:
+def median_of_window(padded: torch.Tensor, size: int, height: Any, width: Any) -> torch.Tensor:
     """Median of every size x size window of ``padded`` (H + size - 1, W + size - 1, C):
     an (H, W, C) tensor of torch.minimum/maximum over shifted slices (exact)."""
     nodes, root = _median_plan(size)
