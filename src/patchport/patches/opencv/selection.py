@@ -102,7 +102,8 @@ def _select(plan: _Plan, a: list, b: list, k: int) -> tuple[Key, Offset]:
     for i in range(k + 2):
         if i > len(a) or k - i >= len(b):
             continue
-        taken = [v for v in (a[i - 1] if i else None, b[k - i] if k >= i else None) if v]
+        pair = (a[i - 1] if i else None, b[k - i] if k >= i else None)
+        taken = [v for v in pair if v is not None]
         value = taken[0] if len(taken) == 1 else plan.op("max", taken[0], taken[1])
         candidates.append(value)
     return functools.reduce(lambda x, y: plan.op("min", x, y), candidates)
