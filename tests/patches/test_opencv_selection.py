@@ -69,7 +69,9 @@ def test_median_of_window_matches_torch_median_with_ties(size):
     assert torch.equal(got, expected)
 
 
-def test_the_5x5_network_is_cheaper_than_a_pruned_sort():
-    """Shared images: far fewer minima and maxima than the 202 of a pruned sort of 25."""
+def test_the_networks_are_cheaper_than_a_pruned_sort():
+    """Shared images: far fewer minima and maxima than a pruned sort (202 for 25 values)."""
     nodes, root = selection._median_plan(5)
     assert len(selection._needed(nodes, root)) - 1 <= 90
+    nodes, root = selection._median_plan(3)  # and 18 instead of 40 for 3x3
+    assert len(selection._needed(nodes, root)) - 1 <= 18
