@@ -86,8 +86,8 @@ def _weighted_taps(
     fill: tuple[float, ...],
 ) -> torch.Tensor:
     """Bilinear samples of an (H, W, C) uint8 image at float positions: each tap one gather
-    of the flat image by constant indices, weights as float32 constants of the output's
-    shape (ONNX Runtime multiplies same-shape tensors fastest)."""
+    of the flat image (cast to float32 once) by constant indices, weights as float32
+    constants of the output's shape (ONNX Runtime multiplies same-shape tensors fastest)."""
     height, width, channels = t.shape
     x0, y0 = np.floor(xs), np.floor(ys)
     fx, fy = xs - x0, ys - y0  # float32, exact
@@ -95,10 +95,10 @@ def _weighted_taps(
     x0 = np.clip(x0, -limit, limit).astype(np.int64)
     y0 = np.clip(y0, -limit, limit).astype(np.int64)
     constant = border == cv2.BORDER_CONSTANT
-    flat = t.reshape(-1)
+    flat = t.reshape(-1).to(torch.float32)  # one cast, not one per tap (13% faster in ORT)
     if constant:  # taps outside the image read the fill pixel appended to the data
         fill_pixel = saturate(torch.tensor(fill[:channels], dtype=torch.float64), torch.uint8)
-        flat = torch.cat([flat, fill_pixel])
+        flat = torch.cat([flat, fill_pixel.to(torch.float32)])
     shape = (*xs.shape, channels)
 
     def tap(yy: np.ndarray, xx: np.ndarray) -> torch.Tensor:
@@ -108,7 +108,7 @@ def _weighted_taps(
         else:
             start = (np.clip(yy, 0, height - 1) * width + np.clip(xx, 0, width - 1)) * channels
         index = (start[..., None] + np.arange(channels)).reshape(-1)
-        return torch.gather(flat, 0, torch.from_numpy(index)).reshape(shape).to(torch.float32)
+        return torch.gather(flat, 0, torch.from_numpy(index)).reshape(shape)
 
     one = np.float32(1.0)
     weights = ((one - fy) * (one - fx), (one - fy) * fx, fy * (one - fx), fy * fx)
