@@ -3,6 +3,10 @@
 ``start(patching=patchport.patches.opencv.all())`` (or ``patching=["opencv"]``) routes
 traced calls of these cv2 functions to torch implementations that reproduce OpenCV's
 results; every other case is refused with a ValueError naming the argument.
+
+``all(level="fast")`` (or ``patching=["opencv:fast"]``) opts into faster lowerings with a
+declared accuracy (e.g. remap in float32 weights, within 1 on uint8); the largest
+difference from OpenCV each traced call showed is in ``compile_graph(...).summary()``.
 """
 
 from __future__ import annotations
@@ -17,15 +21,17 @@ from . import (
     channels,
     color,
     elementwise,
+    fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
     filters,
     geometry,
     histogram,
     morphology,
     transforms,
 )
-from ._base import REGISTRY, Support, UnsupportedCaseError, cv2
+from ._base import LEVELS, REGISTRY, Support, UnsupportedCaseError, cv2
 
 __all__ = [
+    "LEVELS",
     "Support",
     "UnsupportedCaseError",
     "all",
@@ -47,6 +53,7 @@ _MODULES = (
     histogram,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
+DEFAULT_LEVEL = "reference"  # OpenCV's own arithmetic: bit-exact or within 1 as declared
 
 
 def supported() -> list[Support]:
@@ -57,24 +64,37 @@ def supported() -> list[Support]:
     )
 
 
-def patch(function: str, verify: bool | None = None) -> FunctionPatch:
-    """The FunctionPatch of one replaced function, e.g. ``patch("resize")``."""
+def _spec(function: str, level: str, caller: str) -> Support:
+    """The Support of ``function`` at ``level`` (the reference one where the level has none)."""
+    if level != DEFAULT_LEVEL and level not in LEVELS:
+        raise UnsupportedCaseError(
+            f"patchport.patches.opencv.{caller}(level={level!r}): unknown accuracy level; "
+            f"available: {', '.join([DEFAULT_LEVEL, *LEVELS])}."
+        )
+    return LEVELS.get(level, {}).get(function, REGISTRY[function])
+
+
+def patch(function: str, verify: bool | None = None, level: str = DEFAULT_LEVEL) -> FunctionPatch:
+    """The FunctionPatch of one replaced function, e.g. ``patch("resize")``; ``level="fast"``
+    takes the faster replacement where that level has one (see :data:`LEVELS`)."""
     if function not in REGISTRY:
         raise UnsupportedCaseError(
             f"patchport.patches.opencv.patch({function!r}): no replacement for cv2.{function}; "
             f"available: {', '.join(REGISTRY)}."
         )
-    spec = REGISTRY[function]
+    spec = _spec(function, level, "patch")
     owner, _, name = function.rpartition(".")  # "CLAHE.apply": a method of cv2.CLAHE objects
     target = getattr(cv2, owner) if owner else cv2
     return FunctionPatch(target, name, spec.replacement, verify=verify, rtol=1e-5, atol=spec.atol)
 
 
 def all(  # noqa: A001 - the name the issue asks for
-    verify: bool | None = None, exclude: Iterable[str] = ()
+    verify: bool | None = None, exclude: Iterable[str] = (), level: str = DEFAULT_LEVEL
 ) -> list[FunctionPatch]:
     """Every OpenCV replacement as a FunctionPatch list for ``start(patching=...)``;
-    ``exclude`` names functions to leave out (e.g. to pass your own replacement)."""
+    ``exclude`` names functions to leave out (e.g. to pass your own replacement);
+    ``level="fast"`` opts into the faster replacements of :data:`LEVELS` (declared
+    accuracy, checked against OpenCV on every traced call like the others)."""
     skipped = set(exclude)
     unknown = skipped - set(REGISTRY)
     if unknown:
@@ -82,7 +102,8 @@ def all(  # noqa: A001 - the name the issue asks for
             f"patchport.patches.opencv.all(exclude=...): no replacement named "
             f"{', '.join(sorted(unknown))}; available: {', '.join(REGISTRY)}."
         )
-    return [patch(s.function, verify) for s in supported() if s.function not in skipped]
+    _spec(next(iter(REGISTRY)), level, "all")  # an unknown level fails before anything
+    return [patch(s.function, verify, level) for s in supported() if s.function not in skipped]
 
 
 _RELEASES = (
@@ -150,4 +171,22 @@ def render_markdown() -> str:
         lines += ["", "## Notes", ""]
         lines += [f"- `cv2.{spec.function}`: {spec.notes}" for spec in notes]
     lines += ["", *_RELEASES]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _levels_section()) + "\n"
+
+
+def _levels_section() -> list[str]:
+    """The opt-in accuracy levels and what each replaces, for docs/opencv.md."""
+    lines = [
+        "",
+        "## Opt-in accuracy levels",
+        "",
+        '`opencv.all(level="fast")` (or `start(patching=["opencv:fast"])`) trades OpenCV\'s',
+        "exact arithmetic for lowerings ONNX Runtime runs in fewer passes, with the accuracy",
+        "declared below; every other function keeps its replacement above. Each traced call",
+        "is still compared with OpenCV, and `compile_graph(...).summary()` reports the largest",
+        "difference measured (`patch cv2.remap: largest difference from cv2.remap 1 ...`).",
+        "",
+    ]
+    for level, table in LEVELS.items():
+        lines += [f"- `{level}`, `cv2.{name}`: {spec.accuracy}" for name, spec in table.items()]
+    return lines

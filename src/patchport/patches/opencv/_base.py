@@ -73,6 +73,9 @@ class Support:
 
 
 REGISTRY: dict[str, Support] = {}
+# opt-in accuracy levels: level -> function -> the replacement used at that level instead
+# of REGISTRY's (faster lowering, a declared and verified accuracy)
+LEVELS: dict[str, dict[str, Support]] = {"fast": {}}
 
 
 def replaces(
@@ -87,11 +90,14 @@ def replaces(
     uint8_units: int = 0,
     float_atol: float = 1e-6,
     uint16_units: int | None = None,
+    level: str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as the traceable replacement of ``cv2.<function>``."""
+    """Register the decorated function as the traceable replacement of ``cv2.<function>``
+    (at an opt-in accuracy ``level`` of :data:`LEVELS` when given)."""
 
     def register(replacement: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY[function] = Support(
+        table = REGISTRY if level is None else LEVELS[level]
+        table[function] = Support(
             function,
             replacement,
             tuple((k, tuple(v)) for k, v in (arguments or {}).items()),

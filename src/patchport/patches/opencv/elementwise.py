@@ -145,7 +145,8 @@ def _uint8_saturating(
     function: str, src1: Any, src2: Any, mask: Any, sign: int
 ) -> np.ndarray | None:
     """uint8 add (``sign`` 1), subtract (-1) or absdiff (0) saturated without widening:
-    a + min(b, 255 - a), a - min(a, b), max(a, b) - min(a, b) never leave 0..255, so the
+    a + min(b, 255 - a) (min(a, 255 - b) + b when b is a constant), a - min(a, b),
+    max(a, b) - min(a, b) never leave 0..255, so the
     exported graph stays in uint8 (exact; no casts, no int32 image). None when a Scalar's
     channels need both signs (the int32 path handles those)."""
     a = as_tensor(function, src1, _DTYPES, _CHANNELS, "src1")
@@ -167,7 +168,9 @@ def _uint8_saturating(
         if (addend < 0).any():  # mixed signs, or absdiff with a negative Scalar
             return None
         b = torch.from_numpy(addend.astype(np.uint8)).reshape(1, 1, -1)
-    if sign > 0:
+    if sign > 0 and type(b) is torch.Tensor:  # b plain data: 255 - b is a constant, so
+        out = torch.minimum(a, 255 - b) + b  # two passes over the image instead of three
+    elif sign > 0:
         out = a + torch.minimum(b, 255 - a)
     elif sign < 0:
         out = a - torch.minimum(a, b)

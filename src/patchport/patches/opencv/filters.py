@@ -23,6 +23,7 @@ from ._base import (
     to_numpy,
     tuple_of_ints,
 )
+from .selection import median_of_window
 
 _SMALL_KERNELS = {
     1: [1.0],
@@ -292,78 +293,14 @@ def blur(
 )
 def medianBlur(src: np.ndarray, ksize: int, dst: Any = None) -> Any:
     """Traceable ``cv2.medianBlur`` for 3x3 and 5x5 apertures: the median of each window
-    (edges replicated), as a sort of the window's shifted slices (exact)."""
+    (edges replicated) by minima and maxima shared between neighbouring windows (exact)."""
     no_dst("medianBlur", dst)
     if ksize not in (3, 5):
         raise refuse("medianBlur", "ksize", ksize, "3 or 5")
     t = as_tensor("medianBlur", src, ("uint8", "uint16", "float32"), (1, 2, 3, 4))
     half = ksize // 2
     padded = pad(t, half, half, half, half, cv2.BORDER_REPLICATE)
-    height, width = t.shape[0], t.shape[1]
-    windows = [
-        padded.narrow(0, i, height).narrow(1, j, width) for i in range(ksize) for j in range(ksize)
-    ]
-    median = _median(windows)
-    return to_numpy(median, src.dtype)
-
-
-def _odd_even_merge_pairs(n: int) -> list[tuple[int, int]]:
-    """Comparators (low, high) of Batcher's odd-even merge sort for n wires (a power of 2)."""
-    pairs = []
-    p = 1
-    while p < n:
-        k = p
-        while k >= 1:
-            for j in range(k % p, n - k, 2 * k):
-                for i in range(min(k, n - j - k)):
-                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
-                        pairs.append((i + j, i + j + k))
-            k //= 2
-        p *= 2
-    return pairs
-
-
-def _median_plan(count: int) -> tuple[list[tuple[int, int, int, bool, bool]], int]:
-    """The min/max steps that compute the median of ``count`` values: a sorting network
-    with padding wires (+inf) folded away and every step the median does not need pruned.
-    Each step: (input a, input b, first new value id, min needed, max needed); then the id
-    of the median."""
-    size = 1 << (count - 1).bit_length()
-    wires: list[int | None] = list(range(count)) + [None] * (size - count)  # None: +inf
-    steps, next_id = [], count
-    for low, high in _odd_even_merge_pairs(size):
-        a, b = wires[low], wires[high]
-        if b is None:
-            continue  # max(x, inf) = inf stays high: nothing moves
-        if a is None:
-            wires[low], wires[high] = b, None
-            continue
-        wires[low], wires[high] = next_id, next_id + 1
-        steps.append((a, b, next_id))
-        next_id += 2
-    median = wires[count // 2]
-    assert median is not None
-    needed = {median}
-    plan = []
-    for a, b, first in reversed(steps):
-        want_min, want_max = first in needed, first + 1 in needed
-        if want_min or want_max:
-            needed.update((a, b))
-            plan.append((a, b, first, want_min, want_max))
-    return plan[::-1], median
-
-
-def _median(values: list[torch.Tensor]) -> torch.Tensor:
-    """Elementwise median of an odd number of same-shaped tensors by min/max only (exact,
-    and cheap in ONNX: no sort, no full-resolution index)."""
-    plan, median = _median_plan(len(values))
-    held = dict(enumerate(values))
-    for a, b, first, want_min, want_max in plan:
-        if want_min:
-            held[first] = torch.minimum(held[a], held[b])
-        if want_max:
-            held[first + 1] = torch.maximum(held[a], held[b])
-    return held[median]
+    return to_numpy(median_of_window(padded, ksize, t.shape[0], t.shape[1]), src.dtype)
 
 
 def _sobel_depths() -> dict[int, torch.dtype]:
