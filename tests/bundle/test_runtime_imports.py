@@ -55,3 +55,13 @@ def test_the_public_names_still_reach_the_runtime():
     manager = patchport.bundle.InferenceManager
     assert patchport.InferenceManager is manager is patchport.export.InferenceManager
     assert patchport.export.ModelIntegrityError is patchport.bundle.ModelIntegrityError
+
+
+def test_system_info_records_the_opencv_release_the_arithmetic_follows():
+    """Replacements follow the installed cv2 (4.x and 5.x differ): the bundle says which,
+    whichever distribution (headless, contrib) installed it."""
+    import cv2
+
+    from patchport.bundle.spec import system_info
+
+    assert system_info()["opencv version"] == cv2.__version__

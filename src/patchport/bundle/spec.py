@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,9 @@ def system_info() -> dict[str, Any]:
     }
     for package in ("numpy", "onnx", "onnxruntime", "onnxscript", "opencv-python-headless"):
         info[f"{package} version"] = installed_version(package)
+    # what exported OpenCV arithmetic follows, whichever distribution (contrib, gui) ships cv2
+    cv2 = sys.modules.get("cv2")
+    info["opencv version"] = getattr(cv2, "__version__", None)
     return info
 
 
