@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .bundle.arrays import numpy_dtype
 from .errors import BundleCommandError
 
 _PROG = "patchport bundle"
@@ -123,15 +124,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
 # --- check -------------------------------------------------------------------------------
 
 
-def _numpy_dtype(name: str) -> np.dtype:
-    name = str(name).removeprefix("torch.")
-    return np.dtype({"bool": "bool_", "half": "float16", "float": "float32"}.get(name, name))
-
-
 def mock_value(port: Any, rng: np.random.Generator) -> np.ndarray:
     """A random array for a port: recorded shape (2 for a dimension without a size)."""
     shape = tuple(d if isinstance(d, int) and d >= 0 else 2 for d in port.shape)
-    dtype = _numpy_dtype(port.dtype)
+    dtype = numpy_dtype(port.dtype)
     if dtype.kind == "b":
         return rng.integers(0, 2, size=shape).astype(dtype)
     if dtype.kind in "iu":
@@ -152,7 +148,7 @@ def _matches(port: Any, value: np.ndarray) -> str | None:
     if len(shape) != len(dims) or any(shape[i] != dims[i] for i in fixed):
         return f"shape {list(shape)} instead of {list(dims)}"
     try:
-        if value.dtype != _numpy_dtype(port.dtype):
+        if value.dtype != numpy_dtype(port.dtype):
             return f"dtype {value.dtype} instead of {port.dtype}"
     except TypeError:
         pass
