@@ -105,7 +105,11 @@ def patched_code(patches: Iterable[Any]) -> set[CodeType]:
     for patch in patches:
         target = getattr(patch, "_original_at_creation", None)
         target = getattr(target, "__func__", target)
-        code = getattr(target, "__code__", None)
-        if code is not None:
-            found.add(code)
+        seen: set[int] = set()
+        while target is not None and id(target) not in seen:  # a decorated function: the
+            seen.add(id(target))  # code it wraps is replaced too
+            code = getattr(target, "__code__", None)
+            if code is not None:
+                found.add(code)
+            target = getattr(target, "__wrapped__", None)
     return found
