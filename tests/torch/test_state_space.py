@@ -205,3 +205,56 @@ def test_bamba_hybrid_exports_right_on_new_lengths():
     model, traced, shapes, checks = _state_space_case(_bamba(), 7, (1, 3, 16))
     program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
     _assert_right_on_new_lengths(report, checks)
+
+
+class _PadsToChunks(torch.nn.Module):
+    """Pads rows to whole chunks of 4 as Mamba2's chunked scan pads the sequence."""
+
+    def forward(self, x):
+        pad = (4 - x.shape[0] % 4) % 4
+        if pad > 0:
+            x = torch.nn.functional.pad(x, (0, 0, 0, pad))
+        return x.reshape(-1, 4, x.shape[1]).sum(1)
+
+
+def _assert_padding_refused_in_words(caught, dimension: str, where: str, branch: str):
+    import re
+
+    text = str(caught.value)
+    assert len(caught.value.result.report.attempts) == 1, text
+    assert f"pads {dimension} to whole chunks" in text and f"make {dimension} static" in text
+    assert where in text and branch in text, text
+    assert "no other was tried" in text
+    assert not re.search(r"\bs\d+\b", text) and "Mod(" not in text, text  # words, not sympy
+
+
+def test_padding_to_whole_chunks_is_refused_in_words_after_one_export():
+    from patchport.torch import NarrowedExportError
+
+    with pytest.raises(NarrowedExportError) as caught:
+        export(_PadsToChunks(), (torch.randn(5, 2),), dynamic_shapes=({0: "rows"},))
+    _assert_padding_refused_in_words(caught, "rows", "test_state_space.py", "if pad > 0:")
+    # allow_narrowing asks for the least narrow program: the other configurations are
+    # still tried (backed_size_oblivious drops the guard rows//4 != 1 of the traced 5)
+    program, report = export(
+        _PadsToChunks(), (torch.randn(5, 2),), dynamic_shapes=({0: "rows"},), allow_narrowing=True
+    )
+    assert len(report.attempts) == 3 and len(report.narrowings) == 1, report.to_text()
+
+
+@pytest.mark.slow
+def test_mamba2_without_its_scan_patch_is_refused_in_words_after_one_export():
+    from patchport.torch import NarrowedExportError
+
+    model, traced, shapes, checks = _state_space_case(_mamba2(), 7, (1, 3, 16))
+    no_scan = [group for group in TransformersPatch if group is not TransformersPatch.SCAN]
+    with pytest.raises(NarrowedExportError) as caught:
+        export(
+            model,
+            (),
+            traced,
+            dynamic_shapes=shapes,
+            check_shapes=checks,
+            patch_transformers=no_scan,
+        )
+    _assert_padding_refused_in_words(caught, "seq", "modeling_mamba2.py:", "if pad_size > 0:")
