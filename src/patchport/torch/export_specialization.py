@@ -82,11 +82,14 @@ def recording_specializations() -> Iterator[list[Specialization]]:
 
     def recording_guard(self: Any, prefix: str, g: Any, forcing_spec: bool) -> None:
         if not prefix.endswith("[guard suppressed]") and _modular(g):
-            site = _model_frame()
-            symbols = _padded_symbols(g)
-            sources = tuple(
-                source.name for a in symbols for source in self.var_to_sources.get(a, [])
-            )
+            try:
+                site = _model_frame()
+                symbols = _padded_symbols(g)
+                sources = tuple(
+                    source.name for a in symbols for source in self.var_to_sources.get(a, [])
+                )
+            except Exception:  # recording is a diagnosis: it never fails the export
+                site, sources = None, ()
             if site is not None and sources:
                 found.append(Specialization(sources, str(g), *site, kind="modular"))
         return original_guard(self, prefix, g, forcing_spec)
