@@ -193,6 +193,32 @@ def windowed_vision():
     return _vision_case(transformers.SwinForImageClassification(config).eval())
 
 
+def _state_space_case(model, traced_seq: int = 5, check_seqs=(1, 3)):
+    """Keyword inputs without a cache (``use_cache=False``): batch and seq dynamic."""
+
+    def inputs(batch, seq, seed):
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "use_cache": False}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "seq"},
+        "use_cache": None,
+    }
+    checks = [inputs(1, traced_seq, 2)] + [inputs(2, s, 3 + s) for s in check_seqs]
+    return model, inputs(2, traced_seq, 1), shapes, checks
+
+
+def state_space(traced_seq: int = 5, check_seqs=(1, 3)):
+    """Mamba: its CPU scan is patched to a closed form, so seq stays dynamic."""
+    torch.manual_seed(0)
+    config = transformers.MambaConfig(
+        hidden_size=32, state_size=4, num_hidden_layers=1, vocab_size=VOCAB, time_step_rank=4
+    )
+    model = transformers.MambaForCausalLM(config).eval()
+    return _state_space_case(model, traced_seq, check_seqs)
+
+
 FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
     "MoE decoder + cache": moe_decoder_with_cache,
@@ -202,6 +228,7 @@ FAMILIES = {
     "vision transformer": vision_transformer,
     "convolutional vision": convolutional_vision,
     "windowed vision": windowed_vision,
+    "state-space": state_space,
 }
 
 
@@ -221,23 +248,16 @@ def test_family_exports_right_on_batch_1_and_decode_step(family):
 
 
 @pytest.mark.slow
-def test_state_space_scan_is_refused_not_narrowed():
-    # Mamba's CPU scan loops over the sequence in Python: plain torch refuses a dynamic
-    # length, and so must every patched configuration (no program fixed to the traced length)
-    torch.manual_seed(0)
-    config = transformers.MambaConfig(
-        hidden_size=32, state_size=4, num_hidden_layers=1, vocab_size=VOCAB, time_step_rank=4
-    )
-    model = transformers.MambaForCausalLM(config).eval()
-    traced = {
-        "input_ids": _tokens(2, 5, 1),
-        "attention_mask": torch.ones(2, 5, dtype=torch.int64),
-        "use_cache": False,
-    }
-    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
-    shapes["use_cache"] = None
+def test_state_space_scan_without_its_patch_is_refused_not_narrowed():
+    # Without the scan patch, Mamba's CPU scan loops over the sequence in Python: plain
+    # torch refuses a dynamic length, and so must every patched configuration (no program
+    # fixed to the traced length)
+    from patchport.torch import TransformersPatch
+
+    model, traced, shapes, _ = state_space()
+    no_scan = [group for group in TransformersPatch if group is not TransformersPatch.SCAN]
     with pytest.raises(ExportFailedError) as caught:
-        export(model, (), traced, dynamic_shapes=shapes)
+        export(model, (), traced, dynamic_shapes=shapes, patch_transformers=no_scan)
     assert all(attempt.report is None for attempt in caught.value.attempts)
     assert "Constraints violated" in str(caught.value)
     assert "cannot keep seq dynamic" in str(caught.value)  # named as the user named it
@@ -248,4 +268,4 @@ def test_state_space_scan_is_refused_not_narrowed():
         caught.value
     )
     with pytest.raises(ExportFailedError, match="Python loop"):  # to_onnx says the same
-        to_onnx(model, (), traced, dynamic_shapes=shapes)
+        to_onnx(model, (), traced, dynamic_shapes=shapes, patch_transformers=no_scan)

@@ -105,7 +105,10 @@ def export(
     configuration that is general and right is taken without trying the next ones.
     When the best program still narrows a requested dimension, refuses a check or
     computes a wrong value, :class:`NarrowedExportError` says so in words (its
-    ``result`` holds the program), unless ``allow_narrowing=True``.
+    ``result`` holds the program), unless ``allow_narrowing=True``. When plain torch's
+    narrowings come from a Python branch on a size modulo a constant (a sequence padded
+    to whole chunks) in code no patch replaces, that error comes after one export and
+    names the lines (``allow_narrowing=True`` still tries every configuration).
     ``expected_outputs`` are the eager outputs on ``check_shapes`` when the caller has
     them already (as for :func:`check_program`).
     Returns ``ExportResult(program, report)``; the model is left exactly as it was.
@@ -127,6 +130,7 @@ def export(
         expected = eager_outputs(model, check_shapes)
     attempts: list[Attempt] = []
     programs: list[Any] = []
+    padding: list[Specialization] = []
     failures: list[BaseException] = []
     for configuration in configurations(patch_torch, patch_transformers, backed_size_oblivious):
         if not configuration.backed_size_oblivious and any(
@@ -194,6 +198,10 @@ def export(
             report, program, model, args, kwargs, check_shapes, dynamic_shapes, rtol, atol
         ):
             break  # no other configuration is worth another export
+        if len(attempts) == 1 and not allow_narrowing:
+            padding = _padding_sites(report, specialized, model, patch_torch, patch_transformers)
+            if padding:  # every try keeps the guards of code no patch replaces: the call
+                break  # ends narrowed (an error) whatever is tried next
     if not programs:
         lines = "\n".join(f"  {attempt.to_text()}" for attempt in attempts)
         raise ExportFailedError(
@@ -208,8 +216,11 @@ def export(
     report.attempts = attempts
     report.choice = _why(attempts, index)
     result = ExportResult(program, report)
+    if padding:
+        report.choice = _padding_choice(model, padding, args, kwargs, dynamic_shapes)
     if not report.is_general and not allow_narrowing:
-        raise NarrowedExportError(_narrowed_message(model, report), result)
+        extra = f"\n{report.choice}." if padding else ""
+        raise NarrowedExportError(_narrowed_message(model, report) + extra, result)
     return result
 
 
@@ -285,6 +296,53 @@ def _fixing_loops(
     except Exception:  # cannot tell what the patches replace: try them
         return []
     return loops_fixing(found, error, patched_code(patches))
+
+
+def _padding_sites(
+    report: ExportReport,
+    found: list[Specialization],
+    model: torch.nn.Module,
+    patch_torch: bool,
+    patch_transformers: Any,
+) -> list[Specialization]:
+    """The lines that guarded a size modulo a constant, when every narrowing of ``report``
+    is such a guard (``seq % 4``: a sequence padded to whole chunks) and no patch of any
+    configuration replaces that code, so another export would keep them; else empty."""
+    from .export_specialization import modular_sites, patched_code
+
+    texts = [item.text for item in report.narrowings]
+    if not texts or report.wrong_values or not all("%" in t or "//" in t for t in texts):
+        return []
+    from .apply import collect_patches
+
+    try:
+        patches = collect_patches(patch_torch, patch_transformers, model=model)
+    except Exception:  # cannot tell what the patches replace: try them
+        return []
+    return modular_sites(found, patched_code(patches))
+
+
+def _padding_choice(
+    model: torch.nn.Module, sites: list[Specialization], args: tuple, kwargs: dict, shapes: Any
+) -> str:
+    """Why only one configuration was tried: where the model pads, and what to do."""
+    from .export_dimensions import labels_by_source
+
+    try:
+        labels = labels_by_source(model, args, kwargs, shapes) if shapes is not None else {}
+    except Exception:  # specs that do not fit the inputs: torch's names
+        labels = {}
+    names = ", ".join(
+        dict.fromkeys(labels.get(source, source) for site in sites for source in site.sources)
+    )
+    lines = "\n".join(f"    {site.where()}: {site.line}" for site in sites[:4])
+    return (
+        f"{type(model).__name__} pads {names} to whole chunks: torch guarded {names} modulo "
+        f"a constant at these lines, in code no patch replaces, so every configuration keeps "
+        f"those guards and no other was tried:\n{lines}\n  What you can do: make {names} "
+        f"static in dynamic_shapes, check only sizes the guards accept, or replace that "
+        f"code in a patch (extra_patches of apply_patches_for_model)"
+    )
 
 
 def _loop_message(

@@ -5,6 +5,10 @@ torch's error names the dimension ("specialized it to be a constant (5)") but no
 line. A Python loop over the size (``for i in range(seq_len)``) fixes it in every
 configuration, patches aside: knowing it is a loop lets :func:`patchport.torch.export`
 refuse in words after one attempt instead of three full exports.
+
+The guards torch adds on a size modulo a constant (a sequence padded to whole chunks:
+``seq % chunk_size``) are recorded the same way, with their line: no configuration drops
+them while the code that pads stays unpatched, so one attempt says so in words.
 """
 
 from __future__ import annotations
@@ -38,11 +42,17 @@ class Specialization:
     function: str
     line: str
     code: CodeType | None
+    kind: str = "fixed"  # "fixed": replaced by a constant; "modular": a guard on a % or //
 
     @property
     def is_loop(self) -> bool:
         """A ``for``/``while`` loop: it runs once per position while traced."""
         return self.line.startswith(("for ", "while ", "async for "))
+
+    @property
+    def is_branch(self) -> bool:
+        """A Python ``if``/``while``/``assert`` on the size: decided while traced."""
+        return self.line.startswith(("if ", "elif ", "while ", "assert "))
 
     def where(self) -> str:
         """``transformers/models/mamba/modeling_mamba.py:321 in slow_forward``."""
@@ -68,11 +78,61 @@ def recording_specializations() -> Iterator[list[Specialization]]:
                 found.append(Specialization(sources, str(tgt), *site))
         return original(self, a, tgt, msg)
 
+    original_guard = ShapeEnv._log_guard
+
+    def recording_guard(self: Any, prefix: str, g: Any, forcing_spec: bool) -> None:
+        if not prefix.endswith("[guard suppressed]") and _modular(g):
+            try:
+                site = _model_frame()
+                symbols = _padded_symbols(g)
+                sources = tuple(
+                    source.name for a in symbols for source in self.var_to_sources.get(a, [])
+                )
+            except Exception:  # recording is a diagnosis: it never fails the export
+                site, sources = None, ()
+            if site is not None and sources:
+                found.append(Specialization(sources, str(g), *site, kind="modular"))
+        return original_guard(self, prefix, g, forcing_spec)
+
     ShapeEnv._set_replacement = recording
+    ShapeEnv._log_guard = recording_guard
     try:
         yield found
     finally:
         ShapeEnv._set_replacement = original
+        ShapeEnv._log_guard = original_guard
+
+
+def _modular(expression: Any) -> bool:
+    """A guard on a size modulo or divided by something (``Mod``, ``FloorDiv``)."""
+    try:
+        atoms = expression.atoms(*_MODULAR_TYPES)
+    except (AttributeError, TypeError):
+        return False
+    return bool(atoms)
+
+
+def _padded_symbols(expression: Any) -> set[Any]:
+    """The symbols taken modulo a constant at the innermost ``%``/``//`` (``seq`` in
+    ``(seq + (4 - seq % 4) % 4) // 4 * batch``): the sizes padded, not the others."""
+    atoms = expression.atoms(*_MODULAR_TYPES)
+    inner = [
+        atom
+        for atom in atoms
+        if atom.args[-1].is_number and not any(arg.atoms(*_MODULAR_TYPES) for arg in atom.args)
+    ]
+    return {x for atom in inner or atoms for x in atom.free_symbols}
+
+
+def _modular_types() -> tuple[type, ...]:
+    import sympy
+    from torch.utils._sympy import functions
+
+    names = ("FloorDiv", "Mod", "PythonMod", "CleanDiv")
+    return (sympy.Mod, *(getattr(functions, n) for n in names if hasattr(functions, n)))
+
+
+_MODULAR_TYPES = _modular_types()
 
 
 def _model_frame() -> tuple[str, int, str, str, CodeType] | None:
@@ -93,10 +153,25 @@ def loops_fixing(
     no patch replaces (no configuration can then keep it dynamic); else an empty list.
     Only the first counts: the sizes fixed after it are tied to it (the mask's length
     equals the tokens'), wherever torch happened to find that out."""
-    named = [s for s in found if any(source in message for source in s.sources)]
+    named = [
+        s for s in found if s.kind == "fixed" and any(source in message for source in s.sources)
+    ]
     if not named or not named[0].is_loop or named[0].code in patched_code:
         return []
     return [named[0]]
+
+
+def modular_sites(found: Iterable[Specialization], patched: set[CodeType]) -> list[Specialization]:
+    """One site per line where torch guarded a size modulo a constant, the Python branches
+    first, when one of them is a branch (``if pad_size > 0:``, decided at trace time in
+    every configuration) and no patch replaces any of that code; else empty."""
+    sites = [s for s in found if s.kind == "modular"]
+    if not any(s.is_branch for s in sites) or any(s.code in patched for s in sites):
+        return []
+    unique: dict[tuple[str, int], Specialization] = {}
+    for site in sorted(sites, key=lambda s: not s.is_branch):
+        unique.setdefault((site.filename, site.lineno), site)
+    return list(unique.values())
 
 
 def patched_code(patches: Iterable[Any]) -> set[CodeType]:
@@ -105,7 +180,11 @@ def patched_code(patches: Iterable[Any]) -> set[CodeType]:
     for patch in patches:
         target = getattr(patch, "_original_at_creation", None)
         target = getattr(target, "__func__", target)
-        code = getattr(target, "__code__", None)
-        if code is not None:
-            found.add(code)
+        seen: set[int] = set()
+        while target is not None and id(target) not in seen:  # a decorated function: the
+            seen.add(id(target))  # code it wraps is replaced too
+            code = getattr(target, "__code__", None)
+            if code is not None:
+                found.add(code)
+            target = getattr(target, "__wrapped__", None)
     return found

@@ -29,6 +29,7 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 
 _ROTARY = {"rotary_forward_without_state"}
+_SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_one_chunk"}
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,13 @@ def same_code(candidate: Any, reference: Any) -> bool:
 
     transformers copies helpers into each ``modeling_<name>.py``; a copy with the same
     code computes the same thing, a copy that differs in any way is not ours to replace.
+    Decorated functions are compared by what they wrap (``functools.wraps``): transformers'
+    kernel-hub wrappers all share one code object, whatever they wrap.
     """
-    a = getattr(candidate, "__code__", None)
-    b = getattr(reference, "__code__", None)
+    import inspect
+
+    a = getattr(inspect.unwrap(candidate), "__code__", None)
+    b = getattr(inspect.unwrap(reference), "__code__", None)
     if a is None or b is None:
         return False
     return (
@@ -219,6 +224,7 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
 def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
     """The shipped :class:`CopiedHelperPatch` declarations."""
     from .builtin import transformers_attention as attention
+    from .builtin import transformers_scan as scan
 
     models = "transformers.models"
     return (
@@ -250,6 +256,26 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
             versions=">=5.0,<6.0",
             why="eager attention with soft-capping multiplies contiguous operands, so matmul "
             "does not guard seq != 1",
+        ),
+        CopiedHelperPatch(
+            name="mamba_selective_scan_closed_form",
+            function="mamba_selective_scan",
+            reference=f"{models}.mamba.modeling_mamba.mamba_selective_scan",
+            replacement=scan.mamba_selective_scan_closed_form,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="Mamba's selective scan sums its recurrence in closed form instead of a Python "
+            "loop over the positions, so the sequence length stays dynamic",
+        ),
+        CopiedHelperPatch(
+            name="mamba2_chunk_scan_one_chunk",
+            function="mamba2_chunk_scan",
+            reference=f"{models}.mamba2.modeling_mamba2.mamba2_chunk_scan",
+            replacement=scan.mamba2_chunk_scan_one_chunk,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="Mamba2's chunked scan runs as one chunk as long as the sequence, without padding "
+            "it to a multiple of chunk_size, so torch does not fix seq % chunk_size",
         ),
     )
 
@@ -404,6 +430,7 @@ class TransformersPatch(str, enum.Enum):
     ROTARY = "rotary"  # stateless dynamic / longrope rotary embeddings (found from the model)
     EXPORTERS = "exporters"  # the export patches transformers itself ships
     CACHE = "cache"  # cache layers traced without constant tensors (ONNX conversion)
+    SCAN = "scan"  # state-space scans (Mamba, Mamba2) without a loop or padding over seq
 
 
 TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
@@ -438,7 +465,11 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
         patches, skipped = model_patches(model)
         for item in (*patches, *skipped):
             group = (
-                TransformersPatch.ROTARY if item.name in _ROTARY else TransformersPatch.ATTENTION
+                TransformersPatch.ROTARY
+                if item.name in _ROTARY
+                else TransformersPatch.SCAN
+                if item.name in _SCAN
+                else TransformersPatch.ATTENTION
             )
             if group in wanted:
                 yield item
