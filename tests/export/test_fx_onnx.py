@@ -252,3 +252,32 @@ def test_per_channel_constant_is_widened_to_whole_rows(tmp_path):
     shapes = {tuple(i.dims) for i in onnx.load_from_string(model).graph.initializer}
     assert (1, 70, 3) in shapes and (1, 1, 3) not in shapes
     assert_translation_replays(node, np.random.default_rng(7))
+
+
+def test_pad_is_one_pad_node_in_every_mode_and_dtype(tmp_path):
+    """F.pad (constant, replicate, reflect) is one ONNX Pad, not a torch.onnx fallback or
+    concatenated strips; int16 (no Pad kernel in ONNX Runtime) is padded as int32 exactly."""
+
+    def padded(image, wide):
+        batch = image.unsqueeze(0)
+        return {
+            "constant": torch.nn.functional.pad(image, (0, 0, 1, 2, 2, 1), value=255.0),
+            "edge": torch.nn.functional.pad(batch, (0, 0, 2, 1, 1, 2), mode="replicate"),
+            "reflect": torch.nn.functional.pad(batch, (0, 0, 1, 1, 2, 2), mode="reflect"),
+            "int16": torch.nn.functional.pad(wide, (0, 0, 1, 1, 1, 1), value=-7.0),
+        }
+
+    rng = np.random.default_rng(8)
+    image = torch.from_numpy(rng.integers(0, 256, (5, 6, 3), dtype=np.uint8))
+    wide = torch.from_numpy(rng.integers(-999, 999, (4, 5, 2), dtype=np.int16))
+    node = trace_node(tmp_path, padded, {"image": image, "wide": wide})
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, expected = driver.translate(node.graph_module, [image, wide], names, outputs)
+    ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+    assert ops.count("Pad") == 4 and "Concat" not in ops
+    session = onnxruntime.InferenceSession(model)
+    got = session.run(None, dict(zip(names, [image.numpy(), wide.numpy()])))
+    for name, g, w in zip(outputs, got, expected):
+        np.testing.assert_array_equal(g, w.numpy(), err_msg=name)
+
