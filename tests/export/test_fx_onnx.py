@@ -281,3 +281,38 @@ def test_pad_is_one_pad_node_in_every_mode_and_dtype(tmp_path):
     for name, g, w in zip(outputs, got, expected):
         np.testing.assert_array_equal(g, w.numpy(), err_msg=name)
 
+
+def _slices(model):
+    """(input, starts, ends, axes) of every Slice node, constants read from initializers."""
+    graph = onnx.load_from_string(model).graph
+    values = {i.name: onnx.numpy_helper.to_array(i).tolist() for i in graph.initializer}
+    return [
+        tuple([n.input[0]] + [str(values.get(name)) for name in n.input[1:]])
+        for n in graph.node
+        if n.op_type == "Slice"
+    ]
+
+
+def test_uint8_morphology_and_median_stay_in_uint8_with_one_slice_per_window_read(tmp_path):
+    """uint8 erode/dilate/gradient and medianBlur are written as uint8 Pad, Slice, Min, Max
+    and Sub: no Cast, no border strips concatenated, each shifted window sliced once."""
+    import cv2
+
+    def filters(image):
+        return {
+            "gradient": cv2.morphologyEx(image, cv2.MORPH_GRADIENT, None),
+            "erode": cv2.erode(image, np.ones((5, 5), np.uint8)),
+            "median3": cv2.medianBlur(image, 3),
+            "median5": cv2.medianBlur(image, 5),
+        }
+
+    image = np.random.default_rng(9).integers(0, 256, (12, 14, 3), dtype=np.uint8)
+    node = trace_node(tmp_path, filters, {"image": image}, opencv.all())
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+    ops = {n.op_type for n in onnx.load_from_string(model).graph.node}
+    assert ops <= {"Pad", "Slice", "Min", "Max", "Sub", "Reshape", "Identity"}, ops
+    slices = _slices(model)
+    assert len(slices) == len(set(slices))
+    assert_translation_replays(node, np.random.default_rng(10))

@@ -266,6 +266,8 @@ def morphologyEx(
         limits = integer_limits(src.dtype)
         if limits is None:
             out = high - low
+        elif t.dtype == torch.uint8:  # saturated in uint8: no widening, no casts
+            out = high - torch.minimum(high, low)
         else:
             difference = high.to(torch.int32) - low.to(torch.int32)
             out = torch.clamp(difference, *limits).to(t.dtype)
