@@ -316,3 +316,21 @@ def test_uint8_morphology_and_median_stay_in_uint8_with_one_slice_per_window_rea
     slices = _slices(model)
     assert len(slices) == len(set(slices))
     assert_translation_replays(node, np.random.default_rng(10))
+
+
+def test_long_rectangle_windows_double_instead_of_one_step_per_cell(tmp_path):
+    """A 7x7 rectangle is 3 minima per direction (windows of 2, 4, then two overlapping 4s),
+    not 6: the same exact erosion, half the passes over the image."""
+    import cv2
+
+    image = np.random.default_rng(11).integers(0, 256, (16, 18, 3), dtype=np.uint8)
+    node = trace_node(
+        tmp_path, lambda x: {"eroded": cv2.erode(x, np.ones((7, 7), np.uint8))},
+        {"image": image}, opencv.all(),
+    )  # fmt: skip
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+    ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+    assert ops.count("Min") == 6 and ops.count("Pad") == 1
+    assert_translation_replays(node, np.random.default_rng(12))
