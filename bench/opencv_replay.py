@@ -178,6 +178,7 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame (and a second one: TWO
     "erode_5x5": lambda x: cv2.erode(x, RECT5),
     "erode_gray": lambda x: cv2.erode(x, None),
     "dilate_ellipse": lambda x: cv2.dilate(x, KERNEL),
+    "dilate_iterations_3": lambda x: cv2.dilate(x, None, iterations=3),  # a 7x7 rectangle
     "morphologyEx_open": lambda x: cv2.morphologyEx(x, cv2.MORPH_OPEN, KERNEL),
     "morphologyEx_close_5x5": lambda x: cv2.morphologyEx(x, cv2.MORPH_CLOSE, RECT5),
     "morphologyEx_gradient": lambda x: cv2.morphologyEx(x, cv2.MORPH_GRADIENT, None),
