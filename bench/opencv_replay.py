@@ -160,24 +160,33 @@ def main(repeats: int = 30, level: str = "reference", profiles: bool = True) -> 
 
 
 KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+RECT5 = np.ones((5, 5), np.uint8)
 MAPS = pipelines.undistort_maps(HEIGHT, WIDTH)
-SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
+SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame (and a second one: TWO_INPUTS)
     "remap (pipeline)": lambda x: cv2.remap(x, MAPS[0], MAPS[1], cv2.INTER_LINEAR),
     "resize (pipeline)": lambda x: cv2.resize(x, SIZE, interpolation=cv2.INTER_LINEAR),
     "cvtColor_RGB": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2RGB),
     "GaussianBlur_5x5": lambda x: cv2.GaussianBlur(x, (5, 5), 1.2),
     "add": lambda x: cv2.add(x, (10, 20, 30)),
-    "subtract": lambda x: cv2.subtract(x, cv2.flip(x, 0)),
+    "add_frames": lambda x, y: cv2.add(x, y),
+    "subtract": lambda x, y: cv2.subtract(x, y),
     "multiply": lambda x: cv2.multiply(x, x, scale=1 / 255),
-    "absdiff": lambda x: cv2.absdiff(x, cv2.flip(x, 1)),
-    "bitwise_and": lambda x: cv2.bitwise_and(x, cv2.flip(x, 0)),
+    "absdiff": lambda x, y: cv2.absdiff(x, y),
+    "bitwise_and": lambda x, y: cv2.bitwise_and(x, y),
     "LUT": lambda x: cv2.LUT(x, (255 - np.arange(256)).astype(np.uint8)),
     "erode": lambda x: cv2.erode(x, None),
+    "erode_5x5": lambda x: cv2.erode(x, RECT5),
+    "erode_gray": lambda x: cv2.erode(x, None),
     "dilate_ellipse": lambda x: cv2.dilate(x, KERNEL),
+    "dilate_iterations_3": lambda x: cv2.dilate(x, None, iterations=3),  # a 7x7 rectangle
     "morphologyEx_open": lambda x: cv2.morphologyEx(x, cv2.MORPH_OPEN, KERNEL),
+    "morphologyEx_close_5x5": lambda x: cv2.morphologyEx(x, cv2.MORPH_CLOSE, RECT5),
+    "morphologyEx_gradient": lambda x: cv2.morphologyEx(x, cv2.MORPH_GRADIENT, None),
     "medianBlur_3": lambda x: cv2.medianBlur(x, 3),
+    "medianBlur_3_gray": lambda x: cv2.medianBlur(x, 3),
     "flip_columns": lambda x: cv2.flip(x, 1),
     "medianBlur_5": lambda x: cv2.medianBlur(x, 5),
+    "medianBlur_5_gray": lambda x: cv2.medianBlur(x, 5),
     "Sobel": lambda x: cv2.Sobel(x, cv2.CV_16S, 1, 0),
     "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),
     "applyColorMap": lambda x: cv2.applyColorMap(x, cv2.COLORMAP_JET),
@@ -185,6 +194,9 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame
     "resize_linear_half": lambda x: cv2.resize(x, (320, 240)),  # the pipeline's resize
     "resize_linear": lambda x: cv2.resize(x, (213, 160)),
 }
+# two frames in, both model inputs: the call alone is timed, no flip to make a second one
+TWO_INPUTS = {"add_frames", "subtract", "absdiff", "bitwise_and"}
+GRAY = {"erode_gray", "medianBlur_3_gray", "medianBlur_5_gray"}  # on one channel of the frame
 
 
 FAST_CALLS = {  # the same calls with the opt-in fast level (patching=["opencv:fast"])
@@ -192,11 +204,36 @@ FAST_CALLS = {  # the same calls with the opt-in fast level (patching=["opencv:f
 }
 
 
+def fastest_cpu_ms(run, repeats: int) -> float:
+    """The least CPU time of the calling thread over ``repeats`` runs: on one thread, cv2
+    and ONNX Runtime compute in this thread, so time spent waiting for a core shared with
+    other work (which wall time counts, more for longer calls) is left out."""
+    run()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.thread_time()
+        run()
+        best = min(best, time.thread_time() - start)
+    return best * 1e3
+
+
+def call_inputs(name: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The named call's inputs: one BGR frame, its first channel (GRAY), or two frames."""
+    if name in GRAY:
+        return {"gray": np.ascontiguousarray(frame(rng)[..., 0])}
+    if name in TWO_INPUTS:
+        return {"bgr": frame(rng), "other": frame(rng)}
+    return {"bgr": frame(rng)}
+
+
 def single_calls(
     repeats: int = 30, names: list[str] | None = None, level: str = "reference"
 ) -> None:
     """Each replacement exported alone, run by ONNX Runtime, against the cv2 call (only the
-    calls in ``names`` when given); ``level="fast"``: the fast level's calls."""
+    calls in ``names`` when given); ``level="fast"``: the fast level's calls. Each row
+    also gives the exported graph's node count."""
+    import onnx
+
     table = FAST_CALLS if level == "fast" else SINGLE_CALLS
     calls = {n: c for n, c in table.items() if not names or n in names}
     if not calls:
@@ -205,17 +242,21 @@ def single_calls(
     folder = tempfile.mkdtemp(prefix="patchport-opencv-bench-ops-")
     with patchport.session("ops", folder, patching=opencv.all(level=level)):
         for name, call in calls.items():
-            x = annotate.input_tensors(name, {"bgr": frame(rng)})
-            annotate.output_tensors(name, {"out": call(x)}, export_with="onnx")
+            traced = annotate.input_tensors(name, call_inputs(name, rng))
+            args = traced if isinstance(traced, (list, tuple)) else (traced,)
+            annotate.output_tensors(name, {"out": call(*args)}, export_with="onnx")
     result = patchport.compile_graph(visualize=False)
-    fresh = frame(rng)
     print(
         f"single calls at {HEIGHT}x{WIDTH}, {level} level, fastest of {repeats} runs (ms; "
         "the machine is shared: the least disturbed run)"
     )
     header = f"{'cv2':>8}  {'onnx':>8}  {'ratio':>6}"
-    print(f"{'call':22}  {header} (default threads)  {header} (1 thread)  max |diff|")
+    print(
+        f"{'call':22}  {header} (default threads)  {header} (1 thread)  cpu ratio  "
+        "max |diff|  nodes"
+    )
     for name, call in calls.items():
+        fresh = list(call_inputs(name, rng).values())
         row = f"{name:22}"
         for threads in (None, 1):
             set_threads(threads)
@@ -224,13 +265,17 @@ def single_calls(
             session = onnxruntime.InferenceSession(
                 str(result.models[name]), options, providers=["CPUExecutionProvider"]
             )
-            feed = {session.get_inputs()[0].name: fresh}
-            plain = fastest_ms(lambda call=call: call(fresh), repeats)
+            feed = {i.name: a for i, a in zip(session.get_inputs(), fresh)}
+            plain = fastest_ms(functools.partial(call, *fresh), repeats)
             raw = fastest_ms(functools.partial(session.run, None, feed), repeats)
             row += f"  {plain:8.3f}  {raw:8.3f}  {raw / plain:6.1f}" + " " * 18
+        # one thread: the ratio of thread CPU times too (a shared machine delays wall time)
+        cpu = fastest_cpu_ms(functools.partial(session.run, None, feed), repeats)
+        cpu /= fastest_cpu_ms(functools.partial(call, *fresh), repeats)
         set_threads(None)
-        diff = np.abs(session.run(None, feed)[0].astype(np.int64) - call(fresh)).max()
-        print(f"{row[:-18]}  {diff:10d}")
+        diff = np.abs(session.run(None, feed)[0].astype(np.int64) - call(*fresh)).max()
+        nodes = len(onnx.load(str(result.models[name])).graph.node)
+        print(f"{row[:-18]}  {cpu:9.1f}  {diff:10d}  {nodes:5d}")
 
 
 if __name__ == "__main__":

@@ -252,3 +252,85 @@ def test_per_channel_constant_is_widened_to_whole_rows(tmp_path):
     shapes = {tuple(i.dims) for i in onnx.load_from_string(model).graph.initializer}
     assert (1, 70, 3) in shapes and (1, 1, 3) not in shapes
     assert_translation_replays(node, np.random.default_rng(7))
+
+
+def test_pad_is_one_pad_node_in_every_mode_and_dtype(tmp_path):
+    """F.pad (constant, replicate, reflect) is one ONNX Pad, not a torch.onnx fallback or
+    concatenated strips; int16 (no Pad kernel in ONNX Runtime) is padded as int32 exactly."""
+
+    def padded(image, wide):
+        batch = image.unsqueeze(0)
+        return {
+            "constant": torch.nn.functional.pad(image, (0, 0, 1, 2, 2, 1), value=255.0),
+            "edge": torch.nn.functional.pad(batch, (0, 0, 2, 1, 1, 2), mode="replicate"),
+            "reflect": torch.nn.functional.pad(batch, (0, 0, 1, 1, 2, 2), mode="reflect"),
+            "int16": torch.nn.functional.pad(wide, (0, 0, 1, 1, 1, 1), value=-7.0),
+        }
+
+    rng = np.random.default_rng(8)
+    image = torch.from_numpy(rng.integers(0, 256, (5, 6, 3), dtype=np.uint8))
+    wide = torch.from_numpy(rng.integers(-999, 999, (4, 5, 2), dtype=np.int16))
+    node = trace_node(tmp_path, padded, {"image": image, "wide": wide})
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, expected = driver.translate(node.graph_module, [image, wide], names, outputs)
+    ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+    assert ops.count("Pad") == 4 and "Concat" not in ops
+    session = onnxruntime.InferenceSession(model)
+    got = session.run(None, dict(zip(names, [image.numpy(), wide.numpy()])))
+    for name, g, w in zip(outputs, got, expected):
+        np.testing.assert_array_equal(g, w.numpy(), err_msg=name)
+
+
+def _slices(model):
+    """(input, starts, ends, axes) of every Slice node, constants read from initializers."""
+    graph = onnx.load_from_string(model).graph
+    values = {i.name: onnx.numpy_helper.to_array(i).tolist() for i in graph.initializer}
+    return [
+        tuple([n.input[0]] + [str(values.get(name)) for name in n.input[1:]])
+        for n in graph.node
+        if n.op_type == "Slice"
+    ]
+
+
+def test_uint8_morphology_and_median_stay_in_uint8_with_one_slice_per_window_read(tmp_path):
+    """uint8 erode/dilate/gradient and medianBlur are written as uint8 Pad, Slice, Min, Max
+    and Sub: no Cast, no border strips concatenated, each shifted window sliced once."""
+    import cv2
+
+    def filters(image):
+        return {
+            "gradient": cv2.morphologyEx(image, cv2.MORPH_GRADIENT, None),
+            "erode": cv2.erode(image, np.ones((5, 5), np.uint8)),
+            "median3": cv2.medianBlur(image, 3),
+            "median5": cv2.medianBlur(image, 5),
+        }
+
+    image = np.random.default_rng(9).integers(0, 256, (12, 14, 3), dtype=np.uint8)
+    node = trace_node(tmp_path, filters, {"image": image}, opencv.all())
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+    ops = {n.op_type for n in onnx.load_from_string(model).graph.node}
+    assert ops <= {"Pad", "Slice", "Min", "Max", "Sub", "Reshape", "Identity"}, ops
+    slices = _slices(model)
+    assert len(slices) == len(set(slices))
+    assert_translation_replays(node, np.random.default_rng(10))
+
+
+def test_long_rectangle_windows_double_instead_of_one_step_per_cell(tmp_path):
+    """A 7x7 rectangle is 3 minima per direction (windows of 2, 4, then two overlapping 4s),
+    not 6: the same exact erosion, half the passes over the image."""
+    import cv2
+
+    image = np.random.default_rng(11).integers(0, 256, (16, 18, 3), dtype=np.uint8)
+    node = trace_node(
+        tmp_path, lambda x: {"eroded": cv2.erode(x, np.ones((7, 7), np.uint8))},
+        {"image": image}, opencv.all(),
+    )  # fmt: skip
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+    ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+    assert ops.count("Min") == 6 and ops.count("Pad") == 1
+    assert_translation_replays(node, np.random.default_rng(12))

@@ -130,3 +130,33 @@ def _stack(b: Builder, out: torch.Tensor, tensors: Sequence[Any], dim: int = 0) 
         shape.insert(dim, 1)
         parts.append(b.node("Reshape", [b.value(t, out.dtype), b.ints(shape)]))
     return b.node("Concat", parts, axis=dim)
+
+
+_PAD_MODES = {"constant": "constant", "replicate": "edge", "reflect": "reflect", "circular": "wrap"}
+_PAD_DTYPES = (torch.uint8, torch.int8, torch.int32, torch.int64, torch.float32, torch.float64)
+
+
+@emits("pad")
+def _pad(
+    b: Builder, out: torch.Tensor, x: torch.Tensor, pad: Sequence[int], mode: str = "constant",
+    value: Any = None,
+) -> str:  # fmt: skip
+    """F.pad as one ONNX Pad (constant, edge, reflect or wrap): one pass over the data where
+    concatenated border strips take one per side. dtypes ONNX Runtime's Pad lacks (int16,
+    uint16, bool) are padded as int32 or int64, exactly, and cast back."""
+    if mode not in _PAD_MODES or len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise Untranslatable(f"pad mode {mode!r} with {len(pad)} pads")
+    if any(isinstance(p, torch.Tensor) for p in pad):
+        raise Untranslatable("pad widths from a tensor")
+    begins, ends = [0] * x.ndim, [0] * x.ndim
+    for i in range(len(pad) // 2):  # torch lists (before, after) from the last dim back
+        begins[x.ndim - 1 - i], ends[x.ndim - 1 - i] = int(pad[2 * i]), int(pad[2 * i + 1])
+    compute = x.dtype if x.dtype in _PAD_DTYPES else torch.int32
+    if x.dtype in (torch.uint32, torch.uint64, torch.bool):
+        compute = torch.int64
+    inputs = [b.value(x, compute), b.ints(begins + ends)]
+    if mode == "constant":
+        fill = torch.tensor(0 if value is None else value).to(x.dtype).to(compute)
+        inputs.append(b.tensor(fill))
+    result = b.node("Pad", inputs, mode=_PAD_MODES[mode])
+    return b.cast(result, compute, out.dtype)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ...errors import UnsupportedCaseError
 
@@ -225,6 +226,9 @@ def border_index(length: int, before: int, after: int, border: int) -> np.ndarra
 
 
 _MIRRORED = (cv2.BORDER_REFLECT_101, cv2.BORDER_REFLECT, cv2.BORDER_REPLICATE)
+# dtypes ONNX Runtime's Pad runs, and the borders F.pad draws as OpenCV does
+_ONE_PASS_PAD = (torch.uint8, torch.int8, torch.int32, torch.float32, torch.float64)
+_ONE_PASS_MODES = {cv2.BORDER_REPLICATE: "replicate", cv2.BORDER_REFLECT_101: "reflect"}
 
 
 def _mirror(t: torch.Tensor, dim: int, before: int, after: int, border: int) -> torch.Tensor:
@@ -251,13 +255,24 @@ def pad(
     border: int,
     value: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
 ) -> torch.Tensor:
-    """Pad an (H, W, C) tensor like cv2.copyMakeBorder (constant value per channel)."""
-    if border in _MIRRORED and max(top, bottom) < t.shape[0] and max(left, right) < t.shape[1]:
+    """Pad an (H, W, C) tensor like cv2.copyMakeBorder (constant value per channel).
+
+    Where ONNX Runtime's Pad has a kernel for the dtype, a constant border of one value,
+    a replicated or a BORDER_REFLECT_101 border is one F.pad (one Pad node, one pass);
+    otherwise border strips are sliced and concatenated."""
+    one_pass = t.dtype in _ONE_PASS_PAD and (top or bottom or left or right)
+    inside = max(top, bottom) < t.shape[0] and max(left, right) < t.shape[1]
+    if one_pass and inside and border in _ONE_PASS_MODES:
+        widths = (0, 0, left, right, top, bottom)
+        return F.pad(t.unsqueeze(0), widths, mode=_ONE_PASS_MODES[border]).squeeze(0)
+    if border in _MIRRORED and inside:
         return _mirror(_mirror(t, 0, top, bottom, border), 1, left, right, border)
     height, width, channels = t.shape
     if border == cv2.BORDER_CONSTANT:  # fill rows and columns concatenated: no gather
         values = [value[c] if c < 4 else 0.0 for c in range(channels)]
         fill = saturate(torch.tensor(values, dtype=torch.float64), t.dtype)
+        if one_pass and bool((fill == fill[0]).all()):
+            return F.pad(t, (0, 0, left, right, top, bottom), value=fill[0].item())
         fill = fill.reshape(1, 1, channels)
         if top or bottom:
             parts = [fill.expand(top, width, channels)] if top else []

@@ -74,13 +74,8 @@ def _extremum(
     height, width = t.shape[0], t.shape[1]
     pick = torch.minimum if low else torch.maximum
     if kernel.all():  # a rectangle is separable: along rows, then along columns
-        out = padded.narrow(1, 0, width)
-        for j in range(1, cols):
-            out = pick(out, padded.narrow(1, j, width))
-        result = out.narrow(0, 0, height)
-        for i in range(1, rows):
-            result = pick(result, out.narrow(0, i, height))
-        return result
+        out = _sliding(padded, 1, 0, cols, width, pick)
+        return _sliding(out, 0, 0, rows, height, pick)
     # any other shape: each kernel row as runs of true cells; a run's extremum along the
     # row is computed once and shared by every kernel row holding the same run
     runs: dict[tuple[int, int], torch.Tensor] = {}
@@ -88,13 +83,34 @@ def _extremum(
     for i in range(rows):
         for start, stop in _runs(kernel[i]):
             if (start, stop) not in runs:
-                run = padded.narrow(1, start, width)
-                for j in range(start + 1, stop):
-                    run = pick(run, padded.narrow(1, j, width))
-                runs[(start, stop)] = run
+                runs[(start, stop)] = _sliding(padded, 1, start, stop - start, width, pick)
             window = runs[(start, stop)].narrow(0, i, height)
             result = window if result is None else pick(result, window)
     return t.clone() if result is None else result
+
+
+def _sliding(t: torch.Tensor, dim: int, start: int, n: int, size: int, pick: Any) -> torch.Tensor:
+    """Min or max (``pick``) of the n values from ``start + i`` along ``dim``, for i in
+    [0, size). Windows of 2, 3 or 5 take n - 1 steps over shifted slices of t; others
+    double their length each step (a window of w and its copy w further on make one of
+    2w), then one overlapping step finishes: 3 steps for n = 7 instead of 6, 4 for 9
+    instead of 8. For 5 both take 4 steps, and open/close of a 5x5 measured about twice as
+    slow doubled (likely its shrinking shapes, each step a new buffer, not reused)."""
+    if n == 1:
+        return t if (start, size) == (0, t.shape[dim]) else t.narrow(dim, start, size)
+    if n < 6 and n != 4:
+        out = t.narrow(dim, start, size)
+        for j in range(1, n):
+            out = pick(out, t.narrow(dim, start + j, size))
+        return out
+    length, width = size + n - 1, 1  # t from start: every window of ``width`` values
+    while width * 2 <= n:
+        length -= width
+        t = pick(t.narrow(dim, start, length), t.narrow(dim, start + width, length))
+        start, width = 0, width * 2
+    if width < n:  # two windows of ``width`` overlapping: one of n
+        return pick(t.narrow(dim, 0, size), t.narrow(dim, n - width, size))
+    return t
 
 
 def _runs(row: np.ndarray) -> list[tuple[int, int]]:
@@ -266,6 +282,8 @@ def morphologyEx(
         limits = integer_limits(src.dtype)
         if limits is None:
             out = high - low
+        elif t.dtype == torch.uint8:  # saturated in uint8: no widening, no casts
+            out = high - torch.minimum(high, low)
         else:
             difference = high.to(torch.int32) - low.to(torch.int32)
             out = torch.clamp(difference, *limits).to(t.dtype)

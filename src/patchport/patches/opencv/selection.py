@@ -157,14 +157,18 @@ def median_of_window(padded: torch.Tensor, size: int, height: Any, width: Any) -
     nodes, root = _median_plan(size)
     ranges = _needed(nodes, root)
     images: dict[Key, tuple[torch.Tensor, Offset]] = {0: (padded, (0, 0))}
+    reads: dict[tuple, torch.Tensor] = {}  # a min and a max of the same pair read alike
 
     def read(key: Key, at: Offset, rows: int, cols: int) -> torch.Tensor:
+        if (key, at, rows, cols) in reads:  # one Slice node per window read, not per use
+            return reads[(key, at, rows, cols)]
         image, origin = images[key]
         top, left = at[0] - origin[0], at[1] - origin[1]
         if (top, rows) != (0, image.shape[0]):  # one slice per dimension that moves
             image = image.narrow(0, top, rows)
         if (left, cols) != (0, image.shape[1]):
             image = image.narrow(1, left, cols)
+        reads[(key, at, rows, cols)] = image
         return image
 
     ops: dict[str, Callable] = {"min": torch.minimum, "max": torch.maximum}
