@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
+from ..backend_names import canonical_name, unknown_backend
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder
 from ..tracing.fresh import untraced_as_plain
@@ -327,8 +328,6 @@ def _checked_outputs(
         else None
     )
     if export_with is not None:
-        from ..backend_names import canonical_name, unknown_backend
-
         if canonical_name(export_with) is None:
             raise PatchDefinitionError(
                 f"annotate.output_tensors({node!r}, export_with={export_with!r}): "
