@@ -2,20 +2,25 @@
 
 Prints patchport's figures next to the peer package's (``leapp==0.7.2``), measured in a
 separate virtual environment (``/tmp/leappenv`` or ``$PEER_PYTHON``) through a subprocess;
-patchport never imports the peer. Run: ``python bench/trace_overhead.py``.
+patchport never imports the peer. Last, the first traced pass of a session (the seed's stereo
+workflow through ``annotate``) over the plain call, for both sides in fresh interpreters
+(``--first-pass`` prints only that). Run: ``python bench/trace_overhead.py``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import timeit
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -229,8 +234,97 @@ def plain_data_checks() -> dict[str, float]:
     return figures
 
 
+# ------------------------------------------------- first traced pass of a session
+# input_tensors .. output_tensors of a session's first pass (no compile_graph, no export,
+# no replay), over the plain call, in fresh interpreters; both sides run the same script.
+FIRST_PASS = textwrap.dedent(
+    """
+    import json, statistics, sys, tempfile, time, timeit
+    MOD = __import__(sys.argv[1])
+    FunctionPatch, start, stop, compile_graph, annotate, InferenceManager = MOD.api()
+    torch.set_num_threads(1)  # one thread: thread CPU time is the pass's whole cost
+    clocks = {"wall": time.perf_counter, "cpu": time.thread_time}
+    plain = {
+        k: min(timeit.repeat(lambda: stereo_features(*sample.values()), number=50,
+                             repeat=5, timer=c)) / 50
+        for k, c in clocks.items()
+    }
+    passes = []
+    for _ in range(int(sys.argv[2])):  # each session: one node, its first pass
+        start("first", save_path=tempfile.mkdtemp(),
+              patching=[FunctionPatch(cv2, "cvtColor", traced_cvt_color)])
+        try:
+            t0 = {k: c() for k, c in clocks.items()}
+            traced = annotate.input_tensors("camera_preprocess", sample)
+            features = stereo_features(*traced)
+            annotate.output_tensors("camera_preprocess", {"stereo_features": features},
+                                    export_with=MOD.backend_name("onnx"))
+            passes.append({k: (c() - t0[k]) / plain[k] for k, c in clocks.items()})
+        finally:
+            stop()
+    out = {f"first_{k}": passes[0][k] for k in clocks}
+    out.update({f"later_{k}": statistics.median(p[k] for p in passes[1:]) for k in clocks})
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+def first_pass_ratios(rounds: int = 5, sessions: int = 6) -> dict[str, dict[str, float]]:
+    """Median over fresh interpreters (the two sides alternating, so load hits both) of
+    the first traced pass / the plain call: in the process's first session (``first_*``)
+    and the median of its later sessions (``later_*``); wall and thread CPU time."""
+    from session_overhead import PATCHPORT_ADAPTER, PEER_ADAPTER, PEER_PYTHON, WORKFLOW
+
+    sides = {"patchport": (sys.executable, PATCHPORT_ADAPTER), "leapp": (PEER_PYTHON, PEER_ADAPTER)}
+    runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+    errors: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "first_pass.py").write_text(WORKFLOW + FIRST_PASS)
+        for _ in range(rounds):
+            for side, (python, adapter) in sides.items():
+                Path(folder, "side.py").write_text(adapter)
+                done = subprocess.run(
+                    [python, "first_pass.py", "side", str(sessions)],
+                    cwd=folder, capture_output=True, text=True, timeout=600, check=False,
+                )  # fmt: skip
+                line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), "")
+                if not line:
+                    errors[side] = (done.stderr.strip().splitlines() or ["failed"])[-1]
+                    continue
+                runs[side].append(json.loads(line[len("RESULT ") :]))
+    figures = {
+        side: {key: statistics.median(r[key] for r in found) for key in found[0]}
+        for side, found in runs.items()
+        if found
+    }
+    figures["errors"] = errors  # type: ignore[assignment]
+    return figures
+
+
+def print_first_pass(figures: dict[str, dict[str, float]]) -> None:
+    ours, peer = figures.get("patchport"), figures.get("leapp")
+    print("first traced pass / plain call, stereo workflow, onnx (input_tensors..output_tensors;")
+    print("no export or replay; medians over fresh interpreters, sides alternating)")
+    print(f"{'':22} {'patchport':>10} {'LEAPP':>10} {'ratio':>8}  goal")
+    for key, label in (
+        ("first_cpu", "1st session, CPU"),
+        ("later_cpu", "later sessions, CPU"),
+        ("first_wall", "1st session, wall"),
+        ("later_wall", "later sessions, wall"),
+    ):
+        mine = f"{ours[key]:.1f}x" if ours else "n/a"
+        theirs = f"{peer[key]:.1f}x" if peer else "n/a"
+        ratio = f"{ours[key] / peer[key]:.2f}x" if ours and peer else ""
+        print(f"{label:22} {mine:>10} {theirs:>10} {ratio:>8}  <= 0.25x LEAPP")
+    for side, error in figures.get("errors", {}).items():  # type: ignore[union-attr]
+        print(f"{side}: unavailable ({error})")
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
+    if "--first-pass" in sys.argv:  # only the session's first traced pass, both sides
+        print_first_pass(first_pass_ratios())
+        return
     rows = {
         "numpy": per_op(np.zeros((4, 4))),
         "torch": per_op(torch.zeros(4, 4)),
@@ -265,6 +359,8 @@ def main() -> None:
     print("+finish: op plus its share of finish() into a (lazily compiled) GraphModule;")
     print("+codegen: also generating and compiling the GraphModule's Python code.")
     print("targets: <= 10 us/numpy op, <= 15 us/torch op (finishing included), stereo <= 12x")
+    print()
+    print_first_pass(first_pass_ratios())
 
 
 if __name__ == "__main__":

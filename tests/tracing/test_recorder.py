@@ -141,3 +141,34 @@ def test_inputs_added_after_constants_still_come_first() -> None:
     assert ops[:3] == ["placeholder", "placeholder", "get_attr"]
     out = gm(torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64))
     np.testing.assert_array_equal(out.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_seal_closes_the_graph_and_the_graph_module_is_made_once_on_first_use() -> None:
+    from patchport.tracing.graph_io import seal
+
+    rec = Recorder("sealed")
+    x = trace_input(rec, "x", np.arange(3.0))
+    with pytest.raises(RuntimeError, match=r"recorder 'sealed' is not finished; call finish"):
+        rec.module()
+    seal(rec, x * 2 + np.ones(3))  # a constant, held by the root module
+    assert rec.finished and not rec.active
+    assert rec._module is None  # not made by the traced pass itself
+    gm = rec.module()
+    assert rec.module() is gm and gm.graph is rec.graph
+    np.testing.assert_array_equal(gm(torch.arange(3.0)).numpy(), [1.0, 3.0, 5.0])
+    with pytest.raises(RuntimeError, match="already finished"):
+        seal(rec, x)
+
+
+def test_a_node_makes_its_graph_module_when_first_asked_for(tmp_path) -> None:
+    import patchport
+    from patchport import annotate
+    from patchport.sessions.lifecycle import last_session
+
+    with patchport.session("lazy", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": np.arange(3.0)})
+        annotate.output_tensors("n", {"y": x * 2})
+        trace = last_session().nodes["n"]
+        assert trace.finished and trace.recorder._module is None
+    assert trace.graph_module is trace.m is trace.recorder.module()
+    assert [n.op for n in trace.graph.nodes] == ["placeholder", "call_function", "output"]

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
+from ..backend_names import canonical_name, unknown_backend
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder
 from ..tracing.fresh import untraced_as_plain
@@ -29,7 +30,7 @@ from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
 from .method import bind_ports, check_node_name, named_outputs
 from .names import check_file_name
-from .node_trace import NodeTrace, PassOutputs, port_of
+from .node_trace import NodeTrace, PassOutputs, shape_of
 from .output_views import equal_output, output_source, remember_output
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
 from .state import Session
@@ -115,7 +116,7 @@ def _dynamic_axes(
     node: str, dynamic: Any, payload: Payload, trace: NodeTrace | None
 ) -> dict[str, dict[int, str]]:
     """Checked ``dynamic=`` of this call; a later pass may repeat the first pass's axes."""
-    shapes = {key: port_of(key, value).shape for key, value in payload.flat.items()}
+    shapes = {key: shape_of(value) for key, value in payload.flat.items()}
     ports = trace.inputs if trace is not None else []
     earlier = {p.name: p.dynamic for p in ports if p.dynamic and p.name not in shapes}
     axes = check_dynamic(node, dynamic, shapes, earlier, {p.name: p.shape for p in ports})
@@ -327,8 +328,6 @@ def _checked_outputs(
         else None
     )
     if export_with is not None:
-        from ..backend_names import canonical_name, unknown_backend
-
         if canonical_name(export_with) is None:
             raise PatchDefinitionError(
                 f"annotate.output_tensors({node!r}, export_with={export_with!r}): "

@@ -27,6 +27,7 @@ from ..errors import (
 from ..patching import PatchDetails, PatchFamily, PatchInfo
 from ..patching.function_patch import FunctionPatch, validate_function_patches
 from .aliases import find_aliases, find_aliases_of
+from .collector import hold_collector, release_collector
 from .dispatch import PatchedCall
 from .names import check_start_arguments
 from .state import SESSIONS, Session
@@ -211,13 +212,14 @@ def start(
         patches=PatchDetails(),
     )
     _set_leapp_options(session, dry_run, non_traced, max_cached_io)
-    details = session.patches
-    details.extend(_interop_patches(patch_aliases))
-    if global_patching:
-        details.extend(_function_patches(session, declarations, patch_aliases))
-    patched = {(id(p.owner), p.attribute) for p in details}
-    details.extend(_watch_patches(watch, patched, patch_aliases))
+    session.collector = hold_collector()  # before the session's own allocations
     try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
+        details = session.patches
+        details.extend(_interop_patches(patch_aliases))
+        if global_patching:
+            details.extend(_function_patches(session, declarations, patch_aliases))
+        patched = {(id(p.owner), p.attribute) for p in details}
+        details.extend(_watch_patches(watch, patched, patch_aliases))
         details.apply()
         SESSIONS.current = session
         if verbose:
@@ -275,7 +277,10 @@ def _release(session: Session, remember: bool) -> None:
         try:
             session.restore_buffers()  # module buffers annotate.module replaced
         finally:
-            session.patches.restore()
+            try:
+                session.patches.restore()
+            finally:
+                release_collector(session.collector)
     finally:
         if SESSIONS.current is session:
             if remember:

@@ -20,9 +20,10 @@ import torch
 
 from .._stack import user_stacklevel
 from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
-from ..tracing import Recorder, finish, report_loss, trace_input
+from ..tracing import Recorder, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs, inputs_reached
 from ..tracing.dtypes import to_numpy_side
+from ..tracing.graph_io import seal
 from ..tracing.values import make_traced, plain
 from .buffers import BufferTracker, bake_input
 from .payload import Payload
@@ -57,6 +58,10 @@ class Port:
         return described
 
 
+# NumPy dtype -> its name (``str(dtype)`` runs Python code in NumPy; few dtypes exist)
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
 def port_of(name: str, value: Any, semantics: dict[str, Any] | None = None) -> Port:
     """The port describing ``value`` (traced or plain, array or tensor)."""
     data = plain(value)
@@ -64,7 +69,18 @@ def port_of(name: str, value: Any, semantics: dict[str, Any] | None = None) -> P
         dtype = str(data.dtype).replace("torch.", "")
         return Port(name, tuple(data.shape), dtype, dict(semantics or {}))
     array = np.asarray(data)
-    return Port(name, tuple(array.shape), str(array.dtype), dict(semantics or {}))
+    dtype_name = _DTYPE_NAMES.get(array.dtype)
+    if dtype_name is None:
+        if len(_DTYPE_NAMES) > 256:  # structured dtypes are unbounded; stay small
+            _DTYPE_NAMES.clear()
+        dtype_name = _DTYPE_NAMES[array.dtype] = str(array.dtype)
+    return Port(name, tuple(array.shape), dtype_name, dict(semantics or {}))
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    """The shape :func:`port_of` gives ``value``, without building the port."""
+    data = plain(value)
+    return tuple(data.shape) if isinstance(data, torch.Tensor) else np.shape(data)
 
 
 @dataclass
@@ -97,7 +113,6 @@ class NodeTrace:
     sources: dict[str, str] = field(default_factory=dict)  # input name -> "node/output"
     samples: list[Sample] = field(default_factory=list)
     pending_inputs: dict[str, Any] = field(default_factory=dict)  # current pass
-    graph_module: Any = None
     pass_recorder: Recorder | None = None  # records (and discards) a later pass
     export_with: str | None = "onnx"
     backend_params: dict[str, Any] = field(default_factory=dict)
@@ -112,7 +127,14 @@ class NodeTrace:
 
     @property
     def finished(self) -> bool:
-        return self.graph_module is not None
+        """Whether the first pass is done (its graph recorded and closed)."""
+        return self.recorder.finished
+
+    @property
+    def graph_module(self) -> Any:
+        """The traced torch.fx GraphModule, None until the node is finished; made on first
+        use (export, validation), so the traced pass does not pay for it."""
+        return self.recorder.module() if self.recorder.finished else None
 
     @property
     def m(self) -> Any:
@@ -243,7 +265,7 @@ class NodeTrace:
         self._report_unused_inputs(flat)
         flat.update(given.statics)
         outputs = {key: plain_copy(value) for key, value in flat.items()}
-        self.graph_module = finish(self.recorder, tuple(flat.values()))
+        seal(self.recorder, tuple(flat.values()))
         self.outputs = [port_of(key, value, given.labels.get(key)) for key, value in flat.items()]
         self.static_outputs = list(given.statics)
         self.export_with = given.export_with

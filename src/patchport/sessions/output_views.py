@@ -25,12 +25,16 @@ def memory_key(value: Any) -> MemoryKey | None:
     if isinstance(value, np.ndarray):
         address = value.__array_interface__["data"][0]
         return address, value.shape, value.strides, value.dtype.str
-    if isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.is_sparse:
-        dtype = TORCH_TO_NP.get(value.dtype)
-        if dtype is None:  # bfloat16 and others NumPy has no dtype for
-            return None
-        strides = tuple(step * value.element_size() for step in value.stride())
-        return value.data_ptr(), tuple(value.shape), strides, dtype.str
+    if isinstance(value, torch.Tensor):
+        # a traced tensor answers each of these reads through __torch_function__: skip it
+        with torch._C.DisableTorchFunctionSubclass():
+            if value.device.type != "cpu" or value.is_sparse:
+                return None
+            dtype = TORCH_TO_NP.get(value.dtype)
+            if dtype is None:  # bfloat16 and others NumPy has no dtype for
+                return None
+            strides = tuple(step * value.element_size() for step in value.stride())
+            return value.data_ptr(), tuple(value.shape), strides, dtype.str
     return None
 
 

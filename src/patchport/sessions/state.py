@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..patching import PatchDetails, PatchFamily, PatchInfo
+from .collector import CollectorHold
 from .node_trace import NodeTrace
 
 
@@ -32,6 +33,7 @@ class Session:
     max_cached_io: int = 5  # passes kept per node for validation (the first included)
     completed: int = 0  # nodes whose first pass finished, for their ``index``
     spec: dict[str, Any] | None = None  # the bundle description compile_graph last wrote
+    collector: CollectorHold = field(default_factory=CollectorHold)  # gc.freeze at start
 
     def restore_buffers(self) -> None:
         """Put back every module buffer an unfinished ``annotate.module`` replaced."""

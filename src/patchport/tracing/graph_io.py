@@ -1,7 +1,8 @@
 """A traced graph's boundary: user data in as graph inputs, traced values out as outputs.
 
 :func:`trace_input` gives the traced copy of an input (the caller's data is untouched);
-:func:`finish` closes a recorder's graph on traced outputs and returns the GraphModule.
+:func:`finish` closes a recorder's graph on traced outputs and returns the GraphModule
+(:func:`seal` closes it and leaves the GraphModule to be made on first use).
 """
 
 from __future__ import annotations
@@ -36,9 +37,16 @@ def trace_input(recorder: Recorder, name: str, value: np.ndarray | torch.Tensor)
 def finish(recorder: Recorder, outputs: Any) -> fx.GraphModule:
     """Close ``recorder``'s graph on ``outputs`` (traced values, nested in tuples/lists/dicts)
     and return it as a GraphModule; the recorder is closed afterwards."""
+    seal(recorder, outputs)
+    return recorder.module()
+
+
+def seal(recorder: Recorder, outputs: Any) -> None:
+    """:func:`finish` without making the GraphModule yet (``recorder.module()`` makes it
+    on first use): what a traced pass does, so the pass does not pay fx's class making."""
     if recorder.finished:
         raise RuntimeError(f"recorder {recorder.name!r} was already finished")
-    return recorder.build(_output_nodes(recorder, outputs))
+    recorder.seal(_output_nodes(recorder, outputs))
 
 
 def _output_nodes(recorder: Recorder, outputs: Any) -> Any:

@@ -43,7 +43,8 @@ class Recorder:
         self.name = name
         self.strict = strict
         self.graph = fx.Graph()
-        self.root = torch.nn.Module()
+        self._root: torch.nn.Module | None = None  # holds the constants; made on the first
+        self._module: fx.GraphModule | None = None  # made on first use, after the pass
         self.active = True
         self.finished = False
         self.losses: list[str] = []
@@ -57,6 +58,14 @@ class Recorder:
         self.track_shapes = False
         self.shape_reads: list[tuple[Any, int | None, str, str]] = []  # node, axis, what, where
         _ACTIVE_COUNT[0] += 1
+
+    @property
+    def root(self) -> torch.nn.Module:
+        """The module holding the graph's constants (made when first needed: most passes
+        record none, and a later pass's recorder is thrown away)."""
+        if self._root is None:
+            self._root = torch.nn.Module()
+        return self._root
 
     def __repr__(self) -> str:
         state = "active" if self.active else "closed"
@@ -168,9 +177,16 @@ class Recorder:
 
     # ---------------------------------------------------------------- finish
     def build(self, output: Any) -> fx.GraphModule:
+        """Close the graph on ``output`` (fx nodes nested in tuples/lists/dicts) and
+        return it as a GraphModule (see :meth:`seal` and :meth:`module`)."""
+        self.seal(output)
+        return self.module()
+
+    def seal(self, output: Any) -> None:
         """Close the graph on ``output`` (fx nodes nested in tuples/lists/dicts).
 
-        The recorder is closed afterwards; unused nodes and constants are dropped.
+        The recorder is closed afterwards; unused nodes and constants are dropped. The
+        GraphModule is not made here: :meth:`module` makes it when first asked for.
         """
         if self.finished:
             raise RuntimeError(f"recorder {self.name!r} was already finished")
@@ -178,12 +194,20 @@ class Recorder:
         _drop_unused(self.graph)
         kept = {n.target for n in self.graph.nodes if n.op == "get_attr"}
         self._constants = [c for c in self._constants if c.name in kept]
-        for name in list(self.root._buffers):
+        for name in list(self.root._buffers if self._root is not None else ()):
             if name not in kept:
                 del self.root._buffers[name]
         self.finished = True
         self.close()
-        return _make_graph_module(self.root, self.graph, self.name)
+
+    def module(self) -> fx.GraphModule:
+        """The finished graph as a GraphModule, made once, on the first call: fx makes a
+        class per GraphModule, which a traced pass need not pay for (export does)."""
+        if not self.finished:
+            raise RuntimeError(f"recorder {self.name!r} is not finished; call finish() first")
+        if self._module is None:
+            self._module = _make_graph_module(self.root, self.graph, self.name)
+        return self._module
 
     def close(self) -> None:
         """Deactivate the recorder: its traced values behave like plain data afterwards."""
