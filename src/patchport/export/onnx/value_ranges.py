@@ -1,0 +1,272 @@
+"""What each value of a translated ONNX graph provably holds: bounds and a binary grid.
+
+:mod:`.optimize` removes a cast or narrows float64 arithmetic to float32 only where the
+result is the same bit for bit. That needs a proof, made here by interval arithmetic: a
+value has a :class:`Range` when every element is finite, lies in ``[lo, hi]`` and (when
+``grid`` is not None) is a multiple of ``2**grid``. A float operation whose exact result
+fits the format's mantissa on that grid is exact in it, so it gives the same bits in
+float32 as in float64. Bounds are rounded outwards; any op outside the table has no range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+MANTISSA = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(np.float16): 11}
+SMALLEST = {np.dtype(np.float32): -149, np.dtype(np.float64): -1074, np.dtype(np.float16): -24}
+MOVEMENT = {"Identity", "Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten"}
+MOVEMENT |= {"Expand", "Gather", "GatherElements", "Tile"}  # data input 0, others indices
+
+
+@dataclass(frozen=True)
+class Range:
+    """Every element finite, in ``[lo, hi]``, and a multiple of ``2**grid`` (None: unknown)."""
+
+    lo: float
+    hi: float
+    grid: int | None
+
+    @property
+    def magnitude(self) -> float:
+        return max(abs(self.lo), abs(self.hi))
+
+
+def _down(x: float) -> float:
+    return math.nextafter(x, -math.inf)
+
+
+def _up(x: float) -> float:
+    return math.nextafter(x, math.inf)
+
+
+def exact_in(r: Range | None, dtype: np.dtype) -> bool:
+    """True when every value of ``r`` is exactly representable in ``dtype``."""
+    if r is None or r.grid is None:
+        return False
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return r.grid >= 0 and info.min <= r.lo and r.hi <= info.max
+    if dtype in MANTISSA:
+        return r.grid >= SMALLEST[dtype] and r.magnitude <= 2.0 ** (r.grid + MANTISSA[dtype])
+    return False
+
+
+def fit(r: Range | None, dtype: np.dtype | None) -> Range | None:
+    """The range of the exact result ``r`` once stored in ``dtype`` (rounded or refused)."""
+    if r is None or dtype is None or not (math.isfinite(r.lo) and math.isfinite(r.hi)):
+        return None
+    dtype = np.dtype(dtype)
+    if exact_in(r, dtype):
+        return r
+    if dtype in MANTISSA:  # rounded to nearest: at most half an ulp outwards
+        slack = 2.0 ** (1 - MANTISSA[dtype])
+        lo, hi = _down(r.lo - abs(r.lo) * slack), _up(r.hi + abs(r.hi) * slack)
+        limit = float(np.finfo(dtype).max)
+        return Range(lo, hi, None) if -limit <= lo and hi <= limit else None
+    return None  # an integer result that wraps or truncates
+
+
+def of_array(array: np.ndarray) -> Range | None:
+    """The range of a constant (None for non-finite or non-numeric data)."""
+    if array.dtype.kind == "b":
+        return Range(0.0, 1.0, 0)
+    if array.dtype.kind not in "iuf" or array.size == 0:
+        return None
+    if array.dtype.kind in "iu":
+        return Range(float(array.min()), float(array.max()), 0)
+    values = array.astype(np.float64)
+    if not np.isfinite(values).all():
+        return None
+    nonzero = values[values != 0]
+    if nonzero.size == 0:
+        return Range(0.0, 0.0, 0)
+    mantissa, exponent = np.frexp(nonzero)
+    whole = np.abs(mantissa * 2.0**53).astype(np.int64)  # |mantissa| < 1: exact
+    low_bit = np.log2((whole & -whole).astype(np.float64)).astype(np.int64)
+    grid = int((exponent.astype(np.int64) - 53 + low_bit).min())
+    return Range(float(values.min()), float(values.max()), grid)
+
+
+def of_dtype(dtype: np.dtype) -> Range | None:
+    """The range of an input of ``dtype`` (integers only: a float input may be NaN)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return Range(0.0, 1.0, 0)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return Range(float(info.min), float(info.max), 0)
+    return None
+
+
+def _grid(*grids: int | None) -> int | None:
+    return None if any(g is None for g in grids) else min(grids)  # type: ignore[type-var]
+
+
+def _sum_grid(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _hull(*ranges: Range) -> Range:
+    return Range(
+        min(r.lo for r in ranges), max(r.hi for r in ranges), _grid(*(r.grid for r in ranges))
+    )
+
+
+def _products(a: Range, b: Range) -> Range:
+    ends = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
+    return Range(_down(min(ends)), _up(max(ends)), _sum_grid(a.grid, b.grid))
+
+
+def _weighted(x: Range, weights: np.ndarray, bias: np.ndarray | None, axis: int) -> Range | None:
+    """Sums of ``weights`` (reduced over every axis but ``axis``) times values in ``x``,
+    each sum starting from 0 (zero padding) and every partial sum inside the bounds."""
+    w = np.moveaxis(weights.astype(np.float64), axis, 0).reshape(weights.shape[axis], -1)
+    low = np.minimum(np.minimum(w * x.lo, w * x.hi), 0).sum(axis=1)
+    high = np.maximum(np.maximum(w * x.lo, w * x.hi), 0).sum(axis=1)
+    total = np.abs(w).sum(axis=1) * x.magnitude
+    grid = _sum_grid(x.grid, of_array(weights).grid if of_array(weights) else None)
+    if bias is not None:
+        b = bias.astype(np.float64).reshape(-1)
+        low, high, total = low + np.minimum(b, 0), high + np.maximum(b, 0), total + np.abs(b)
+        grid = _grid(grid, of_array(bias).grid if of_array(bias) else None)
+    bound = float(total.max())
+    if grid is not None and bound > 2.0 ** (grid + 53):
+        grid = None  # a partial sum may round even in float64
+    result = Range(_down(float(low.min())), _up(float(high.max())), grid)
+    return result if grid is not None and bound <= 2.0 ** (grid + 24) else _rounded_sum(result)
+
+
+def _rounded_sum(r: Range) -> Range:
+    """Bounds of a float32 sum computed with rounding: generous slack, no grid."""
+    slack = max(r.magnitude, 1.0) * 2.0**-10
+    return Range(r.lo - slack, r.hi + slack, None)
+
+
+Transfer = Callable[[Any, list[Range | None], Mapping[str, np.ndarray]], Range | None]
+
+
+def _floor(r: Range) -> Range:
+    if r.grid is not None and r.grid >= 0:
+        return r
+    return Range(float(math.floor(r.lo)), float(math.ceil(r.hi)), 0)
+
+
+def _clip(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) -> Range | None:
+    x = ins[0]
+    if x is None:
+        return None
+    lo, hi, grid = x.lo, x.hi, x.grid
+    for index, pick in ((1, max), (2, min)):
+        if len(node.inputs) > index and node.inputs[index]:
+            bound = consts.get(node.inputs[index])
+            if bound is None or bound.size != 1 or of_array(bound) is None:
+                return None
+            value = float(bound.reshape(-1)[0])
+            lo, hi = (pick(lo, value), hi) if index == 1 else (lo, pick(hi, value))
+            grid = _grid(grid, of_array(bound).grid)
+    return Range(lo, hi, grid) if lo <= hi else None
+
+
+def _conv(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) -> Range | None:
+    weights = consts.get(node.inputs[1])
+    bias = consts.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+    if (
+        ins[0] is None
+        or weights is None
+        or (len(node.inputs) > 2 and node.inputs[2] and bias is None)
+    ):
+        return None
+    return _weighted(ins[0], weights, bias, axis=0)
+
+
+def _matmul(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) -> Range | None:
+    right = consts.get(node.inputs[1])
+    if ins[0] is None or right is None or right.ndim != 2:
+        return None
+    return _weighted(ins[0], right, None, axis=1)
+
+
+def _reduce_sum(
+    node: Any,
+    ins: list[Range | None],
+    consts: Mapping[str, np.ndarray],
+    shape: Sequence[int] | None,
+) -> Range | None:
+    x = ins[0]
+    if x is None or shape is None:
+        return None
+    axes = consts.get(node.inputs[1]) if len(node.inputs) > 1 and node.inputs[1] else None
+    if axes is None and len(node.inputs) > 1 and node.inputs[1]:
+        return None
+    count = math.prod(shape) if axes is None else math.prod(shape[int(a)] for a in axes.reshape(-1))
+    result = Range(_down(count * min(x.lo, 0.0)), _up(count * max(x.hi, 0.0)), x.grid)
+    exact = x.grid is not None and count * x.magnitude <= 2.0 ** (x.grid + 24)
+    return result if exact else _rounded_sum(Range(result.lo, result.hi, None))
+
+
+def transfer(
+    node: Any,
+    ins: list[Range | None],
+    consts: Mapping[str, np.ndarray],
+    out_dtype: np.dtype | None,
+    in_shape: Sequence[int] | None = None,
+) -> Range | None:
+    """The range of ``node``'s first output given its inputs' ranges (None: unknown)."""
+    op = node.op_type
+    x = ins[0] if ins else None
+    exact: Range | None
+    if op in MOVEMENT:
+        exact = x
+    elif op == "Concat":
+        exact = None if any(r is None for r in ins) else _hull(*ins)  # type: ignore[arg-type]
+    elif op == "Cast":
+        exact = x
+        if x is not None and out_dtype is not None and np.dtype(out_dtype).kind in "iu":
+            exact = _floor(x) if x.lo >= 0 else None  # truncation toward zero
+            if x.grid is not None and x.grid >= 0:
+                exact = x
+        elif out_dtype is not None and np.dtype(out_dtype).kind == "b":
+            return Range(0.0, 1.0, 0)
+    elif op in ("Add", "Sub", "Mul") and len(ins) == 2 and None not in ins:
+        a, b = ins[0], ins[1]
+        assert a is not None and b is not None
+        if op == "Mul":
+            exact = _products(a, b)
+        elif op == "Add":
+            exact = Range(_down(a.lo + b.lo), _up(a.hi + b.hi), _grid(a.grid, b.grid))
+        else:
+            exact = Range(_down(a.lo - b.hi), _up(a.hi - b.lo), _grid(a.grid, b.grid))
+    elif op in ("Max", "Min") and ins and None not in ins:
+        pick = max if op == "Max" else min
+        exact = Range(
+            pick(r.lo for r in ins), pick(r.hi for r in ins), _grid(*(r.grid for r in ins))
+        )  # type: ignore[union-attr]
+    elif op == "Neg" and x is not None:
+        exact = Range(-x.hi, -x.lo, x.grid)
+    elif op == "Abs" and x is not None:
+        low = 0.0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
+        exact = Range(low, x.magnitude, x.grid)
+    elif op == "Relu" and x is not None:
+        exact = Range(max(x.lo, 0.0), max(x.hi, 0.0), x.grid)
+    elif op in ("Floor", "Ceil", "Round") and x is not None:
+        exact = _floor(x)
+    elif op == "Clip":
+        exact = _clip(node, ins, consts)
+    elif op == "Conv":
+        exact = _conv(node, ins, consts)
+    elif op == "MatMul":
+        exact = _matmul(node, ins, consts)
+    elif op == "ReduceSum":
+        exact = _reduce_sum(node, ins, consts, in_shape)
+    else:
+        exact = None
+    result = fit(exact, out_dtype)
+    if result is None and out_dtype is not None and np.dtype(out_dtype).kind in "iub":
+        return of_dtype(out_dtype)  # whatever it computed, an integer tensor holds integers
+    return result
