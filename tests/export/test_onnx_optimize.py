@@ -87,7 +87,8 @@ def test_bundle_records_the_optimisation(tmp_path):
     manager = patchport.InferenceManager(result.yaml_path)
     fresh = np.random.default_rng(1).integers(0, 256, frame.shape, dtype=np.uint8)
     got = manager.run_policy({"cam/bgr": fresh})["cam/chw"]
-    np.testing.assert_allclose(np.asarray(got), pipelines.preprocess(fresh, maps, (32, 24)), atol=1e-6)
+    want = pipelines.preprocess(fresh, maps, (32, 24))
+    np.testing.assert_allclose(np.asarray(got), want, atol=1e-6)
 
 
 def redundant(x):
