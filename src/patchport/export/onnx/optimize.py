@@ -171,6 +171,10 @@ def _collapse_casts(g: Graph, f: _Facts) -> int:
             continue
         if want.kind in "iu" and not _cast_exact(f, source, want):
             continue  # a float -> int cast out of range is undefined: keep it as written
+        through_int = f.dtypes[value].kind in "iu" and have.kind == "f" and want.kind == "f"
+        r = f.ranges.get(source)
+        if through_int and (r is None or not r.signed_zero_safe):
+            continue  # float -> int -> float turns -0.0 into +0.0
         head = chain[-1] if chain else node
         head.inputs = [source, *head.inputs[1:]]
         g.nodes.remove(first)
@@ -264,12 +268,12 @@ def _drop_noops(g: Graph, f: _Facts) -> int:
         if r is None or f.dtypes.get(node.inputs[0]) != f.dtypes.get(node.outputs[0]):
             continue
         noop = node.op_type in ("Round", "Floor", "Ceil") and r.grid is not None and r.grid >= 0
-        noop |= node.op_type == "Relu" and r.lo >= 0
+        noop |= node.op_type == "Relu" and r.lo >= 0 and r.signed_zero_safe
         if node.op_type == "Clip":
             noop = _clip_bounds(g, node) is not None
             if noop:
                 low, high = _clip_bounds(g, node)  # type: ignore[misc]
-                noop = low <= r.lo and r.hi <= high
+                noop = low <= r.lo and r.hi <= high and r.signed_zero_safe
         if noop and _bypass(g, node, node.inputs[0]):
             return 1
     return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,11 +25,18 @@ MOVEMENT |= {"Expand", "Gather", "GatherElements", "Tile"}  # data input 0, othe
 
 @dataclass(frozen=True)
 class Range:
-    """Every element finite, in ``[lo, hi]``, and a multiple of ``2**grid`` (None: unknown)."""
+    """Every element finite, in ``[lo, hi]``, a multiple of ``2**grid`` (None: unknown),
+    and, where ``no_minus_zero``, none is -0.0 (a float -> int -> float round trip would
+    turn it into +0.0)."""
 
     lo: float
     hi: float
     grid: int | None
+    no_minus_zero: bool = False
+
+    @property
+    def signed_zero_safe(self) -> bool:
+        return self.no_minus_zero or self.lo > 0 or self.hi < 0
 
     @property
     def magnitude(self) -> float:
@@ -52,7 +59,7 @@ def exact_in(r: Range | None, dtype: np.dtype) -> bool:
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return r.grid >= 0 and info.min <= r.lo and r.hi <= info.max
-    if dtype in MANTISSA:
+    if dtype in MANTISSA:  # the sign of a zero is kept by every float type
         return r.grid >= SMALLEST[dtype] and r.magnitude <= 2.0 ** (r.grid + MANTISSA[dtype])
     return False
 
@@ -63,44 +70,46 @@ def fit(r: Range | None, dtype: np.dtype | None) -> Range | None:
         return None
     dtype = np.dtype(dtype)
     if exact_in(r, dtype):
-        return r
+        return replace(r, no_minus_zero=True) if dtype.kind in "iu" else r
     if dtype in MANTISSA:  # rounded to nearest: at most half an ulp outwards
         slack = 2.0 ** (1 - MANTISSA[dtype])
         lo, hi = _down(r.lo - abs(r.lo) * slack), _up(r.hi + abs(r.hi) * slack)
         limit = float(np.finfo(dtype).max)
-        return Range(lo, hi, None) if -limit <= lo and hi <= limit else None
+        safe = r.no_minus_zero and r.lo >= 0  # a tiny negative value may round to -0.0
+        return Range(lo, hi, None, safe) if -limit <= lo and hi <= limit else None
     return None  # an integer result that wraps or truncates
 
 
 def of_array(array: np.ndarray) -> Range | None:
     """The range of a constant (None for non-finite or non-numeric data)."""
     if array.dtype.kind == "b":
-        return Range(0.0, 1.0, 0)
+        return Range(0.0, 1.0, 0, True)
     if array.dtype.kind not in "iuf" or array.size == 0:
         return None
     if array.dtype.kind in "iu":
-        return Range(float(array.min()), float(array.max()), 0)
+        return Range(float(array.min()), float(array.max()), 0, True)
     values = array.astype(np.float64)
     if not np.isfinite(values).all():
         return None
+    plus = not bool(np.signbit(values[values == 0]).any())
     nonzero = values[values != 0]
     if nonzero.size == 0:
-        return Range(0.0, 0.0, 0)
+        return Range(0.0, 0.0, 0, plus)
     mantissa, exponent = np.frexp(nonzero)
     whole = np.abs(mantissa * 2.0**53).astype(np.int64)  # |mantissa| < 1: exact
     low_bit = np.log2((whole & -whole).astype(np.float64)).astype(np.int64)
     grid = int((exponent.astype(np.int64) - 53 + low_bit).min())
-    return Range(float(values.min()), float(values.max()), grid)
+    return Range(float(values.min()), float(values.max()), grid, plus)
 
 
 def of_dtype(dtype: np.dtype) -> Range | None:
     """The range of an input of ``dtype`` (integers only: a float input may be NaN)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
-        return Range(0.0, 1.0, 0)
+        return Range(0.0, 1.0, 0, True)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return Range(float(info.min), float(info.max), 0)
+        return Range(float(info.min), float(info.max), 0, True)
     return None
 
 
@@ -113,14 +122,16 @@ def _sum_grid(a: int | None, b: int | None) -> int | None:
 
 
 def _hull(*ranges: Range) -> Range:
+    safe = all(r.signed_zero_safe for r in ranges)
     return Range(
-        min(r.lo for r in ranges), max(r.hi for r in ranges), _grid(*(r.grid for r in ranges))
+        min(r.lo for r in ranges), max(r.hi for r in ranges), _grid(*(r.grid for r in ranges)), safe
     )
 
 
 def _products(a: Range, b: Range) -> Range:
     ends = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
-    return Range(_down(min(ends)), _up(max(ends)), _sum_grid(a.grid, b.grid))
+    safe = a.lo >= 0 and b.lo >= 0 and a.signed_zero_safe and b.signed_zero_safe
+    return Range(_down(min(ends)), _up(max(ends)), _sum_grid(a.grid, b.grid), safe)
 
 
 def _weighted(x: Range, weights: np.ndarray, bias: np.ndarray | None, axis: int) -> Range | None:
@@ -138,30 +149,44 @@ def _weighted(x: Range, weights: np.ndarray, bias: np.ndarray | None, axis: int)
     bound = float(total.max())
     if grid is not None and bound > 2.0 ** (grid + 53):
         grid = None  # a partial sum may round even in float64
-    result = Range(_down(float(low.min())), _up(float(high.max())), grid)
+    # sums of products of values >= 0 with weights >= 0, none -0.0: no -0.0
+    safe = (
+        x.lo >= 0
+        and x.signed_zero_safe
+        and all(
+            r is not None and r.lo >= 0 and r.signed_zero_safe
+            for r in (of_array(weights), None if bias is None else of_array(bias))
+            if r is not None or bias is None
+        )
+    )
+    result = Range(_down(float(low.min())), _up(float(high.max())), grid, safe)
     return result if grid is not None and bound <= 2.0 ** (grid + 24) else _rounded_sum(result)
 
 
 def _rounded_sum(r: Range) -> Range:
     """Bounds of a float32 sum computed with rounding: generous slack, no grid."""
     slack = max(r.magnitude, 1.0) * 2.0**-10
-    return Range(r.lo - slack, r.hi + slack, None)
+    return Range(r.lo - slack, r.hi + slack, None, r.no_minus_zero)
 
 
 Transfer = Callable[[Any, list[Range | None], Mapping[str, np.ndarray]], Range | None]
 
 
-def _floor(r: Range) -> Range:
+def _rounded(r: Range, op: str) -> Range:
+    """Floor, Ceil or Round (half to even): monotonic, so the ends' images bound it."""
     if r.grid is not None and r.grid >= 0:
         return r
-    return Range(float(math.floor(r.lo)), float(math.ceil(r.hi)), 0)
+    to_int = {"Floor": math.floor, "Ceil": math.ceil, "Round": round}[op]
+    # Floor keeps the sign of a zero; Ceil/Round give -0.0 for small negatives
+    safe = r.no_minus_zero and (op == "Floor" or r.lo >= 0)
+    return Range(float(to_int(r.lo)), float(to_int(r.hi)), 0, safe)
 
 
 def _clip(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) -> Range | None:
     x = ins[0]
     if x is None:
         return None
-    lo, hi, grid = x.lo, x.hi, x.grid
+    lo, hi, grid, safe = x.lo, x.hi, x.grid, x.signed_zero_safe
     for index, pick in ((1, max), (2, min)):
         if len(node.inputs) > index and node.inputs[index]:
             bound = consts.get(node.inputs[index])
@@ -170,7 +195,8 @@ def _clip(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) 
             value = float(bound.reshape(-1)[0])
             lo, hi = (pick(lo, value), hi) if index == 1 else (lo, pick(hi, value))
             grid = _grid(grid, of_array(bound).grid)
-    return Range(lo, hi, grid) if lo <= hi else None
+            safe = safe and of_array(bound).no_minus_zero  # type: ignore[union-attr]
+    return Range(lo, hi, grid, safe) if lo <= hi else None
 
 
 def _conv(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]) -> Range | None:
@@ -205,9 +231,10 @@ def _reduce_sum(
     if axes is None and len(node.inputs) > 1 and node.inputs[1]:
         return None
     count = math.prod(shape) if axes is None else math.prod(shape[int(a)] for a in axes.reshape(-1))
-    result = Range(_down(count * min(x.lo, 0.0)), _up(count * max(x.hi, 0.0)), x.grid)
+    safe = x.lo >= 0 and x.signed_zero_safe
+    result = Range(_down(count * min(x.lo, 0.0)), _up(count * max(x.hi, 0.0)), x.grid, safe)
     exact = x.grid is not None and count * x.magnitude <= 2.0 ** (x.grid + 24)
-    return result if exact else _rounded_sum(Range(result.lo, result.hi, None))
+    return result if exact else _rounded_sum(Range(result.lo, result.hi, None, safe))
 
 
 def transfer(
@@ -228,34 +255,36 @@ def transfer(
     elif op == "Cast":
         exact = x
         if x is not None and out_dtype is not None and np.dtype(out_dtype).kind in "iu":
-            exact = _floor(x) if x.lo >= 0 else None  # truncation toward zero
+            exact = _rounded(x, "Floor") if x.lo >= 0 else None  # truncation toward zero
             if x.grid is not None and x.grid >= 0:
                 exact = x
         elif out_dtype is not None and np.dtype(out_dtype).kind == "b":
-            return Range(0.0, 1.0, 0)
+            return Range(0.0, 1.0, 0, True)
     elif op in ("Add", "Sub", "Mul") and len(ins) == 2 and None not in ins:
         a, b = ins[0], ins[1]
         assert a is not None and b is not None
         if op == "Mul":
             exact = _products(a, b)
         elif op == "Add":
-            exact = Range(_down(a.lo + b.lo), _up(a.hi + b.hi), _grid(a.grid, b.grid))
+            safe = a.signed_zero_safe or b.signed_zero_safe  # -0 + -0 only
+            exact = Range(_down(a.lo + b.lo), _up(a.hi + b.hi), _grid(a.grid, b.grid), safe)
         else:
-            exact = Range(_down(a.lo - b.hi), _up(a.hi - b.lo), _grid(a.grid, b.grid))
+            safe = a.signed_zero_safe  # -0 - +0 only
+            exact = Range(_down(a.lo - b.hi), _up(a.hi - b.lo), _grid(a.grid, b.grid), safe)
     elif op in ("Max", "Min") and ins and None not in ins:
         pick = max if op == "Max" else min
-        exact = Range(
-            pick(r.lo for r in ins), pick(r.hi for r in ins), _grid(*(r.grid for r in ins))
-        )  # type: ignore[union-attr]
+        safe = all(r.signed_zero_safe for r in ins)  # type: ignore[union-attr]
+        lo, hi = pick(r.lo for r in ins), pick(r.hi for r in ins)  # type: ignore[union-attr]
+        exact = Range(lo, hi, _grid(*(r.grid for r in ins)), safe)  # type: ignore[union-attr]
     elif op == "Neg" and x is not None:
         exact = Range(-x.hi, -x.lo, x.grid)
     elif op == "Abs" and x is not None:
         low = 0.0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
-        exact = Range(low, x.magnitude, x.grid)
+        exact = Range(low, x.magnitude, x.grid, True)
     elif op == "Relu" and x is not None:
-        exact = Range(max(x.lo, 0.0), max(x.hi, 0.0), x.grid)
+        exact = Range(max(x.lo, 0.0), max(x.hi, 0.0), x.grid, x.signed_zero_safe)
     elif op in ("Floor", "Ceil", "Round") and x is not None:
-        exact = _floor(x)
+        exact = _rounded(x, op)
     elif op == "Clip":
         exact = _clip(node, ins, consts)
     elif op == "Conv":
