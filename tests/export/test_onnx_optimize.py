@@ -142,3 +142,22 @@ def test_round_trip_through_an_integer_keeps_turning_minus_zero_into_plus_zero(t
     (got,) = outputs_of(optimised, zeros)
     assert not np.signbit(got).any()  # as torch: -0.0 -> int16 0 -> +0.0
     assert_bit_identical(optimised, plain, [zeros])
+
+
+def test_remap_lerp_is_bounded_so_its_uint8_round_trip_goes(tmp_path):
+    import cv2
+
+    maps = pipelines.undistort_maps(48, 64)
+    frame = FRAME.repeat(3, 0).repeat(3, 1)[:48, :64]
+
+    def undistort(bgr):
+        return {"f": cv2.remap(bgr, maps[0], maps[1], cv2.INTER_LINEAR).astype(np.float32)}
+
+    node = trace_node(tmp_path, undistort, {"bgr": frame}, opencv.all())
+    optimised, report, plain = written_and_translated(node, tmp_path / "remap.onnx")
+    to_uint8 = [n for n in optimised.graph.node if n.op_type == "Cast" and n.attribute[0].i == 2]
+    assert report["applied"] is True and not to_uint8  # Round(lerp) is proven in [0, 255]
+    rng = np.random.default_rng(3)
+    feeds = [{"bgr": rng.integers(0, 256, frame.shape, dtype=np.uint8)} for _ in range(3)]
+    extremes = [{"bgr": np.full_like(frame, 255)}, {"bgr": np.zeros_like(frame)}]
+    assert_bit_identical(optimised, plain, feeds + extremes)

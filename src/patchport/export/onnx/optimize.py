@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...dtype_table import BY_CODE, onnx_code
-from . import value_ranges
+from . import combinations, value_ranges
 from .proto import Node
 from .value_ranges import Range
 
@@ -86,7 +86,13 @@ def _facts(g: Graph) -> _Facts:
             dtypes[node.outputs[0]] = dtype
         shape = g.known.get(node.inputs[0], (None, None))[1] if node.inputs else None
         ins = [ranges.get(name) for name in node.inputs if name]
-        ranges[node.outputs[0]] = value_ranges.transfer(node, ins, g.constants, dtype, shape)
+
+        def refine(exact: Range | None, node: Node = node) -> Range | None:
+            return combinations.tighter(node, exact, producer, ranges, dtypes, g.constants)
+
+        ranges[node.outputs[0]] = value_ranges.transfer(
+            node, ins, g.constants, dtype, shape, refine
+        )
     return _Facts(producer, consumers, dtypes, ranges)
 
 
@@ -127,20 +133,7 @@ def _cast_exact(f: _Facts, name: str, dtype: np.dtype) -> bool:
     have = f.dtypes.get(name)
     if have is None or have.kind not in "iuf" or dtype.kind not in "iuf":
         return False
-    return lossless(have, dtype) or value_ranges.exact_in(f.ranges.get(name), dtype)
-
-
-def lossless(have: np.dtype, want: np.dtype) -> bool:
-    """Every value of ``have`` is exact in ``want`` (uint8 -> int32 or float32, not
-    int32 -> float32, nor a float to an integer)."""
-    if have == want:
-        return True
-    if have.kind == "f":
-        return want.kind == "f" and want.itemsize >= have.itemsize
-    info = np.iinfo(have)
-    if want.kind == "f":
-        return max(-info.min, info.max) <= 2 ** value_ranges.MANTISSA.get(want, 0)
-    return np.iinfo(want).min <= info.min and info.max <= np.iinfo(want).max
+    return value_ranges.lossless(have, dtype) or value_ranges.exact_in(f.ranges.get(name), dtype)
 
 
 def _collapse_casts(g: Graph, f: _Facts) -> int:

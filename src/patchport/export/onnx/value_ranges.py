@@ -44,7 +44,9 @@ class Range:
 
 
 def _down(x: float) -> float:
-    return math.nextafter(x, -math.inf)
+    """A bound just below ``x``; 0 stays 0 (a sum of doubles rounds to 0 only when it is
+    0, and products of non-negative bounds are clamped by :func:`_products`)."""
+    return 0.0 if x == 0 else math.nextafter(x, -math.inf)
 
 
 def _up(x: float) -> float:
@@ -64,6 +66,22 @@ def exact_in(r: Range | None, dtype: np.dtype) -> bool:
     return False
 
 
+def lossless(have: np.dtype, want: np.dtype) -> bool:
+    """Every value of ``have`` is exact in ``want`` (uint8 -> int32 or float32, not
+    int32 -> float32, nor a float to an integer)."""
+    have, want = np.dtype(have), np.dtype(want)
+    if have == want:
+        return True
+    if have.kind == "f":
+        return want.kind == "f" and want.itemsize >= have.itemsize
+    if have.kind not in "iu" or want.kind not in "iuf":
+        return False
+    info = np.iinfo(have)
+    if want.kind == "f":
+        return max(-info.min, info.max) <= 2 ** MANTISSA.get(want, 0)
+    return np.iinfo(want).min <= info.min and info.max <= np.iinfo(want).max
+
+
 def fit(r: Range | None, dtype: np.dtype | None) -> Range | None:
     """The range of the exact result ``r`` once stored in ``dtype`` (rounded or refused)."""
     if r is None or dtype is None or not (math.isfinite(r.lo) and math.isfinite(r.hi)):
@@ -76,6 +94,7 @@ def fit(r: Range | None, dtype: np.dtype | None) -> Range | None:
         lo, hi = _down(r.lo - abs(r.lo) * slack), _up(r.hi + abs(r.hi) * slack)
         limit = float(np.finfo(dtype).max)
         safe = r.no_minus_zero and r.lo >= 0  # a tiny negative value may round to -0.0
+        lo = max(lo, 0.0) if r.lo >= 0 else lo  # rounding keeps the sign
         return Range(lo, hi, None, safe) if -limit <= lo and hi <= limit else None
     return None  # an integer result that wraps or truncates
 
@@ -131,7 +150,8 @@ def _hull(*ranges: Range) -> Range:
 def _products(a: Range, b: Range) -> Range:
     ends = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
     safe = a.lo >= 0 and b.lo >= 0 and a.signed_zero_safe and b.signed_zero_safe
-    return Range(_down(min(ends)), _up(max(ends)), _sum_grid(a.grid, b.grid), safe)
+    low = max(_down(min(ends)), 0.0) if a.lo >= 0 and b.lo >= 0 else _down(min(ends))
+    return Range(low, _up(max(ends)), _sum_grid(a.grid, b.grid), safe)
 
 
 def _weighted(x: Range, weights: np.ndarray, bias: np.ndarray | None, axis: int) -> Range | None:
@@ -166,10 +186,8 @@ def _weighted(x: Range, weights: np.ndarray, bias: np.ndarray | None, axis: int)
 def _rounded_sum(r: Range) -> Range:
     """Bounds of a float32 sum computed with rounding: generous slack, no grid."""
     slack = max(r.magnitude, 1.0) * 2.0**-10
-    return Range(r.lo - slack, r.hi + slack, None, r.no_minus_zero)
-
-
-Transfer = Callable[[Any, list[Range | None], Mapping[str, np.ndarray]], Range | None]
+    low = 0.0 if r.lo >= 0 else r.lo - slack  # sums of values >= 0 stay >= 0
+    return Range(low, r.hi + slack, None, r.no_minus_zero)
 
 
 def _rounded(r: Range, op: str) -> Range:
@@ -243,8 +261,10 @@ def transfer(
     consts: Mapping[str, np.ndarray],
     out_dtype: np.dtype | None,
     in_shape: Sequence[int] | None = None,
+    refine: Callable[[Range | None], Range | None] | None = None,
 ) -> Range | None:
-    """The range of ``node``'s first output given its inputs' ranges (None: unknown)."""
+    """The range of ``node``'s first output given its inputs' ranges (None: unknown);
+    ``refine`` may narrow the exact result's bounds before it is rounded to the dtype."""
     op = node.op_type
     x = ins[0] if ins else None
     exact: Range | None
@@ -295,7 +315,7 @@ def transfer(
         exact = _reduce_sum(node, ins, consts, in_shape)
     else:
         exact = None
-    result = fit(exact, out_dtype)
+    result = fit(refine(exact) if refine is not None else exact, out_dtype)
     if result is None and out_dtype is not None and np.dtype(out_dtype).kind in "iub":
         return of_dtype(out_dtype)  # whatever it computed, an integer tensor holds integers
     return result
