@@ -74,7 +74,7 @@ def _weighted_pair(
         terms.append((ranges.get(values[0]), consts[weights[0]]))
     if len(terms) != 2 or not all(_nonnegative(r) for r, _ in terms):
         return None
-    if not all(w.dtype.kind in "iuf" and (w >= 0).all() for _, w in terms):
+    if not all(w.dtype.kind in "iuf" and not np.signbit(w).any() for _, w in terms):
         return None
     try:
         total = float(np.max(terms[0][1].astype(np.float64) + terms[1][1].astype(np.float64)))
