@@ -226,17 +226,21 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     names = onnx_output_names(job.input_names, job.output_names)
     opset = job.params.get("opset_version", OPSET)
     try:
-        write_direct(job.graph_module, job.args, job.input_names, names, job.path, opset)
+        optimisation = write_direct(
+            job.graph_module, job.args, job.input_names, names, job.path, opset
+        )
     except Untranslatable as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
         return False
     _log.debug("onnx %s: written by the direct FX->ONNX translator", job.path.stem)
     _DIRECT_OPSETS[job.path] = int(opset)
+    _DIRECT_OPTIMISATIONS[job.path] = optimisation
     return True
 
 
 _DIRECT_OPSETS: dict[Path, int] = {}  # path -> opset of files the direct writer just wrote
+_DIRECT_OPTIMISATIONS: dict[Path, dict[str, Any]] = {}  # path -> what export.onnx.optimize did
 
 
 def _write_onnx_dynamo(job: ExportJob) -> None:
@@ -328,8 +332,9 @@ def _onnx_options(job: ExportJob) -> dict[str, Any]:
 
 def _onnx_metadata(job: ExportJob) -> dict[str, Any]:
     opset = _DIRECT_OPSETS.pop(job.path, None)
+    optimisation = _DIRECT_OPTIMISATIONS.pop(job.path, None)
     if opset is not None:  # written here: no need to import onnx to read it back
-        return {"opset_version": opset}
+        return {"opset_version": opset, "onnx optimisation": optimisation}
     import onnx
 
     model = onnx.load(str(job.path), load_external_data=False)

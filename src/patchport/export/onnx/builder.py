@@ -36,7 +36,8 @@ class Builder:
 
     def __init__(self, reserved: set[str]) -> None:
         self.nodes: list[Any] = []
-        self.initializers: list[Any] = []
+        self.constants_by_name: dict[str, np.ndarray] = {}  # the initializers, encoded last
+        self.known: dict[str, tuple[np.dtype, tuple[int, ...]]] = {}  # eager dtype and shape
         self.names: dict[int, str] = {}  # id(tensor) -> ONNX value name (depends on inputs)
         self.keep: list[Any] = []  # keeps the tensors alive so ids stay unique
         self.constants: dict[int, str] = {}
@@ -45,6 +46,7 @@ class Builder:
             self.prefix += "_"
         self.count = 0
         self.onnx_type = {dtype: e.code for dtype, e in torch_to_onnx().items()}
+        self.numpy_type = {d: np.dtype(e.numpy) for d, e in torch_to_onnx().items() if e.numpy}
         self.nonnegative: set[str] = set()  # values >= 0 by construction (elementwise._nonnegative)
 
     def fresh(self) -> str:
@@ -59,6 +61,8 @@ class Builder:
     def bind(self, tensor: torch.Tensor, name: str) -> None:
         self.names[id(tensor)] = name
         self.keep.append(tensor)
+        if tensor.dtype in self.numpy_type:  # what the graph optimiser may rely on
+            self.known[name] = (self.numpy_type[tensor.dtype], tuple(tensor.shape))
 
     def traced(self, value: Any) -> bool:
         if isinstance(value, torch.Tensor):
@@ -71,7 +75,7 @@ class Builder:
 
     def array(self, array: np.ndarray) -> str:
         name = self.fresh()
-        self.initializers.append(proto.tensor(name, array))
+        self.constants_by_name[name] = np.array(array, copy=True)  # encoded at the end
         if array.dtype.kind in "bu" or (array.dtype.kind in "if" and (array >= 0).all()):
             self.nonnegative.add(name)
         return name

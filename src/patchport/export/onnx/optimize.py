@@ -1,0 +1,352 @@
+"""Graph-level clean-up of a translated ONNX graph, before it is encoded.
+
+The translator writes each torch call as it comes, so its graphs carry Identity nodes,
+cast round trips (``float -> uint8 -> float`` around a transpose), transpose pairs that
+cancel, reshape chains and float64 arithmetic that NumPy's promotion asked for on values
+that float32 holds exactly. Each rewrite here keeps every output bit: a cast goes only
+where :mod:`.value_ranges` proves it exact on the values that reach it, float64 becomes
+float32 only where every operand and result is exact in float32. ONNX Runtime's own
+optimiser (run again when a session opens) does not remove these: it cannot prove them.
+
+ONNX Runtime's offline optimisation is not applied to the saved file: on the camera
+pipeline its portable level (BASIC) finds nothing left after these rewrites, and the
+EXTENDED/ALL levels write com.microsoft fused ops tied to its version and CPU while a
+session at the default level applies the same fusions when it opens. The bundle records
+what was done (``onnx optimisation``: rewrites, node counts, the ONNX Runtime version
+that checked the result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...dtype_table import BY_CODE, onnx_code
+from . import combinations, value_ranges
+from .proto import Node
+from .value_ranges import Range
+
+# ops whose output dtype is their first input's
+_SAME = value_ranges.MOVEMENT | {"Concat", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Max"}
+_SAME |= {"Min", "Floor", "Ceil", "Round", "Clip", "Relu", "Conv", "MatMul", "Gemm", "Pad"}
+_SAME |= {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "GlobalAveragePool", "Split"}
+_UNARY_MOVES = {"Identity", "Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten"}
+_NARROWABLE = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Floor", "Ceil", "Round", "Relu"}
+_FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
+
+
+@dataclass
+class Graph:
+    """The graph being rewritten: nodes, constants by name, ports, and what the eager run
+    showed of each traced value (dtype and shape)."""
+
+    nodes: list[Node]
+    constants: dict[str, np.ndarray]
+    inputs: list[str]
+    outputs: list[str]
+    known: dict[str, tuple[np.dtype, tuple[int, ...]]] = field(default_factory=dict)
+    ports: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)  # ONNX types
+    count: int = 0
+
+    def fresh(self, base: str) -> str:
+        self.count += 1
+        return f"{base}_o{self.count}"
+
+    def constant(self, array: np.ndarray, base: str) -> str:
+        name = self.fresh(base)
+        self.constants[name] = array
+        return name
+
+
+@dataclass
+class _Facts:
+    """Producers, consumers, dtypes and ranges of every value, rebuilt after each rewrite."""
+
+    producer: dict[str, Node]
+    consumers: dict[str, list[Node]]
+    dtypes: dict[str, np.dtype]
+    ranges: dict[str, Range | None]
+
+
+def _facts(g: Graph) -> _Facts:
+    producer = {out: node for node in g.nodes for out in node.outputs}
+    consumers: dict[str, list[Node]] = {}
+    for node in g.nodes:
+        for name in node.inputs:
+            consumers.setdefault(name, []).append(node)
+    dtypes = {name: dtype for name, (dtype, _) in g.known.items()}
+    dtypes.update({name: array.dtype for name, array in g.constants.items()})
+    ranges: dict[str, Range | None] = {n: value_ranges.of_array(a) for n, a in g.constants.items()}
+    for name in g.inputs:
+        ranges[name] = value_ranges.of_dtype(dtypes[name]) if name in dtypes else None
+    for node in g.nodes:  # nodes are in topological order
+        if node.op_type == "Cast":
+            dtype: np.dtype | None = np.dtype(BY_CODE[node.attributes["to"]].numpy or "O")
+        elif node.op_type in _SAME and node.inputs and node.inputs[0] in dtypes:
+            dtype = dtypes[node.inputs[0]]
+        else:
+            dtype = dtypes.get(node.outputs[0])
+        if dtype is not None:
+            dtypes[node.outputs[0]] = dtype
+        shape = g.known.get(node.inputs[0], (None, None))[1] if node.inputs else None
+        ins = [ranges.get(name) for name in node.inputs if name]
+
+        def refine(exact: Range | None, node: Node = node) -> Range | None:
+            return combinations.tighter(node, exact, producer, ranges, dtypes, g.constants)
+
+        ranges[node.outputs[0]] = value_ranges.transfer(
+            node, ins, g.constants, dtype, shape, refine
+        )
+    return _Facts(producer, consumers, dtypes, ranges)
+
+
+def _replace_uses(g: Graph, old: str, new: str) -> None:
+    for node in g.nodes:
+        node.inputs = [new if name == old else name for name in node.inputs]
+
+
+def _bypass(g: Graph, node: Node, source: str) -> bool:
+    """Remove ``node``, whose output equals ``source``; False where the ports forbid it."""
+    out = node.outputs[0]
+    if out in g.outputs:
+        producer = next((n for n in g.nodes if source in n.outputs), None)
+        if producer is None or source in g.outputs or source in g.inputs:
+            return False  # a graph input or constant: the output keeps its Identity
+        producer.outputs = [out if name == source else name for name in producer.outputs]
+        _replace_uses(g, source, out)
+    else:
+        _replace_uses(g, out, source)
+    g.nodes.remove(node)
+    return True
+
+
+def _sole_use(g: Graph, f: _Facts, name: str) -> bool:
+    return len(f.consumers.get(name, [])) == 1 and name not in g.outputs
+
+
+def _drop_identity(g: Graph, f: _Facts) -> int:
+    done = 0
+    for node in list(g.nodes):
+        if node.op_type == "Identity" and _bypass(g, node, node.inputs[0]):
+            done += 1
+    return done
+
+
+def _cast_exact(f: _Facts, name: str, dtype: np.dtype) -> bool:
+    """A cast of value ``name`` to ``dtype`` keeps every value (provably)."""
+    have = f.dtypes.get(name)
+    if have is None or have.kind not in "iuf" or dtype.kind not in "iuf":
+        return False
+    return value_ranges.lossless(have, dtype) or value_ranges.exact_in(f.ranges.get(name), dtype)
+
+
+def _collapse_casts(g: Graph, f: _Facts) -> int:
+    """Cast(A->B) [-> unary data movement...] -> Cast(B->C), with A->B exact on the values,
+    becomes the movement on A then Cast(A->C), or no cast at all where A == C; and a
+    cast to the dtype it already has goes."""
+    for node in g.nodes:
+        if node.op_type != "Cast":
+            continue
+        want = f.dtypes.get(node.outputs[0])
+        if want is not None and f.dtypes.get(node.inputs[0]) == want:
+            if _bypass(g, node, node.inputs[0]):
+                return 1
+            continue
+        chain: list[Node] = []
+        value = node.inputs[0]
+        while value in f.producer and f.producer[value].op_type in _UNARY_MOVES:
+            if not _sole_use(g, f, value):
+                break
+            chain.append(f.producer[value])
+            value = f.producer[value].inputs[0]
+        first = f.producer.get(value)
+        if first is None or first.op_type != "Cast" or not _sole_use(g, f, value):
+            continue
+        source = first.inputs[0]
+        have = f.dtypes.get(source)
+        if have is None or want is None or not _cast_exact(f, source, f.dtypes[value]):
+            continue
+        if want.kind in "iu" and not _cast_exact(f, source, want):
+            continue  # a float -> int cast out of range is undefined: keep it as written
+        through_int = f.dtypes[value].kind in "iu" and have.kind == "f" and want.kind == "f"
+        r = f.ranges.get(source)
+        if through_int and (r is None or not r.signed_zero_safe):
+            continue  # float -> int -> float turns -0.0 into +0.0
+        head = chain[-1] if chain else node
+        head.inputs = [source, *head.inputs[1:]]
+        g.nodes.remove(first)
+        if have == want:
+            _bypass(g, node, node.inputs[0])
+        return 1
+    return 0
+
+
+def _transpose_pairs(g: Graph, f: _Facts) -> int:
+    for node in g.nodes:
+        first = f.producer.get(node.inputs[0]) if node.op_type == "Transpose" else None
+        if first is None or first.op_type != "Transpose" or not _sole_use(g, f, node.inputs[0]):
+            continue
+        p1, p2 = first.attributes.get("perm"), node.attributes.get("perm")
+        if p1 is None or p2 is None:
+            continue
+        perm = [p1[i] for i in p2]
+        node.inputs = [first.inputs[0]]
+        g.nodes.remove(first)
+        if perm == sorted(perm):
+            _bypass(g, node, node.inputs[0])
+        else:
+            node.attributes = {**node.attributes, "perm": perm}
+        return 1
+    return 0
+
+
+def _reshape_chains(g: Graph, f: _Facts) -> int:
+    """Reshape(Reshape(x)) -> Reshape(x); a Reshape to the shape it already has goes."""
+    for node in g.nodes:
+        if node.op_type != "Reshape" or node.attributes.get("allowzero"):
+            continue
+        shape = g.constants.get(node.inputs[1])
+        if shape is None or (shape == 0).any():
+            continue
+        first = f.producer.get(node.inputs[0])
+        if first is not None and first.op_type == "Reshape" and _sole_use(g, f, node.inputs[0]):
+            node.inputs = [first.inputs[0], node.inputs[1]]
+            g.nodes.remove(first)
+            return 1
+        before = g.known.get(node.inputs[0])
+        after = g.known.get(node.outputs[0])
+        if before is not None and after is not None and before[1] == after[1]:
+            if _bypass(g, node, node.inputs[0]):
+                return 1
+    return 0
+
+
+def _narrow_float64(g: Graph, f: _Facts) -> int:
+    """A float64 op whose operands and result float32 holds exactly, fed by casts or
+    constants, computes in float32 (a cast back to float64 after it, which the cast
+    collapse removes where the next consumer narrows again)."""
+    for index, node in enumerate(g.nodes):
+        out = node.outputs[0]
+        if node.op_type not in _NARROWABLE or f.dtypes.get(out) != _FLOAT64:
+            continue
+        names = [n for n in node.inputs if n]
+        if not value_ranges.exact_in(f.ranges.get(out), _FLOAT32):
+            continue
+        if not all(value_ranges.exact_in(f.ranges.get(n), _FLOAT32) for n in names):
+            continue
+        if not all(
+            n in g.constants or f.producer.get(n, Node("", [], [])).op_type == "Cast" for n in names
+        ):
+            continue
+        added: list[Node] = []
+        inputs = []
+        for name in node.inputs:
+            if name in g.constants:
+                inputs.append(g.constant(g.constants[name].astype(np.float32), name))
+            else:
+                narrow = g.fresh(name)
+                added.append(Node("Cast", [name], [narrow], {"to": onnx_code(_FLOAT32)}))
+                inputs.append(narrow)
+        narrow_out = g.fresh(out)
+        g.known.pop(out, None)
+        g.nodes[index : index + 1] = [
+            *added,
+            Node(node.op_type, inputs, [narrow_out], dict(node.attributes)),
+            Node("Cast", [narrow_out], [out], {"to": onnx_code(_FLOAT64)}),
+        ]
+        return 1
+    return 0
+
+
+def _drop_noops(g: Graph, f: _Facts) -> int:
+    """Round/Floor/Ceil of integers, Relu of values >= 0, a Clip its input never reaches."""
+    for node in g.nodes:
+        r = f.ranges.get(node.inputs[0]) if node.inputs else None
+        if r is None or f.dtypes.get(node.inputs[0]) != f.dtypes.get(node.outputs[0]):
+            continue
+        noop = node.op_type in ("Round", "Floor", "Ceil") and r.grid is not None and r.grid >= 0
+        noop |= node.op_type == "Relu" and r.lo >= 0 and r.signed_zero_safe
+        if node.op_type == "Clip":
+            noop = _clip_bounds(g, node) is not None
+            if noop:
+                low, high = _clip_bounds(g, node)  # type: ignore[misc]
+                noop = low <= r.lo and r.hi <= high and r.signed_zero_safe
+        if noop and _bypass(g, node, node.inputs[0]):
+            return 1
+    return 0
+
+
+def _clip_bounds(g: Graph, node: Node) -> tuple[float, float] | None:
+    """A Clip's constant scalar (min, max), infinite where absent; None if not constant."""
+    bounds = [-np.inf, np.inf]
+    for index in (1, 2):
+        name = node.inputs[index] if len(node.inputs) > index else ""
+        if name:
+            value = g.constants.get(name)
+            if value is None or value.size != 1:
+                return None
+            bounds[index - 1] = float(value.reshape(-1)[0])
+    return bounds[0], bounds[1]
+
+
+def _shared_constants(g: Graph) -> None:
+    """One name per distinct constant (same dtype, shape and bytes)."""
+    seen: dict[tuple, str] = {}
+    for name, array in list(g.constants.items()):
+        key = (array.dtype.str, array.shape, array.tobytes())
+        first = seen.setdefault(key, name)
+        if first != name:
+            _replace_uses(g, name, first)
+
+
+def _common_nodes(g: Graph, f: _Facts) -> int:
+    """Two nodes of the same op on the same inputs with the same attributes: one."""
+    seen: dict[tuple, Node] = {}
+    for node in g.nodes:
+        if len(node.outputs) != 1 or node.op_type.startswith("Random"):
+            continue
+        key = (node.op_type, tuple(node.inputs), repr(sorted(node.attributes.items())))
+        first = seen.setdefault(key, node)
+        if first is not node and _bypass(g, node, first.outputs[0]):
+            return 1
+    return 0
+
+
+_PASSES = {
+    "identity": _drop_identity,
+    "common": _common_nodes,
+    "noops": _drop_noops,
+    "casts": _collapse_casts,
+    "transposes": _transpose_pairs,
+    "reshapes": _reshape_chains,
+    "float64": _narrow_float64,
+}
+
+
+def optimize(g: Graph, passes: Iterable[str] = tuple(_PASSES)) -> dict[str, int]:
+    """Rewrite ``g`` in place until no pass applies; how many rewrites each pass made."""
+    done = dict.fromkeys(passes, 0)
+    _shared_constants(g)
+    for _ in range(10 * len(g.nodes) + 10):  # each rewrite removes or narrows a node
+        for name in done:
+            count = _PASSES[name](g, _facts(g))
+            if count:
+                done[name] += count
+                break
+        else:
+            break
+    used = {name for node in g.nodes for name in node.inputs}
+    for name in [n for n in g.constants if n not in used]:
+        del g.constants[name]
+    return {name: count for name, count in done.items() if count}
+
+
+def op_counts(nodes: Iterable[Any]) -> dict[str, int]:
+    """Nodes per op type, most frequent first (for the bundle and the benchmark)."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
