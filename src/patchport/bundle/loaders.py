@@ -5,6 +5,9 @@ The YAML records the model *type* (``jit``, ``onnx``, ``pt2``), which picks the 
 A runner takes the node's inputs (NumPy arrays or tensors, in port order) and returns
 its outputs in its runtime's own type: NumPy arrays from ONNX Runtime, tensors from torch.
 Only the ``.pt``/``.pt2`` loaders import torch, so an ONNX bundle runs without it.
+
+A runner is called once per ``run_policy``, so whatever does not change between calls
+(the feed order, output names, session options) is worked out here, at load.
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..backend_names import MODEL_SUFFIXES
 from ..errors import ExportBackendError
 from .arrays import as_numpy, as_tensor
 from .bundle_safety import load_pt2 as load_pt2_safely
 
 Runner = Callable[[Sequence[Any]], list[Any]]
-Loader = Callable[[Path, list[str], bytes | None], Runner]
+Loader = Callable[..., Runner]  # (path, input_names, data, *, inputs_checked) -> Runner
 
 
 def _runtime(module: str, path: Path) -> Any:
@@ -38,7 +43,9 @@ def _runtime(module: str, path: Path) -> Any:
         ) from exc
 
 
-def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+def load_onnx(
+    path: Path, input_names: list[str], data: bytes | None = None, *, inputs_checked: bool = False
+) -> Runner:
     """ONNX Runtime on CPU; inputs fed by port name (an input ONNX dropped is skipped)."""
     onnxruntime = _runtime("onnxruntime", path)
 
@@ -50,10 +57,17 @@ def load_onnx(path: Path, input_names: list[str], data: bytes | None = None) -> 
     position = {name: index for index, name in enumerate(input_names)}
     if any(name not in position for name in wanted):  # a file whose ports are unnamed
         position = {name: index for index, name in enumerate(wanted)}
+    feed_order = [(name, position[name]) for name in wanted]
+    output_names = [o.name for o in session.get_outputs()]
+    run = session.run
+    ndarray = np.ndarray
 
     def run_onnx(inputs: Sequence[Any]) -> list[Any]:
-        feed = {name: as_numpy(inputs[position[name]]) for name in wanted}
-        return session.run(None, feed)
+        feed = {}
+        for name, index in feed_order:
+            value = inputs[index]
+            feed[name] = value if type(value) is ndarray else as_numpy(value)
+        return run(output_names, feed)
 
     return run_onnx
 
@@ -74,7 +88,9 @@ def _torch_runner(module: Any, grad_free: bool) -> Runner:
     return run_torch
 
 
-def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+def load_jit(
+    path: Path, input_names: list[str], data: bytes | None = None, *, inputs_checked: bool = False
+) -> Runner:
     """A TorchScript file (scripted or traced), on CPU."""
     torch = _runtime("torch", path)
 
@@ -82,12 +98,26 @@ def load_jit(path: Path, input_names: list[str], data: bytes | None = None) -> R
     return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
 
 
-def load_pt2(path: Path, input_names: list[str], data: bytes | None = None) -> Runner:
+def load_pt2(
+    path: Path, input_names: list[str], data: bytes | None = None, *, inputs_checked: bool = False
+) -> Runner:
     """A saved ``torch.export`` program, run as a module; loaded weights-only (no code in
-    a pickle runs), see :mod:`.bundle_safety`."""
+    a pickle runs), see :mod:`.bundle_safety`.
+
+    ``inputs_checked``: the caller refuses any input whose shape or dtype differs from the
+    port's (static ports only), so the module's own per-call input validation (guards and a
+    pytree pre-hook, about a third of a small graph's run time) is redundant and is left out.
+    """
     _runtime("torch", path)
     program = load_pt2_safely(data if data is not None else path, path.name)
-    return _torch_runner(program.module(), grad_free=False)
+    if not inputs_checked:
+        return _torch_runner(program.module(), grad_free=False)
+    try:
+        module = program.module(check_guards=False)  # no guard function in the graph
+    except TypeError:  # a torch before check_guards=: its guards run in the pre-hook
+        module = program.module()
+    module.validate_inputs = False  # torch.export's switch for callers that validate
+    return _torch_runner(module, grad_free=False)
 
 
 # the loader of each model type of :data:`patchport.backend_names.MODEL_SUFFIXES`
@@ -96,14 +126,22 @@ MODEL_TYPE_OF_SUFFIX: dict[str, str] = {suffix: kind for kind, suffix in MODEL_S
 
 
 def load_runner(
-    model_type: str, path: Path, input_names: list[str], data: bytes | None = None
+    model_type: str,
+    path: Path,
+    input_names: list[str],
+    data: bytes | None = None,
+    *,
+    inputs_checked: bool = False,
 ) -> Runner:
     """Load a written model of a YAML ``backend`` type (from ``data`` when given: the bytes
-    whose hash was checked); return a function running it on inputs in port order."""
+    whose hash was checked); return a function running it on inputs in port order.
+
+    ``inputs_checked``: every input will have its port's exact (static) shape and dtype,
+    checked by the caller, so the runtime may skip checking them again."""
     loader = LOADERS.get(model_type)
     if loader is None:
         raise ExportBackendError(
             f"load_runner(backend={model_type!r}): cannot load this model type; "
             f"known types: {', '.join(LOADERS)}."
         )
-    return loader(path, input_names, data)
+    return loader(path, input_names, data, inputs_checked=inputs_checked)
