@@ -120,3 +120,18 @@ def test_a_port_typed_with_torch_s_name_float_takes_float32(bundle, tmp_path):
     torch.testing.assert_close(got["n/y"], expected(RAW, GAIN))
     with pytest.raises(ValueError, match=r"'n/gain' expected float32\[1\], got float64"):
         manager.run_policy({"n/gain": GAIN.astype(np.float64)})
+
+
+def test_onnx_runtime_threads_follow_torch_s_thread_count():
+    """A replay uses the parallelism the process gave torch (the traced code's), not ORT's
+    own default, so torch.set_num_threads(1) bounds both."""
+    from patchport.bundle.loaders import onnx_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert onnx_threads() == 1
+        torch.set_num_threads(2)
+        assert onnx_threads() == 2
+    finally:
+        torch.set_num_threads(before)

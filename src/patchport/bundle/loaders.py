@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,15 @@ def _runtime(module: str, path: Path) -> Any:
         ) from exc
 
 
+def onnx_threads() -> int:
+    """ONNX Runtime's intra-op threads: torch's count when torch is imported (the caller's
+    ``torch.set_num_threads``, or ``OMP_NUM_THREADS``, also bounds the replayed graph, so a
+    replay uses the parallelism the traced code had); 0 (ORT's default) otherwise."""
+    torch = sys.modules.get("torch")
+    get = getattr(torch, "get_num_threads", None)
+    return int(get()) if get is not None else 0
+
+
 def load_onnx(
     path: Path, input_names: list[str], data: bytes | None = None, *, inputs_checked: bool = False
 ) -> Runner:
@@ -51,6 +61,7 @@ def load_onnx(
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    options.intra_op_num_threads = onnx_threads()
     source = data if data is not None else str(path)
     session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     wanted = [i.name for i in session.get_inputs()]
