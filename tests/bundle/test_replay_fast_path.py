@@ -135,3 +135,26 @@ def test_onnx_runtime_threads_follow_torch_s_thread_count():
         assert onnx_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+class Offset(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+def times_ten(module: torch.nn.Module, inputs: tuple[torch.Tensor]) -> tuple[torch.Tensor]:
+    return (inputs[0] * 10,)
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_a_torchscript_file_runs_its_scripted_hooks(tmp_path, hooked):
+    """The jit runner skips nn.Module.__call__ only where no hook would be skipped with it."""
+    from patchport.bundle.loaders import load_runner
+
+    module = Offset()
+    if hooked:
+        module.register_forward_pre_hook(times_ten)
+    path = tmp_path / "offset.pt"
+    torch.jit.save(torch.jit.script(module), str(path))
+    (got,) = load_runner("jit", path, ["x"])([torch.ones(2)])
+    torch.testing.assert_close(got, torch.full((2,), 11.0 if hooked else 2.0))

@@ -12,7 +12,6 @@ A runner is called once per ``run_policy``, so whatever does not change between 
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import io
 import sys
@@ -83,16 +82,20 @@ def load_onnx(
     return run_onnx
 
 
-def _torch_runner(module: Any, grad_free: bool) -> Runner:
+def _torch_runner(call: Callable[..., Any], grad_free: bool) -> Runner:
+    """A runner calling ``call`` on tensors; under ``no_grad`` unless ``grad_free``."""
     import torch
 
-    # a frozen TorchScript module holds no parameters that need gradients
-    grad_context = contextlib.nullcontext if grad_free else torch.no_grad
+    tensor = torch.Tensor
 
     def run_torch(inputs: Sequence[Any]) -> list[Any]:
-        with grad_context():
-            result = module(*[as_tensor(value) for value in inputs])
-        if isinstance(result, torch.Tensor):
+        args = [value if type(value) is tensor else as_tensor(value) for value in inputs]
+        if grad_free:
+            result = call(*args)
+        else:
+            with torch.no_grad():
+                result = call(*args)
+        if isinstance(result, tensor):
             return [result]
         return list(result)
 
@@ -102,11 +105,16 @@ def _torch_runner(module: Any, grad_free: bool) -> Runner:
 def load_jit(
     path: Path, input_names: list[str], data: bytes | None = None, *, inputs_checked: bool = False
 ) -> Runner:
-    """A TorchScript file (scripted or traced), on CPU."""
+    """A TorchScript file (scripted or traced), on CPU. A module without hooks (what export
+    writes) runs through its compiled ``forward``: ``nn.Module.__call__`` would only add
+    cost; one scripted with hooks is called, so they run. A frozen TorchScript module holds
+    no parameters that need gradients."""
     torch = _runtime("torch", path)
 
     source = io.BytesIO(data) if data is not None else str(path)
-    return _torch_runner(torch.jit.load(source, map_location="cpu").eval(), grad_free=True)
+    module = torch.jit.load(source, map_location="cpu").eval()
+    hooked = module._forward_hooks or module._forward_pre_hooks
+    return _torch_runner(module if hooked else module.forward, grad_free=True)
 
 
 def load_pt2(
