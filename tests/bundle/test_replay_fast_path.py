@@ -158,3 +158,18 @@ def test_a_torchscript_file_runs_its_scripted_hooks(tmp_path, hooked):
     torch.jit.save(torch.jit.script(module), str(path))
     (got,) = load_runner("jit", path, ["x"])([torch.ones(2)])
     torch.testing.assert_close(got, torch.full((2,), 11.0 if hooked else 2.0))
+
+
+def test_an_array_written_in_place_between_calls_is_read_anew(bundle):
+    """A frame buffer refilled in place each step: every call sees its current values."""
+    manager = patchport.InferenceManager(bundle)
+    frame = RAW.copy()
+    wide = np.zeros((5, 6), np.uint8)
+    strided = wide[:, ::2]
+    for step in range(3):
+        frame[...] = RAW + step
+        strided[...] = RAW + 2 * step
+        got = manager.run_policy({"n/raw": frame, "n/gain": GAIN})
+        torch.testing.assert_close(got["n/y"], expected(RAW + step, GAIN))
+        got = manager.run_policy({"n/raw": strided})
+        torch.testing.assert_close(got["n/y"], expected(RAW + 2 * step, GAIN))

@@ -10,8 +10,10 @@ state reaches its input on the next call); it returns the pipeline's outputs.
 What does not change between calls is worked out once (at load and on ``reset``): the run
 plan, and each static input's expected type, dtype and shape, so a call whose inputs all
 match passes its checks with a few comparisons (any other call takes the full check, which
-names the port, what it expects and what it got). Every returned array is new to that call:
-no later call writes into it.
+names the port, what it expects and what it got). A contiguous NumPy array given again (the
+same object) to a torch manager reuses the tensor that views its memory, so writes into the
+array in between are seen, as with a new view. Every returned array is new to that call: no
+later call writes into it.
 """
 
 from __future__ import annotations
@@ -293,6 +295,7 @@ class InferenceManager:
             self._load_initial_values(filename)
         self._steps = self._plan()
         self._fast = self._fast_checks()
+        self._viewed: dict[str, tuple[Any, Any]] = {}  # key -> (NumPy array, its tensor)
 
     def _load_initial_values(self, filename: str) -> None:
         """Feedback inputs start from the values saved beside the YAML (safetensors)."""
@@ -366,7 +369,7 @@ class InferenceManager:
         full check then accepts or refuses, naming what is wrong)."""
         if self._missing or type(inputs) is not dict:
             return None
-        fast, tensor = self._fast, self._tensor
+        fast, tensor, viewed = self._fast, self._tensor, self._viewed
         ready = []
         for key, value in inputs.items():
             expect = fast.get(key)
@@ -381,7 +384,15 @@ class InferenceManager:
                 if not value.is_cpu:
                     return None
             elif tensor is not None:  # a NumPy array into a torch buffer
-                value = numpy_tensor(value)
+                seen = viewed.get(key)
+                if seen is not None and seen[0] is value:
+                    value = seen[1]  # the tensor viewing it, made last call (a new one costs)
+                elif value.flags.c_contiguous:  # a view of its memory: writes to it show
+                    made = numpy_tensor(value)
+                    viewed[key] = (value, made)
+                    value = made
+                else:  # a strided array is copied: never reused
+                    value = numpy_tensor(value)
             ready.append((slot, value))
         return ready
 
