@@ -64,23 +64,28 @@ MEASURE = textwrap.dedent(
 
     # run_policy / the plain call in steady state: warmed up (TorchScript's profiling runs,
     # ORT's first runs), then rounds alternating a block of each, so load changes hit both;
-    # medians of the per-round ratios of wall time and of process CPU time (every thread of
-    # the process, a runtime's pool included; less sensitive to load)
+    # medians of the per-round ratios of wall time and of CPU time: all the process's
+    # threads for run_policy (a runtime's pool included), the calling thread for the plain
+    # call (torch runs on it alone). A pause after each block lets a runtime's spinning pool
+    # go idle, so it slows or bills neither the plain call nor the next block.
     def steady_ratios(policy, eager, rounds=25, number=20):
         for _ in range(30):
             policy()
             eager()
         wall, cpu = [], []
         for _ in range(rounds):
+            time.sleep(0.02)
             t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(number):
                 policy()
             t1, c1 = time.perf_counter(), time.process_time()
+            time.sleep(0.02)
+            t2, c2 = time.perf_counter(), time.thread_time()
             for _ in range(number):
                 eager()
-            t2, c2 = time.perf_counter(), time.process_time()
-            wall.append((t1 - t0) / (t2 - t1))
-            cpu.append((c1 - c0) / max(c2 - c1, 1e-9))
+            t3, c3 = time.perf_counter(), time.thread_time()
+            wall.append((t1 - t0) / (t3 - t2))
+            cpu.append((c1 - c0) / max(c3 - c2, 1e-9))
         return sorted(wall)[len(wall) // 2], sorted(cpu)[len(cpu) // 2]
 
     small = np.zeros((8, 12, 3), np.uint8)
