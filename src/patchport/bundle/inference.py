@@ -6,6 +6,14 @@ not, so an ONNX bundle runs where torch is not installed (``arrays=`` picks one)
 input has a buffer: ``run_policy`` writes the given inputs there, runs the nodes in dependency
 order, and routes every output along ``data_flow`` and ``feedback_flow`` (so recurrent
 state reaches its input on the next call); it returns the pipeline's outputs.
+
+What does not change between calls is worked out once (at load and on ``reset``): the run
+plan, and each static input's expected type, dtype and shape, so a call whose inputs all
+match passes its checks with a few comparisons (any other call takes the full check, which
+names the port, what it expects and what it got). A contiguous NumPy array given again (the
+same object) to a torch manager reuses the tensor that views its memory, so writes into the
+array in between are seen, as with a new view. Every returned array is new to that call: no
+later call writes into it.
 """
 
 from __future__ import annotations
@@ -14,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .arrays import arrays_for
+import numpy as np
+
+from .arrays import arrays_for, numpy_dtype, numpy_tensor
 from .bundle_safety import read_verified
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
@@ -91,9 +101,18 @@ class InferenceManager:
         self._check_routes()
         if arrays not in (None, "torch", "numpy"):
             raise ValueError(f"InferenceManager(arrays={arrays!r}): use 'torch', 'numpy' or None.")
-        loaded = {node: self._open(node, model) for node, model in self.models.items()}
+        # all ports static: run_policy refuses any other shape or dtype, so a runtime that
+        # checks its inputs again on every call (torch.export's module) may skip that
+        self._all_static = not any(
+            port.get("dynamic_axes")
+            for model in self.models.values()
+            for side in ("inputs", "outputs")
+            for port in model[side] or []
+        )
+        self._loaded = {node: self._open(node, model) for node, model in self.models.items()}
         self._arrays = arrays_for(arrays)  # after loading: a .pt/.pt2 model imports torch
-        self._runners = {node: self._converted(run) for node, run in loaded.items()}
+        self._tensor = self._arrays.native if self._arrays.name == "torch" else None
+        self._runners = {node: self._converted(run) for node, run in self._loaded.items()}
         self.nodes = {
             node: NodeInfo(
                 node,
@@ -141,7 +160,9 @@ class InferenceManager:
         recorded = parameters.get("sha256sum") or parameters.get("sha256")
         model_path, data = read_verified(self.path, node, parameters["model_path"], recorded)
         names = [port["name"] for port in model["inputs"]]
-        return load_runner(parameters["backend"], model_path, names, data=data)
+        return load_runner(
+            parameters["backend"], model_path, names, data=data, inputs_checked=self._all_static
+        )
 
     def _converted(self, run: Any) -> Any:
         """The runner, its outputs in the manager's array type."""
@@ -273,6 +294,8 @@ class InferenceManager:
         if filename:
             self._load_initial_values(filename)
         self._steps = self._plan()
+        self._fast = self._fast_checks()
+        self._viewed: dict[str, tuple[Any, Any]] = {}  # key -> (NumPy array, its tensor)
 
     def _load_initial_values(self, filename: str) -> None:
         """Feedback inputs start from the values saved beside the YAML (safetensors)."""
@@ -317,12 +340,70 @@ class InferenceManager:
                 ]
                 routes.append((key, targets, key in wanted))
             names = [p["name"] for p in model["inputs"]]
-            plan.append((self._runners[node], self._buffers[node], names, routes))
+            plan.append((self._loaded[node], self._buffers[node], names, routes))
         return plan
+
+    def _fast_checks(self) -> dict[str, tuple[tuple[dict[str, Any], str], dict[type, Any], Any]]:
+        """Per static node input: its buffer slot, the dtype each array type taken as is must
+        have (the manager's own type; in a torch manager also NumPy arrays, which become
+        tensors without a copy), and its shape. Dynamic ports are left out (full check)."""
+        torch_arrays = self._arrays.name == "torch"
+        fast = {}
+        for key, slot in self._slots.items():
+            description = self._described[key]
+            if description.get("dynamic_axes"):
+                continue
+            dtypes: dict[type, Any] = {}
+            if torch_arrays:
+                dtypes[self._arrays.native] = self._arrays.dtype(description["dtype"])
+            try:
+                dtypes[np.ndarray] = numpy_dtype(description["dtype"])
+            except ValueError:  # bfloat16 and the like: no NumPy array has it
+                pass
+            fast[key] = (slot, dtypes, tuple(description["shape"]))
+        return fast
+
+    def _fast_inputs(self, inputs: Any) -> list[tuple[tuple[dict[str, Any], str], Any]] | None:
+        """``[(slot, value), ...]`` when every given input is a CPU array of its static
+        port's exact dtype and shape and no pipeline input is missing; None otherwise (the
+        full check then accepts or refuses, naming what is wrong)."""
+        if self._missing or type(inputs) is not dict:
+            return None
+        fast, tensor, viewed = self._fast, self._tensor, self._viewed
+        ready = []
+        for key, value in inputs.items():
+            expect = fast.get(key)
+            if expect is None:
+                return None
+            slot, dtypes, shape = expect
+            kind = type(value)
+            want = dtypes.get(kind)
+            if want is None or value.dtype != want or value.shape != shape:
+                return None
+            if kind is tensor:
+                if not value.is_cpu:
+                    return None
+            elif tensor is not None:  # a NumPy array into a torch buffer
+                seen = viewed.get(key)
+                if seen is not None and seen[0] is value:
+                    value = seen[1]  # the tensor viewing it, made last call (a new one costs)
+                elif value.flags.c_contiguous:  # a view of its memory: writes to it show
+                    made = numpy_tensor(value)
+                    viewed[key] = (value, made)
+                    value = made
+                else:  # a strided array is copied: never reused
+                    value = numpy_tensor(value)
+            ready.append((slot, value))
+        return ready
 
     def _accept_inputs(self, inputs: dict[str, Any]) -> None:
         """Check the given inputs against the bundle, then store them in their buffers
         (every refusal before any buffer changes)."""
+        ready = self._fast_inputs(inputs)
+        if ready is not None:
+            for (buffers, name), value in ready:
+                buffers[name] = value
+            return
         check_policy_inputs(self, inputs, never_given=self._missing)
         native, convert = self._arrays.native, self._arrays.convert
         on_device = self._arrays.name == "torch"  # a tensor may sit on a GPU
@@ -336,11 +417,13 @@ class InferenceManager:
     def run_policy(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Run every node once; return the pipeline outputs keyed ``"node/port"``."""
         self._accept_inputs(inputs)
-        copy = self._arrays.copy
+        copy, native, output = self._arrays.copy, self._arrays.native, self._arrays.output
         result: dict[str, Any] = {}
         for runner, buffers, names, routes in self._steps:
             produced = runner([buffers[name] for name in names])
             for (key, targets, returned), value in zip(routes, produced):
+                if type(value) is not native:  # another runtime's type: ORT's NumPy arrays
+                    value = output(value)
                 for index, (consumer, name) in enumerate(targets):
                     consumer[name] = value if index == 0 else copy(value)
                 if returned:  # its own tensor when a consumer holds the first one

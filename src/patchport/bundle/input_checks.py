@@ -21,6 +21,7 @@ from ..errors import (
     PolicyInputTypeError,
     UnknownPolicyInputError,
 )
+from .arrays import numpy_dtype
 from .input_shapes import check_input_shape, expected_shape
 
 
@@ -34,9 +35,9 @@ def _expectations(manager: Any) -> dict[str, tuple[dict[str, Any], Any, Any, Any
         for node, model in manager.models.items():
             for spec in model["inputs"] or []:
                 name = str(spec["dtype"]).replace("torch.", "")
-                try:
-                    dtype = np.dtype(name)
-                except TypeError:  # bfloat16 and other dtypes NumPy lacks
+                try:  # torch's names too: "float" is float32, as the buffers hold it
+                    dtype = numpy_dtype(name)
+                except ValueError:  # bfloat16 and other dtypes NumPy lacks
                     dtype = name
                 static = None if spec.get("dynamic_axes") else tuple(spec["shape"])
                 found[f"{node}/{spec['name']}"] = (spec, dtype, name, static)
