@@ -102,6 +102,13 @@ def test_a_file_that_cannot_run_the_loop_is_refused_in_words_before_exporting(tm
     with pytest.raises(ExportArgumentError, match="decoder_start_token_id is 50257, not a token"):
         to_onnx(model, (), traced, dynamic_shapes=shapes, path=target, check_generation=5)
 
+    model, traced, shapes, _ = FAMILIES["dense decoder + cache"]()
+    ids = traced.pop("input_ids")
+    traced["inputs_embeds"] = model.get_input_embeddings()(ids).detach()
+    shapes["inputs_embeds"] = shapes.pop("input_ids")
+    with pytest.raises(ExportArgumentError, match="traced without input_ids"):
+        to_onnx(model, (), traced, dynamic_shapes=shapes, path=target, check_generation=5)
+
     model, traced, shapes, _ = FAMILIES["encoder"]()
     with pytest.raises(ExportArgumentError, match="BertModel cannot generate"):
         to_onnx(model, (), traced, dynamic_shapes=shapes, path=target, check_generation=5)

@@ -76,9 +76,32 @@ def generation_refusal(model: torch.nn.Module, kwargs: Mapping[str, Any]) -> str
                     f"EncoderDecoderCache(self_attention_cache, DynamicCache()), for a file "
                     f"that computes them from the encoder"
                 )
-        return None
+        return _unfed(kind, kwargs, SEQ2SEQ_FED, encoder=True)
     if not isinstance(kwargs.get("input_ids"), torch.Tensor):
         return f"{kind} was traced without input_ids: the file has no input for new tokens"
+    return _unfed(kind, kwargs, DECODER_FED, encoder=False)
+
+
+def _unfed(kind: str, kwargs: Mapping[str, Any], fed: set[str], encoder: bool) -> str | None:
+    """Traced inputs the loop would not know how to feed at each step, in words."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    for name, value in kwargs.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            continue  # not an input of the file
+        if isinstance(value, (DynamicCache, EncoderDecoderCache)):
+            continue  # past_key_values.N.* in, present.N.* out
+        if isinstance(value, torch.Tensor):
+            if name in fed or (encoder and not name.startswith("decoder_")):
+                continue  # fed each step, or an encoder input fed as traced
+            return (
+                f"{kind} was traced with {name}, which the greedy loop cannot feed at each "
+                f"step (it feeds {', '.join(sorted(fed))}); trace without it"
+            )
+        return (
+            f"the traced {name} is a {type(value).__name__}: the greedy loop feeds a cache "
+            f"only as DynamicCache / EncoderDecoderCache tensors (past_key_values.N.*)"
+        )
     return None
 
 
