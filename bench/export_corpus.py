@@ -32,6 +32,8 @@ NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
 # (batch,) for vision models
 VISION_TRACED = (2,)
 VISION_NEW = ((1,), (3,))
+# greedy tokens the ONNX file generates fed its own cache, against model.generate
+NEW_TOKENS = 20
 
 
 @dataclass(frozen=True)
@@ -388,9 +390,11 @@ def run_plain(model: Any, case: Case, cache: bool, traced: dict, checks: list) -
         )
     except Exception as exc:
         return {"exported": False, "error": _short(exc), "seconds": _since(start)}
+    exported = _since(start)
     report = check_program(program, model, (), traced, dynamic_shapes=named, check_shapes=checks)
     return {
         "exported": True,
+        "export_seconds": exported,
         "seconds": _since(start),
         "checks": _checks(report),
         "narrowings": [n.text for n in report.narrowings],
@@ -399,7 +403,8 @@ def run_plain(model: Any, case: Case, cache: bool, traced: dict, checks: list) -
 
 
 def run_patchport(model: Any, case: Case, cache: bool, traced: dict, checks: list) -> tuple:
-    """``patchport.torch.export`` (narrowing allowed, to see it) and its report."""
+    """``patchport.torch.export`` (narrowing allowed, to see it): the row, the program and
+    its report."""
     from patchport.torch import export
 
     named = dynamic_shapes(model, case, cache)
@@ -409,7 +414,7 @@ def run_patchport(model: Any, case: Case, cache: bool, traced: dict, checks: lis
             model, (), traced, dynamic_shapes=named, check_shapes=checks, allow_narrowing=True
         )
     except Exception as exc:
-        return {"exported": False, "error": _short(exc), "seconds": _since(start)}, None
+        return {"exported": False, "error": _short(exc), "seconds": _since(start)}, None, None
     row = {
         "exported": True,
         "seconds": _since(start),
@@ -420,64 +425,83 @@ def run_patchport(model: Any, case: Case, cache: bool, traced: dict, checks: lis
         "tried": [a.to_text() for a in report.attempts],
         "exercised": sorted({p.name for p in report.patches.exercised()}),
     }
-    return row, program
+    return row, program, report
 
 
-def run_onnx(model: Any, program: Any, traced: dict, checks: list) -> dict:
-    """patchport's program through ``torch.onnx.export(dynamo=True)`` and ONNX Runtime,
-    compared with eager on the new shapes."""
-    import copy
-    import io
+def run_onnx(
+    model: Any, case: Case, cache: bool, program: Any, report: Any, traced: dict, checks: list
+) -> dict:
+    """patchport's program through ``patchport.torch.onnx_export.program_to_onnx`` (the
+    conversion of ``to_onnx``) and ONNX Runtime, compared with eager on the new shapes;
+    with a cache, also greedy generation of ``NEW_TOKENS`` from the file (see
+    :func:`run_generation`)."""
     import tempfile
-    from contextlib import redirect_stdout
     from pathlib import Path
 
-    import onnxruntime
-    import torch
-    from torch.utils import _pytree as pytree
-
-    from patchport.torch import apply_patches_for_model, onnx_translation_table
-    from patchport.torch.export_shape_checks import compare_outputs, eager_outputs
+    from patchport.torch.onnx_export import program_to_onnx
 
     start = time.perf_counter()
+    folder = Path(tempfile.mkdtemp(prefix="patchport_corpus_"))
+    # an encoder-decoder file traced with a filled cross-attention cache only reads it:
+    # its generation is checked on a file of its own (run_generation)
+    loop = NEW_TOKENS if cache and case.kind == "decoder" else 0
     try:
-        # decomposing the program rebuilds the cache from its inputs: with the patches,
-        # as when it was exported
-        with redirect_stdout(io.StringIO()), apply_patches_for_model(patch_transformers=True):
-            onnx_program = torch.onnx.export(
-                program,
-                (),
-                kwargs=traced,
-                dynamo=True,
-                verbose=False,
-                custom_translation_table=onnx_translation_table(),
-            )
-        folder = Path(tempfile.mkdtemp(prefix="patchport_corpus_"))
-        onnx_program.save(str(folder / "model.onnx"))
-        session = onnxruntime.InferenceSession(
-            str(folder / "model.onnx"), providers=["CPUExecutionProvider"]
+        _, onnx_report = program_to_onnx(
+            program,
+            report,
+            model,
+            (),
+            traced,
+            dynamic_shapes=dynamic_shapes(model, case, cache),
+            path=folder / "model.onnx",
+            check_shapes=checks,
+            check_generation=loop,
         )
     except Exception as exc:
         return {"converted": False, "error": _short(exc), "seconds": _since(start)}
-    names = [i.name for i in session.get_inputs()]
-    expected = eager_outputs(model, checks)
-    results = []
-    for item, eager in zip(checks, expected):
-        ordered = {k: item[k] for k in program.call_spec.in_spec.children_specs[1].context}
-        leaves = [x for x in pytree.tree_leaves(copy.deepcopy(ordered)) if torch.is_tensor(x)]
-        try:
-            got = session.run(None, {n: t.numpy() for n, t in zip(names, leaves)})
-        except Exception as exc:
-            results.append({"ok": False, "error": _short(exc)})
-            continue
-        ok, worst, problem = compare_outputs(eager, [torch.from_numpy(x) for x in got], 1e-3, 1e-4)
-        results.append({"ok": ok, "diff": worst, "error": problem})
-    return {
+    row = {
         "converted": True,
         "seconds": _since(start),
-        "checks": results,
-        "all_ok": all(r["ok"] for r in results),
+        "checks": [
+            {"label": c.label, "ok": c.ok, "diff": c.max_abs_diff, "error": c.error}
+            for c in onnx_report.checks
+        ],
+        "all_ok": onnx_report.checks != [] and all(c.ok for c in onnx_report.checks),
     }
+    if loop:
+        row["generation"] = {"ok": onnx_report.generation_ok, "text": onnx_report.generation}
+    return row
+
+
+def _empty_cross(inputs: dict) -> dict:
+    """The inputs with the cross-attention cache emptied: the file then computes it."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    cache = inputs["cache"]
+    return {**inputs, "cache": EncoderDecoderCache(cache.self_attention_cache, DynamicCache())}
+
+
+def run_generation(model: Any, case: Case) -> dict:
+    """Greedy generation parity of an encoder-decoder through ``to_onnx`` traced with an
+    empty cross-attention cache (the file computes it; the one the corpus checks reads it
+    and cannot start a loop)."""
+    import tempfile
+    from pathlib import Path
+
+    from patchport.torch import to_onnx
+
+    traced = _empty_cross(make_inputs(model, case, TRACED, True, seed=1))
+    shapes = dynamic_shapes(model, case, True)
+    shapes["cache"][1] = [[], []]
+    start = time.perf_counter()
+    path = Path(tempfile.mkdtemp(prefix="patchport_corpus_")) / "model.onnx"
+    try:
+        _, report = to_onnx(
+            model, (), traced, dynamic_shapes=shapes, path=path, check_generation=NEW_TOKENS
+        )
+    except Exception as exc:
+        return {"ok": False, "text": _short(exc), "seconds": _since(start)}
+    return {"ok": report.generation_ok, "text": report.generation, "seconds": _since(start)}
 
 
 def run_one(name: str, cache: bool, onnx: bool = True) -> dict:
@@ -494,9 +518,11 @@ def run_one(name: str, cache: bool, onnx: bool = True) -> dict:
     ]
     row: dict[str, Any] = {"model": name, "family": case.family, "cache": cache}
     row["plain"] = run_plain(model, case, cache, traced, checks)
-    row["patchport"], program = run_patchport(model, case, cache, traced, checks)
+    row["patchport"], program, report = run_patchport(model, case, cache, traced, checks)
     if onnx and program is not None:
-        row["onnx"] = run_onnx(model, program, traced, checks)
+        row["onnx"] = run_onnx(model, case, cache, program, report, traced, checks)
+        if cache and case.kind in ("seq2seq", "speech2seq"):
+            row["onnx"]["generation"] = run_generation(model, case)
     return row
 
 
@@ -547,26 +573,84 @@ def main() -> None:
         print("RESULT " + json.dumps(run_one(name, cache == "1", not options.no_onnx)))
         return
     todo = [(n, c) for n in options.models for c in BY_NAME[n].caches]
-    print(f"{'model':<19} {'family':<25} cache  {'plain':<6} {'patchport':<9} {'onnx':<6} chosen")
+    print(
+        f"{'model':<19} {'family':<25} cache  {'plain':<6} {'patchport':<9} {'onnx':<6} "
+        f"{'gen':<7} {'time':<6} chosen"
+    )
+    rows = []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        rows = list(pool.map(lambda nc: _run_case(*nc, not options.no_onnx), todo))
-    for row in rows:
-        print(_line(row), flush=True)
-    if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=1)
+        for row in pool.map(lambda nc: _run_case(*nc, not options.no_onnx), todo):
+            rows.append(row)  # printed and saved as they come, in order
+            print(_line(row), flush=True)
+            if options.json:
+                with open(options.json, "w", encoding="utf-8") as handle:
+                    json.dump(rows, handle, indent=1)
     print()
     for key in ("plain", "patchport"):
         right = sum(1 for r in rows if r.get(key, {}).get("all_ok"))
         print(f"{key:>9}: right on all new shapes in {right}/{len(rows)} cases")
     onnx_right = sum(1 for r in rows if (r.get("onnx") or {}).get("all_ok"))
     print(f"{'onnx':>9}: ONNX Runtime right on all new shapes in {onnx_right}/{len(rows)} cases")
+    looped = [r for r in rows if _generation(r) is not None]
+    same = sum(1 for r in looped if _generation(r).get("ok"))
+    print(f"{'gen':>9}: {NEW_TOKENS} greedy tokens equal generate in {same}/{len(looped)} cases")
     worse = [
         f"{r['model']} cache={int(r['cache'])}"
         for r in rows
         if r.get("plain", {}).get("all_ok") and not r.get("patchport", {}).get("all_ok")
     ]
     print(f"patchport worse than plain: {', '.join(worse) or 'none'}")
+    print()
+    print(_family_summary(rows))
+
+
+def _generation(row: dict) -> dict | None:
+    return (row.get("onnx") or {}).get("generation")
+
+
+def _gen_mark(row: dict) -> str:
+    found = _generation(row)
+    if found is None:
+        return "-"
+    if found.get("ok"):
+        return "same"
+    return "differs" if "differs" in (found.get("text") or "") else "fails"
+
+
+def _ratio(row: dict) -> float | None:
+    """patchport's export (its checks included) over plain torch.export + check_program."""
+    plain, ours = row.get("plain") or {}, row.get("patchport") or {}
+    if not plain.get("seconds") or "seconds" not in ours:
+        return None
+    return ours["seconds"] / plain["seconds"]
+
+
+def _family_summary(rows: list[dict]) -> str:
+    """Per family: cases right with plain torch.export, patchport's program, its ONNX file
+    in ONNX Runtime, and generation parity; the median time ratio patchport/plain."""
+    families: dict[str, list[dict]] = {}
+    for row in rows:
+        families.setdefault(row["family"], []).append(row)
+    lines = [
+        f"{'family':<25} {'cases':<5} {'plain':<6} {'patchport':<9} {'onnx':<6} "
+        f"{'gen':<6} time patchport/plain"
+    ]
+    for family, group in families.items():
+        n = len(group)
+
+        def count(key: str, group: list[dict] = group, n: int = n) -> str:
+            return f"{sum(1 for r in group if (r.get(key) or {}).get('all_ok'))}/{n}"
+
+        looped = [r for r in group if _generation(r) is not None]
+        same = sum(1 for r in looped if _generation(r).get("ok"))
+        gen = f"{same}/{len(looped)}" if looped else "-"
+        ratios = sorted(x for x in (_ratio(r) for r in group) if x is not None)
+        ratio = f"x{ratios[len(ratios) // 2]:.1f}" if ratios else "-"
+        lines.append(
+            f"{family:<25} {n:<5} {count('plain'):<6} {count('patchport'):<9} "
+            f"{count('onnx'):<6} {gen:<6} {ratio}"
+        )
+    return "\n".join(lines)
 
 
 def _line(row: dict) -> str:
@@ -575,6 +659,8 @@ def _line(row: dict) -> str:
         return f"{head} case FAILED: {row['error']}"
     plain, ours, onnx = row["plain"], row["patchport"], row.get("onnx")
     text = f"{head} {_mark(plain):<6} {_mark(ours):<9} {_mark(onnx, 'converted'):<6}"
+    ratio = _ratio(row)
+    text += f" {_gen_mark(row):<7} {'-' if ratio is None else f'x{ratio:.1f}':<6}"
     text += f" {ours.get('chosen', '')}"
     problems = []
     for label, result in (("plain", plain), ("patchport", ours), ("onnx", onnx)):
@@ -590,6 +676,9 @@ def _line(row: dict) -> str:
         problems.append(f"{label}: {(bad.get('error') or 'mismatch')[:110]}")
         if result.get("narrowings"):
             problems[-1] += f" [narrowed: {'; '.join(result['narrowings'])[:80]}]"
+    found = _generation(row)
+    if found is not None and not found.get("ok"):
+        problems.append(f"gen: {(found.get('text') or '')[:160]}")
     return text + ("\n      " + "\n      ".join(problems) if problems else "")
 
 

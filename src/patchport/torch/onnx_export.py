@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import io
 import re
 import tempfile
@@ -138,6 +139,7 @@ def to_onnx(
     from .export_select import export
 
     check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)  # before any run
+    _refuse_generation(model, args, kwargs, check_generation)
     # the eager runs on the check shapes serve the program's checks and the file's
     expected = eager_outputs(model, check_shapes) if check_shapes else None
     program, export_report = export(
@@ -152,6 +154,48 @@ def to_onnx(
         verbose=verbose,
         expected_outputs=expected,
     )
+    return program_to_onnx(
+        program,
+        export_report,
+        model,
+        args,
+        kwargs,
+        dynamic_shapes=dynamic_shapes,
+        path=target,
+        check_shapes=check_shapes,
+        check_generation=check_generation,
+        target_opset=target_opset,
+        large_model=large_model,
+        rtol=rtol,
+        atol=atol,
+        expected=expected,
+    )
+
+
+def program_to_onnx(
+    program: Any,
+    export_report: ExportReport,
+    model: torch.nn.Module,
+    args: tuple = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    path: str | Path,
+    check_shapes: Sequence[Any] | None = None,
+    check_generation: int = 0,
+    target_opset: int | None = None,
+    large_model: bool | None = None,
+    rtol: float = 1e-3,
+    atol: float = 1e-4,
+    expected: Sequence[Any] | None = None,
+) -> OnnxResult:
+    """The second half of :func:`to_onnx`, for a program :func:`patchport.torch.export`
+    already made (with its report): convert, name, save at ``path``, check in ONNX Runtime
+    on ``check_shapes`` and, with ``check_generation=N``, in a greedy loop. The corpus
+    (bench/export_corpus.py) uses it to convert the program it timed."""
+    kwargs = {} if kwargs is None else kwargs
+    target = Path(path)
+    _refuse_generation(model, args, kwargs, check_generation)
     onnx_program = _convert(program, args, kwargs, target_opset, export_report)
     traced = ordered_inputs(program, model, args, kwargs)
     inputs = tensor_leaves(traced, "past_key_values")
@@ -182,9 +226,25 @@ def to_onnx(
         from .onnx_generation import check_generation as run_generation
 
         report.generation_ok, report.generation = run_generation(
-            session, model, kwargs, check_generation
+            session, model, dict(inputs), check_generation
         )
     return OnnxResult(target, report)
+
+
+def _refuse_generation(model: torch.nn.Module, args: tuple, kwargs: dict, new_tokens: int) -> None:
+    """``check_generation`` on inputs whose file cannot run a greedy loop: refused in words
+    before exporting."""
+    if not new_tokens:
+        return
+    from .onnx_generation import generation_refusal
+
+    named = {**dict(zip(inspect.signature(model.forward).parameters, args)), **kwargs}
+    why = generation_refusal(model, named)
+    if why is not None:
+        raise ExportArgumentError(
+            f"patchport.torch.to_onnx(check_generation={new_tokens}): {why}. Pass "
+            f"check_generation=0 to convert and check the file without the loop."
+        )
 
 
 def _convert(

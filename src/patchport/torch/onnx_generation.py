@@ -1,9 +1,22 @@
 """Greedy generation with an ONNX file that is fed its own cache, against
 ``model.generate(do_sample=False)``: the check that the exported decode step is right over
-many steps, not only on one."""
+many steps, not only on one.
+
+What the loop feeds is read from the file's input names (:mod:`.onnx_naming`):
+
+* a decoder (``input_ids``, ``attention_mask``, ``position_ids``, ``past_key_values.N.key``):
+  the prompt, then one token a step with the ``present.N.*`` of the step before, from an
+  empty past; a file without a cache gets the whole sequence at every step;
+* an encoder-decoder (``decoder_input_ids``, ``past_key_values.N.decoder.*``): the encoder
+  inputs as traced at every step, ``decoder_input_ids`` from ``decoder_start_token_id``, the
+  decoder's self-attention cache fed back. The file must compute the cross-attention cache
+  (traced with an empty one, so it has no ``past_key_values.N.encoder.*`` input): a file
+  traced with a filled one only reads it, and nothing in it can start the loop.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -11,22 +24,124 @@ import torch
 
 from ..dtype_table import numpy_dtype_of_onnx
 
+PAST = "past_key_values."
+PRESENT = "present."
+DECODER_FED = {"input_ids", "attention_mask", "position_ids"}
+SEQ2SEQ_FED = {"decoder_input_ids", "decoder_attention_mask", "decoder_position_ids"}
+
+
+def _start_token(model: torch.nn.Module) -> int | None:
+    for config in (getattr(model, "generation_config", None), getattr(model, "config", None)):
+        token = getattr(config, "decoder_start_token_id", None)
+        if isinstance(token, int):
+            return token
+    return None
+
+
+def _filled_cross_cache(value: Any) -> bool:
+    cross = getattr(value, "cross_attention_cache", None)
+    if cross is None or not hasattr(cross, "get_seq_length"):
+        return False
+    return bool(getattr(cross, "layers", None)) and int(cross.get_seq_length()) > 0
+
+
+def generation_refusal(model: torch.nn.Module, kwargs: Mapping[str, Any]) -> str | None:
+    """Why a greedy loop cannot run on the file the traced ``kwargs`` give, in words, or
+    ``None``; known before exporting, so ``to_onnx`` refuses before any work."""
+    kind = type(model).__name__
+    generate = getattr(model, "generate", None)
+    can = getattr(model, "can_generate", None)
+    if not callable(generate) or (callable(can) and not can()):
+        return f"{kind} cannot generate (no model.generate to compare with)"
+    config = getattr(model, "config", None)
+    if getattr(config, "is_encoder_decoder", False):
+        if not isinstance(kwargs.get("decoder_input_ids"), torch.Tensor):
+            return (
+                f"{kind} is an encoder-decoder traced without decoder_input_ids, so the file "
+                f"has no input for the generated tokens; trace with decoder_input_ids"
+            )
+        start = _start_token(model)
+        vocab = getattr(config, "vocab_size", None)
+        if start is None or (isinstance(vocab, int) and not 0 <= start < vocab):
+            return (
+                f"{kind}'s decoder_start_token_id is {start!r}, not a token of its vocabulary "
+                f"({vocab}); set config.decoder_start_token_id"
+            )
+        for name, value in kwargs.items():
+            if _filled_cross_cache(value):
+                return (
+                    f"the traced {name} holds a filled cross-attention cache, so the file only "
+                    f"reads the encoder keys/values (past_key_values.N.encoder.*) and never "
+                    f"computes them: nothing can start the loop; trace with an empty one, "
+                    f"EncoderDecoderCache(self_attention_cache, DynamicCache()), for a file "
+                    f"that computes them from the encoder"
+                )
+        return _unfed(kind, kwargs, SEQ2SEQ_FED, encoder=True)
+    if not isinstance(kwargs.get("input_ids"), torch.Tensor):
+        return f"{kind} was traced without input_ids: the file has no input for new tokens"
+    return _unfed(kind, kwargs, DECODER_FED, encoder=False)
+
+
+def _unfed(kind: str, kwargs: Mapping[str, Any], fed: set[str], encoder: bool) -> str | None:
+    """Traced inputs the loop would not know how to feed at each step, in words."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    for name, value in kwargs.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            continue  # not an input of the file
+        if isinstance(value, (DynamicCache, EncoderDecoderCache)):
+            continue  # past_key_values.N.* in, present.N.* out
+        if isinstance(value, torch.Tensor):
+            if name in fed or (encoder and not name.startswith("decoder_")):
+                continue  # fed each step, or an encoder input fed as traced
+            return (
+                f"{kind} was traced with {name}, which the greedy loop cannot feed at each "
+                f"step (it feeds {', '.join(sorted(fed))}); trace without it"
+            )
+        return (
+            f"the traced {name} is a {type(value).__name__}: the greedy loop feeds a cache "
+            f"only as DynamicCache / EncoderDecoderCache tensors (past_key_values.N.*)"
+        )
+    return None
+
+
+def _empty_past(session: Any, batch: int, names: list[str]) -> dict[str, np.ndarray]:
+    """Zero-length past tensors (axis 2) for each cache input, sized from the file."""
+    inputs = {item.name: item for item in session.get_inputs()}
+    past = {}
+    for name in names:
+        item = inputs[name]
+        shape = [batch if i == 0 else 0 if i == 2 else d for i, d in enumerate(item.shape)]
+        if len(shape) != 4 or not all(isinstance(d, int) for d in shape):
+            raise ValueError(f"cannot size an empty past for {name} {item.shape}")
+        past[name] = np.zeros(shape, dtype=numpy_dtype_of_onnx(item.type) or np.float32)
+    return past
+
+
+def _fed_back(named: dict[str, np.ndarray], wanted: list[str]) -> dict[str, np.ndarray]:
+    """The next step's ``past_key_values.*`` from this step's ``present.*``."""
+    past = {PAST + n[len(PRESENT) :]: v for n, v in named.items() if n.startswith(PRESENT)}
+    missing = [name for name in wanted if name not in past]
+    if missing:
+        raise ValueError(f"the file gives no present.* output for {missing}")
+    return {name: past[name] for name in wanted}
+
 
 def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndarray:
     """``new_tokens`` greedy tokens from an ONNX decoder with inputs ``input_ids``,
     ``attention_mask`` (optional ``position_ids``) and ``past_key_values.N.key/value``; each
-    step feeds the ``present.N.key/value`` of the step before, starting from an empty past."""
-    inputs = {item.name: item for item in session.get_inputs()}
+    step feeds the ``present.N.key/value`` of the step before, starting from an empty past.
+    Without cache inputs, each step feeds the whole sequence."""
+    inputs = [item.name for item in session.get_inputs()]
     outputs = [item.name for item in session.get_outputs()]
+    unknown = [n for n in inputs if n not in DECODER_FED and not n.startswith(PAST)]
+    if unknown or "input_ids" not in inputs:
+        raise ValueError(f"the loop cannot feed the inputs {unknown or ['input_ids missing']}")
     batch = input_ids.shape[0]
-    past = {}
-    for name, item in inputs.items():
-        if name.startswith("past_key_values."):
-            shape = [batch if i == 0 else 0 if i == 2 else d for i, d in enumerate(item.shape)]
-            if not all(isinstance(d, int) for d in shape):
-                raise ValueError(f"greedy_onnx: cannot size an empty past for {name} {item.shape}")
-            past[name] = np.zeros(shape, dtype=numpy_dtype_of_onnx(item.type) or np.float32)
+    names = [n for n in inputs if n.startswith(PAST)]
+    past = _empty_past(session, batch, names)
     ids, length, produced = input_ids.astype(np.int64), 0, []
+    sequence = ids
     for _ in range(new_tokens):
         seq = ids.shape[1]
         feed = {"input_ids": ids, **past}
@@ -37,45 +152,113 @@ def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndar
         named = dict(zip(outputs, session.run(None, feed)))
         token = named["logits"][:, -1].argmax(-1)
         produced.append(token)
-        past = {
-            "past_key_values." + name[len("present.") :]: value
-            for name, value in named.items()
-            if name.startswith("present.")
-        }
+        sequence = np.concatenate([sequence, token[:, None].astype(np.int64)], axis=1)
+        if names:
+            past = _fed_back(named, names)
+            ids, length = token[:, None].astype(np.int64), length + seq
+        else:  # no cache: the whole sequence again
+            ids = sequence
+    return np.stack(produced, axis=1)
+
+
+def greedy_onnx_seq2seq(
+    session: Any, encoder_inputs: Mapping[str, np.ndarray], start: int, new_tokens: int
+) -> np.ndarray:
+    """``new_tokens`` greedy tokens from an ONNX encoder-decoder: the encoder inputs as
+    given at every step, ``decoder_input_ids`` from ``start``, and the decoder's
+    ``past_key_values.N.decoder.*`` fed back from ``present.N.decoder.*``."""
+    inputs = [item.name for item in session.get_inputs()]
+    outputs = [item.name for item in session.get_outputs()]
+    reads_cross = [n for n in inputs if n.startswith(PAST) and ".encoder." in n]
+    if reads_cross:
+        raise ValueError(
+            f"the file reads the cross-attention cache ({reads_cross[0]}, ...) and never "
+            f"computes it; export it traced with an empty cross-attention cache"
+        )
+    names = [n for n in inputs if n.startswith(PAST)]
+    fixed = [n for n in inputs if not n.startswith(PAST) and n not in SEQ2SEQ_FED]
+    missing = [n for n in fixed if n not in encoder_inputs]
+    if missing or "decoder_input_ids" not in inputs:
+        raise ValueError(f"the loop has nothing to feed {missing or ['decoder_input_ids']}")
+    batch = next(iter(encoder_inputs.values())).shape[0] if encoder_inputs else 1
+    past = _empty_past(session, batch, names)
+    ids, length, produced = np.full((batch, 1), start, dtype=np.int64), 0, []
+    for _ in range(new_tokens):
+        seq = ids.shape[1]
+        feed = {name: encoder_inputs[name] for name in fixed}
+        feed.update(decoder_input_ids=ids, **past)
+        if "decoder_attention_mask" in inputs:
+            feed["decoder_attention_mask"] = np.ones((batch, length + seq), dtype=np.int64)
+        if "decoder_position_ids" in inputs:
+            feed["decoder_position_ids"] = np.tile(np.arange(length, length + seq), (batch, 1))
+        named = dict(zip(outputs, session.run(None, feed)))
+        token = named["logits"][:, -1].argmax(-1)
+        produced.append(token)
+        past = _fed_back(named, names)
         ids, length = token[:, None].astype(np.int64), length + seq
     return np.stack(produced, axis=1)
 
 
+def _reference(
+    model: torch.nn.Module, inputs: Mapping[str, torch.Tensor], new_tokens: int
+) -> np.ndarray:
+    """``model.generate(do_sample=False)``'s new tokens: the last ones, one per score it
+    returns (Whisper's generate drops ``decoder_start_token_id``, others keep the prompt)."""
+    options: dict[str, Any] = dict(
+        max_new_tokens=new_tokens,
+        do_sample=False,
+        num_beams=1,
+        return_dict_in_generate=True,
+        output_scores=True,
+    )
+    if getattr(model.config, "is_encoder_decoder", False):
+        given = {n: t for n, t in inputs.items() if not n.startswith(("decoder_", PAST))}
+        # no token suppression: the ONNX loop is plain argmax
+        options.update(begin_suppress_tokens=None, suppress_tokens=None)
+    else:
+        prompt = inputs["input_ids"]
+        given = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
+    with torch.no_grad():
+        out = model.generate(**given, **options)
+    steps = len(out.scores)
+    return out.sequences[:, out.sequences.shape[1] - steps :].numpy()
+
+
 def check_generation(
-    session: Any, model: torch.nn.Module, kwargs: dict[str, Any], new_tokens: int
+    session: Any, model: torch.nn.Module, inputs: Mapping[str, Any], new_tokens: int
 ) -> tuple[bool, str]:
-    """Greedy tokens of the ONNX file against ``model.generate`` on the traced prompt;
-    ``(same, words)``. ``generate`` may stop early at the end-of-sequence token; the tokens
-    it gave must then be the file's first ones."""
-    prompt = kwargs.get("input_ids")
-    if not isinstance(prompt, torch.Tensor):
-        return False, "not checked: the model takes no input_ids"
+    """Greedy tokens of the ONNX file against ``model.generate`` on the traced prompt (or
+    encoder inputs); ``(same, words)``. ``inputs`` are the traced tensors by ONNX input
+    name. ``generate`` may stop early at the end-of-sequence token; the tokens it gave must
+    then be the file's first ones."""
+    seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
+    tensors = {n: t for n, t in inputs.items() if isinstance(t, torch.Tensor)}
     try:
-        got = greedy_onnx(session, prompt.numpy(), new_tokens)
+        if seq2seq:
+            encoder = {
+                n: t.detach().cpu().numpy()
+                for n, t in tensors.items()
+                if not n.startswith(PAST) and n not in SEQ2SEQ_FED
+            }
+            got = greedy_onnx_seq2seq(session, encoder, _start_token(model), new_tokens)
+        else:
+            got = greedy_onnx(session, tensors["input_ids"].numpy(), new_tokens)
     except Exception as exc:  # the file cannot run a generation loop: say why
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return False, f"the ONNX loop failed: {type(exc).__name__}: {first[:300]}"
-    with torch.no_grad():
-        reference = model.generate(
-            input_ids=prompt,
-            attention_mask=torch.ones_like(prompt),
-            max_new_tokens=new_tokens,
-            do_sample=False,
-        )[:, prompt.shape[1] :].numpy()
-    same = bool(np.array_equal(got[:, : reference.shape[1]], reference))
-    steps = reference.shape[1]
-    if same:
+    reference = _reference(model, tensors, new_tokens)
+    steps, batch = reference.shape[1], got.shape[0]
+    has_cache = any(item.name.startswith(PAST) for item in session.get_inputs())
+    how = "fed its own cache" if has_cache else "fed the whole sequence (no cache)"
+    if seq2seq:
+        how += ", encoder inputs at every step"
+    if np.array_equal(got[:, :steps], reference):
         return True, (
-            f"{steps} greedy tokens x batch {prompt.shape[0]} from the ONNX file fed its own "
-            f"cache equal model.generate(do_sample=False)"
+            f"{steps} greedy tokens x batch {batch} from the ONNX file {how} equal "
+            f"model.generate(do_sample=False)"
         )
     first = int(np.argmax((got[:, :steps] != reference).any(axis=0)))
     return False, (
-        f"the ONNX loop differs from model.generate(do_sample=False) from new token {first} "
-        f"(onnx {got[:, first].tolist()}, generate {reference[:, first].tolist()})"
+        f"the ONNX loop ({how}) differs from model.generate(do_sample=False) from new token "
+        f"{first} (onnx {got[:, first].tolist()}, generate {reference[:, first].tolist()})"
     )
