@@ -28,9 +28,90 @@ def register_cache_pytrees() -> bool:
         from transformers.integrations.executorch import register_dynamic_cache_export_support
     except ImportError:
         return False
-    register_dynamic_cache_export_support()
+    if not _register_dynamic_cache():
+        register_dynamic_cache_export_support()
     _register_encoder_decoder_cache()
     return True
+
+
+def _register_dynamic_cache() -> bool:
+    """``DynamicCache`` as a node with transformers' flattening (same leaves, same context
+    ``[dict keys, sliding windows]``) but patchport's unflattening, which rebuilds a
+    sliding-window layer from the window as a Python int.
+
+    transformers' ``_unflatten_dynamic_cache`` passes the window through
+    ``torch.tensor([window]).item()``: harmless eagerly and under ``torch.export``, but
+    when ``torch.onnx`` traces the program again under fake tensors that ``item()`` is a
+    data-dependent value and the conversion fails (``GuardOnDataDependentSymNode``).
+    A transformers registration already in place is replaced (the context format is
+    the same, so programs and specs stay valid). Returns False when this transformers
+    lacks the helpers, and the caller falls back to transformers' registration.
+    """
+    from torch.fx import _pytree as fx_pytree
+    from torch.utils import _pytree as pytree
+
+    try:
+        from transformers import DynamicCache
+        from transformers.integrations.executorch import (
+            _flatten_cache_dict,
+            _flatten_cache_dict_spec,
+            _flatten_cache_dict_with_keys,
+            _get_cache_dict,
+            _get_dynamic_cache_layout,
+        )
+    except ImportError:
+        return False
+    registered = pytree.SUPPORTED_NODES.get(DynamicCache)
+    if registered is not None:
+        if registered.unflatten_fn is _unflatten_dynamic_cache:
+            return True
+        pytree._deregister_pytree_node(DynamicCache)
+        fx_pytree.SUPPORTED_NODES.pop(DynamicCache, None)
+        fx_pytree.SUPPORTED_NODES_EXACT_MATCH.pop(DynamicCache, None)
+    pytree.register_pytree_node(
+        DynamicCache,
+        lambda cache: _flatten_cache_dict(_get_cache_dict(cache), _get_dynamic_cache_layout(cache)),
+        _unflatten_dynamic_cache,
+        serialized_type_name=f"{DynamicCache.__module__}.{DynamicCache.__name__}",
+        flatten_with_keys_fn=lambda cache: _flatten_cache_dict_with_keys(
+            _get_cache_dict(cache), _get_dynamic_cache_layout(cache)
+        ),
+    )
+    fx_pytree.register_pytree_flatten_spec(
+        DynamicCache,
+        lambda cache, spec: _flatten_cache_dict_spec(
+            _get_cache_dict(cache), _get_dynamic_cache_layout(cache), spec
+        ),
+    )
+    return True
+
+
+def _unflatten_dynamic_cache(values: list[Any], context: Any) -> Any:
+    """A ``DynamicCache`` from its leaves, as transformers builds it, except that a
+    sliding-window layer gets its window as the int of the context (no tensor, no
+    ``item()``), so torch.onnx can trace the program again."""
+    from itertools import zip_longest
+
+    from torch.utils import _pytree as pytree
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    dictionary_keys, layout = context
+    dictionary = pytree._dict_unflatten(values, dictionary_keys)
+    if all(window is None for window in layout):
+        # no sliding layer: exactly transformers' construction
+        return DynamicCache(zip_longest(dictionary["key_cache"], dictionary["value_cache"], layout))
+    layers = [
+        DynamicLayer() if window is None else DynamicSlidingWindowLayer(sliding_window=int(window))
+        for window in layout
+    ]
+    cache = DynamicCache()  # then given its layers, as ``Cache(layers=...)`` would hold them
+    cache.layers = layers
+    cache.layer_class_to_replicate = None
+    for layer, key, value in zip(layers, dictionary["key_cache"], dictionary["value_cache"]):
+        if key is not None and value is not None:
+            layer.update(key, value)
+    return cache
 
 
 def _register_encoder_decoder_cache() -> None:
