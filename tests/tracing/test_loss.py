@@ -252,3 +252,17 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
     rec, x = arr
     found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
     assert_points_here(found, "ndarray.__float__()", line)
+
+
+@pytest.mark.parametrize("use", ["ufunc", "function"])
+def test_scalar_type_cast_of_traced_array_warns_where_it_is_used(arr, use) -> None:  # noqa: ANN001
+    rec, x = arr
+    cast = np.float32(x)  # NumPy's scalar-type call copies without any hook: unrecorded
+
+    def act():  # noqa: ANN202
+        _ = cast + 1 if use == "ufunc" else np.sum(cast)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "without being recorded", line)
+    assert "np.float32(x)" in str(found[0].message)
