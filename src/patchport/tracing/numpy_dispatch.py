@@ -130,11 +130,18 @@ def array_ufunc(
 
 
 def _unrecorded_at(rec: Recorder, ufunc: np.ufunc, name: str, inputs: tuple, kwargs: dict) -> None:
-    """``np.maximum.at(a, index, b)`` on traced data: computed on plain data and reported;
-    a traced ``a`` holds its new values as a constant from here on."""
-    target = inputs[0] if active_recorder(inputs[0]) is rec else None
+    """``np.maximum.at(a, index, b)`` on traced data: computed on plain data; recorded as a
+    scatter into a traced (or fresh) ``a`` when the table maps it, otherwise reported (a
+    traced ``a`` then holds its new values as a constant from here on)."""
+    target = inputs[0] if adopt(rec, inputs[0]) else None
     if target is not None and type(target) is TracedArray:
+        node = None
+        if not kwargs:
+            node = table.record_ufunc_at(table.Call(rec, target), ufunc, *inputs)
         ufunc.at(np.ndarray.view(target, np.ndarray), *plain_tree(inputs[1:]), **kwargs)
+        if node is not None:
+            rebind(target, node)
+            return None
         _settle(rec, name, None, target, None)
     else:
         ufunc.at(*plain_tree(inputs), **kwargs)

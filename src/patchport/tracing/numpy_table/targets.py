@@ -656,6 +656,23 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
     return out.reshape(base.shape)
 
 
+def np_ufunc_at(
+    base: torch.Tensor, indices: list[torch.Tensor], values: torch.Tensor, reduce: str
+) -> torch.Tensor:
+    """``np.<ufunc>.at(base, indices, values)``: a copy of ``base`` with ``values`` combined
+    (``reduce`` of scatter_reduce) into the cells the leading-dim ``indices`` name; repeated
+    cells combine every value, as NumPy's unbuffered ``at`` does."""
+    lead, rest = list(base.shape[: len(indices)]), list(base.shape[len(indices) :])
+    flat = torch.remainder(indices[0], lead[0])
+    for i in range(1, len(indices)):  # the index arrays broadcast as the sum forms
+        flat = flat * lead[i] + torch.remainder(indices[i], lead[i])
+    picked = torch.broadcast_to(values.to(base.dtype), list(flat.shape) + rest)
+    picked = picked.reshape([-1] + rest)
+    where = flat.reshape([-1] + [1] * len(rest)).expand(picked.shape)
+    out = base.reshape([-1] + rest).scatter_reduce(0, where, picked, reduce, include_self=True)
+    return out.reshape(base.shape)
+
+
 # ------------------------------------------------------------------------- element-wise
 def np_round(x: torch.Tensor, decimals: int) -> torch.Tensor:
     """Round half to even at ``decimals`` like NumPy (integers with decimals >= 0 unchanged)."""
