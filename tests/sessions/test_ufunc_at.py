@@ -71,3 +71,13 @@ def test_ufunc_at_not_mapped_warns_at_the_line(case):
                 np.bitwise_or.at(buf, [0, 1], 3)
         patchport.annotate.output_tensors("n", {"y": buf})
     assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("export_with", ["onnx", "pt2"])
+def test_weighted_bincount_is_a_scatter_add(export_with, tmp_path):
+    def segment_sums(z, cell):
+        return {"sums": np.bincount(cell % 6, weights=z, minlength=6)}
+
+    replay, warned = export_and_replay(segment_sums, _inputs(0), _inputs(1), tmp_path, export_with)
+    assert not warned, [str(w.message) for w in warned]
+    np.testing.assert_allclose(replay["sums"], segment_sums(**_inputs(1))["sums"], rtol=1e-6)

@@ -595,9 +595,15 @@ def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
 
 
 def np_bincount(x: torch.Tensor, weights: torch.Tensor | None, length: int) -> torch.Tensor:
-    """Counts (or weight sums) per value, padded/truncated to the traced length."""
-    out = torch.bincount(x.to(torch.int64), weights=weights, minlength=length)
-    return out[:length]
+    """Counts (or weight sums) per value, padded/truncated to the traced length; weight
+    sums are a scatter-add (torch.onnx has no weighted bincount)."""
+    x = x.to(torch.int64)
+    if weights is None:
+        return torch.bincount(x, minlength=length)[:length]
+    inside = x < length  # values past the traced length are dropped, as for the counts
+    index = torch.where(inside, x, torch.zeros_like(x)).reshape(-1)
+    picked = torch.where(inside, weights, torch.zeros_like(weights)).reshape(-1)
+    return torch.zeros(length, dtype=weights.dtype).scatter_add(0, index, picked)
 
 
 # -------------------------------------------------------------------------------- shape
