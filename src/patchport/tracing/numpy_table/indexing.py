@@ -21,13 +21,18 @@ implements = handler_table(HANDLERS)
 def _take(
     call: Call, a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise"
 ) -> Any:
-    if mode != "raise":
+    if mode not in ("raise", "clip", "wrap"):
         return None
     src = call.op(torch.reshape, a, (-1,)) if axis is None else call.n(a)
     dim = 0 if axis is None else int(axis) % a.ndim
     n = a.size if axis is None else a.shape[dim]
     idx = call.t(np.asarray(indices) if not is_array(indices) else indices, np.int64)
-    idx = call.rec.call(np_wrap_index, (idx, n))
+    if mode == "clip":  # NumPy clips negative indices to 0 too
+        idx = call.rec.call(torch.clamp, (idx, 0, n - 1))
+    elif mode == "wrap":
+        idx = call.rec.call(torch.remainder, (idx, n))
+    else:
+        idx = call.rec.call(np_wrap_index, (idx, n))
     flat = call.rec.call(torch.reshape, (idx, (-1,)))
     node = call.rec.call(torch.index_select, (src, dim, flat))
     return call.rec.call(torch.reshape, (node, tuple(call.result.shape)))
