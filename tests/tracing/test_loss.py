@@ -273,3 +273,18 @@ def test_scalar_type_cast_of_traced_array_warns_where_it_is_used(arr, use) -> No
     found, line = caught_loss(act)
     assert_points_here(found, "without being recorded", line)
     assert "np.float32(x)" in str(found[0].message)
+
+
+def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    cells = (x * 2).astype(np.int64).ravel()
+
+    def act():  # noqa: ANN202
+        np.bincount(cells)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "np.bincount", line)
+    assert "minlength" in str(found[0].message)
+    found, _ = caught_loss(lambda: (np.bincount(cells, minlength=8), lineno())[1])
+    assert not found  # the bins are stated: nothing depends on the data
