@@ -68,22 +68,29 @@ def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     assert_points_here(found, "np.add.outer", line)
 
 
-def test_ufunc_at_with_an_index_tuple_computes_like_numpy_and_warns(arr) -> None:  # noqa: ANN001
+def test_ufunc_at_into_plain_data_warns_and_into_traced_data_is_recorded(arr) -> None:  # noqa: ANN001
     rec, x = arr
-    rows, cols = np.array([0, 2, 0]), (x[0] > 1).astype(np.int64)[:3]
-    expected = np.zeros((3, 4))
-    np.maximum.at(expected, (rows, np.asarray(cols)), np.asarray(x[1, :3]))
+    rows = np.array([0, 2, 0])
+
+    def numpy_side(data: np.ndarray, into: np.ndarray) -> np.ndarray:
+        cols = (data[0] > 1).astype(np.int64)[:3]
+        np.maximum.at(into, (rows, cols), data[1, :3])
+        return into
+
+    cols = (x[0] > 1).astype(np.int64)[:3]
+    expected = numpy_side(np.asarray(x).copy(), np.zeros((3, 4)))
     plain = np.zeros((3, 4))
     found, line = caught_loss(lambda: (np.maximum.at(plain, (rows, cols), x[1, :3]), lineno())[1])
     assert_points_here(found, "np.maximum.at", line)
     np.testing.assert_array_equal(plain, expected)
     traced = x * 0
-    found, line = caught_loss(lambda: (np.maximum.at(traced, (rows, cols), x[1, :3]), lineno())[1])
-    assert_points_here(found, "np.maximum.at", line)
+    found, _ = caught_loss(lambda: (np.maximum.at(traced, (rows, cols), x[1, :3]), lineno())[1])
+    assert not found, [str(w.message) for w in found]
     np.testing.assert_array_equal(np.asarray(traced), expected)
-    out = finish(rec, traced)(torch.zeros(3, 4))  # frozen: the written values, not recomputed
+    fresh = np.linspace(3.0, -2.0, 12).reshape(3, 4)
+    out = finish(rec, traced)(torch.from_numpy(fresh))  # recomputed from the fresh input
     out = out[0] if isinstance(out, (tuple, list)) else out
-    np.testing.assert_array_equal(np.asarray(out), expected)
+    np.testing.assert_array_equal(np.asarray(out), numpy_side(fresh, fresh * 0))
 
 
 def test_unmapped_ndarray_method(arr) -> None:  # noqa: ANN001
@@ -252,3 +259,32 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
     rec, x = arr
     found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
     assert_points_here(found, "ndarray.__float__()", line)
+
+
+@pytest.mark.parametrize("use", ["ufunc", "function"])
+def test_scalar_type_cast_of_traced_array_warns_where_it_is_used(arr, use) -> None:  # noqa: ANN001
+    rec, x = arr
+    cast = np.float32(x)  # NumPy's scalar-type call copies without any hook: unrecorded
+
+    def act():  # noqa: ANN202
+        _ = cast + 1 if use == "ufunc" else np.sum(cast)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "without being recorded", line)
+    assert "np.float32(x)" in str(found[0].message)
+
+
+def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    cells = (x * 2).astype(np.int64).ravel()
+
+    def act():  # noqa: ANN202
+        np.bincount(cells)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "np.bincount", line)
+    assert "minlength" in str(found[0].message)
+    found, _ = caught_loss(lambda: (np.bincount(cells, minlength=8), lineno())[1])
+    assert not found  # the bins are stated: nothing depends on the data

@@ -140,6 +140,11 @@ CASES = [
         lambda x, i: np.take(x, i, axis=0),
         [a(), a((5,), I64, seed=3, low=-3, high=2)],
     ),
+    (
+        "take-clip-wrap",
+        lambda x, i: (np.take(x, i, mode="clip"), np.take(x, i * 3, axis=1, mode="wrap")),
+        [a(), a((5,), I64, seed=3, low=-20, high=20)],
+    ),
     ("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(x, axis=1), axis=1), [a()]),
     (
         "where",

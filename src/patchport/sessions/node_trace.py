@@ -387,6 +387,12 @@ class NodeTrace:
         origin = self.recorder.origin_of(value)
         if origin is not None:
             return f"it is the {origin}"
+        if isinstance(value, np.generic):
+            return (
+                "a plain NumPy scalar: a scalar-type call on traced data such as "
+                "np.float32(x) or np.int64(n) gives one without any hook to warn at; "
+                "use x.astype(np.float32)"
+            )
         fresh = getattr(getattr(value, "_pp", None), "fresh", None)
         return (
             f"an array created at {fresh} that no traced data was written into" if fresh else None

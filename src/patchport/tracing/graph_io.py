@@ -55,7 +55,9 @@ def _output_nodes(recorder: Recorder, outputs: Any) -> Any:
         return type(outputs)(_output_nodes(recorder, o) for o in outputs)
     if isinstance(outputs, dict):
         return {k: _output_nodes(recorder, v) for k, v in outputs.items()}
-    if isinstance(outputs, (np.ndarray, np.generic)):
+    if isinstance(outputs, np.generic):  # a plain NumPy scalar: a 0-d constant, not a literal
+        outputs = np.asarray(outputs)
+    if isinstance(outputs, np.ndarray):
         return to_torch_side(recorder, arg_of(recorder, outputs), outputs.dtype)
     if isinstance(outputs, torch.Tensor):
         return arg_of(recorder, outputs)

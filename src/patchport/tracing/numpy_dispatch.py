@@ -27,6 +27,7 @@ from .values import (
     active_recorder,
     find_recorder,
     make_traced,
+    orphan_recorder,
     plain,
     plain_tree,
 )
@@ -56,6 +57,18 @@ def _lost(rec: Recorder, result: Any, what: str) -> Any:
     return result
 
 
+def _report_orphans(args: tuple, kwargs: dict) -> None:
+    """Plain data computed from an array NumPy copied off traced data without a hook is
+    a loss; it is reported where the copy is first used (its making left no trace)."""
+    orphan_rec = orphan_recorder(args, kwargs)
+    if orphan_rec is not None:
+        report_loss(
+            orphan_rec,
+            "an array copied from traced data without being recorded (a NumPy scalar-type "
+            "call such as np.float32(x) on an array; use x.astype(np.float32))",
+        )
+
+
 def _snapshot(rec: Recorder, target: Any, what: str) -> None:
     """After an unrecorded in-place change, freeze the target's new data as a constant."""
     origin = f"data written in place by {what}"
@@ -82,6 +95,7 @@ def array_ufunc(
     out = kwargs.get("out")
     rec = find_recorder(inputs, out)
     if rec is None:
+        _report_orphans(inputs, kwargs)
         if out is not None:
             kwargs["out"] = plain_tree(out)
             return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
@@ -116,11 +130,18 @@ def array_ufunc(
 
 
 def _unrecorded_at(rec: Recorder, ufunc: np.ufunc, name: str, inputs: tuple, kwargs: dict) -> None:
-    """``np.maximum.at(a, index, b)`` on traced data: computed on plain data and reported;
-    a traced ``a`` holds its new values as a constant from here on."""
-    target = inputs[0] if active_recorder(inputs[0]) is rec else None
+    """``np.maximum.at(a, index, b)`` on traced data: computed on plain data; recorded as a
+    scatter into a traced (or fresh) ``a`` when the table maps it, otherwise reported (a
+    traced ``a`` then holds its new values as a constant from here on)."""
+    target = inputs[0] if adopt(rec, inputs[0]) else None
     if target is not None and type(target) is TracedArray:
+        node = None
+        if not kwargs:
+            node = table.record_ufunc_at(table.Call(rec, target), ufunc, *inputs)
         ufunc.at(np.ndarray.view(target, np.ndarray), *plain_tree(inputs[1:]), **kwargs)
+        if node is not None:
+            rebind(target, node)
+            return None
         _settle(rec, name, None, target, None)
     else:
         ufunc.at(*plain_tree(inputs), **kwargs)
@@ -170,6 +191,8 @@ def _is_scalar_like(value: Any) -> bool:
 def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     """``__array_function__``: eager NumPy on plain data plus the table's recording."""
     rec = find_recorder(args, kwargs)
+    if rec is None:
+        _report_orphans(args, kwargs)
     if rec is None or func in table.METADATA_FUNCTIONS:
         result = func(*plain_tree(args), **plain_tree(kwargs))
         return result if kwargs.get("out") is not None else keep_fresh(result, args)

@@ -108,6 +108,30 @@ def _find_in(obj: Any) -> Recorder | None:
     return None
 
 
+def orphan_recorder(*structures: Any) -> Recorder | None:
+    """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
+    with no node, made from traced data by a copy NumPy gives no hook for (``np.float32(x)``
+    on an array); it is claimed here so that each orphan is reported once."""
+    if not _ACTIVE_COUNT[0]:
+        return None
+    stack = list(structures)
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is TracedArray:
+            state = item._pp
+            rec = state.rec
+            if rec is not None and rec.active and state.node is None and state.fresh is None:
+                if state.view_of is None:
+                    state.rec = None
+                    return rec
+        elif kind is tuple or kind is list:
+            stack.extend(item)
+        elif kind is dict:
+            stack.extend(item.values())
+    return None
+
+
 def make_traced(rec: Recorder, value: Any, node: fx.Node) -> Any:
     """Wrap an eager result (array, NumPy scalar or tensor) as a traced value of ``rec``."""
     if isinstance(value, torch.Tensor):

@@ -9,6 +9,7 @@ prefix product), which export to plain ONNX operators. Other backends keep the o
 from __future__ import annotations
 
 import copy
+import operator
 from typing import Any
 
 import torch
@@ -86,11 +87,80 @@ def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torc
     return np_argsort(x, dim, False)
 
 
+def _float_operands(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``x`` and ``y`` as tensors of their floating result dtype, or None for integers."""
+    if not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
+        return None
+    dtype = torch.result_type(x, y)
+    if not dtype.is_floating_point:
+        return None
+    return torch.as_tensor(x, dtype=dtype), torch.as_tensor(y, dtype=dtype)
+
+
+def _fmod_adjust(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``fmod(a, b)`` and where it is nonzero with a sign other than ``b``'s."""
+    mod = torch.fmod(a, b)
+    return mod, (mod != 0) & ((b < 0) != (mod < 0))
+
+
+def onnx_floor_divide(x: Any, y: Any) -> Any:
+    """Float ``x // y`` by NumPy's and ATen's fmod-based rule; torch.onnx writes Floor(Div),
+    one off near a cell border (``3.25 // 0.05`` is 64, ``floor(3.25 / 0.05)`` is 65)."""
+    operands = _float_operands(x, y)
+    if operands is None:
+        return torch.floor_divide(x, y)
+    a, b = operands
+    mod, adjust = _fmod_adjust(a, b)
+    div = (a - mod) / b - adjust.to(a.dtype)
+    floor = torch.floor(div)
+    floor = torch.where(div - floor > 0.5, floor + 1, floor)
+    return torch.where(b == 0, a / b, floor)
+
+
+def onnx_remainder(x: Any, y: Any) -> Any:
+    """Float ``x % y`` by Python's rule (fmod, plus ``y`` where the signs differ)."""
+    operands = _float_operands(x, y)
+    if operands is None:
+        return torch.remainder(x, y)
+    a, b = operands
+    mod, adjust = _fmod_adjust(a, b)
+    return torch.where(adjust, mod + b, mod)
+
+
+def onnx_np_floor_divide(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The table's np.floor_divide with its float rule kept in ONNX."""
+    from ...tracing.numpy_table.targets import np_floor_divide
+
+    if _float_operands(x, y) is not None:
+        return onnx_floor_divide(x, y)
+    return np_floor_divide(x, y)
+
+
+def onnx_np_remainder(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The table's np.remainder with its float rule kept in ONNX."""
+    from ...tracing.numpy_table.targets import np_remainder
+
+    if _float_operands(x, y) is not None:
+        return onnx_remainder(x, y)
+    return np_remainder(x, y)
+
+
+def onnx_np_divmod(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The table's np.divmod with the float rules kept in ONNX."""
+    return onnx_np_floor_divide(x, y), onnx_np_remainder(x, y)
+
+
 def _table_decompositions() -> dict[Any, Any]:
     """Swaps for the NumPy table's own graph helpers (imported on first use)."""
     from ...tracing.numpy_table import np_argsort
+    from ...tracing.numpy_table.targets import np_divmod, np_floor_divide, np_remainder
 
-    return {np_argsort: onnx_argsort}
+    return {
+        np_argsort: onnx_argsort,
+        np_floor_divide: onnx_np_floor_divide,
+        np_remainder: onnx_np_remainder,
+        np_divmod: onnx_np_divmod,
+    }
 
 
 DECOMPOSITIONS: dict[Any, Any] = {
@@ -99,8 +169,19 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.det: onnx_det,
     torch.linalg.solve: onnx_solve,
     torch.cumprod: onnx_cumprod,
+    torch.floor_divide: onnx_floor_divide,
+    torch.remainder: onnx_remainder,
+    operator.floordiv: onnx_floor_divide,
+    operator.mod: onnx_remainder,
 }
-_METHODS = {"cumprod": onnx_cumprod, "det": onnx_det}
+_METHODS = {
+    "cumprod": onnx_cumprod,
+    "det": onnx_det,
+    "floor_divide": onnx_floor_divide,
+    "__floordiv__": onnx_floor_divide,
+    "remainder": onnx_remainder,
+    "__mod__": onnx_remainder,
+}
 
 
 def full_exact(size: Any, fill: torch.Tensor, **kwargs: Any) -> torch.Tensor:

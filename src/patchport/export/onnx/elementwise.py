@@ -86,7 +86,10 @@ def _div(b: Builder, out: torch.Tensor, x: Any, y: Any, *, rounding_mode: Any = 
 
 @emits("floor_divide", "__floordiv__")
 def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
-    """Integer floor division: truncating Div, minus one where the remainder's sign differs."""
+    """Integer floor division: truncating Div, minus one where the remainder's sign differs;
+    float floor division by NumPy's (and torch's) fmod-based rule (see _float_floor_divide)."""
+    if out.dtype in (torch.float32, torch.float64):
+        return _float_floor_divide(b, out.dtype, b.value(x, out.dtype), b.value(y, out.dtype))
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float floor_divide")  # torch's float rule is not Floor(Div)
     compute = onnx_arithmetic_dtype(out.dtype)
@@ -99,8 +102,35 @@ def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     return b.cast(b.node("Sub", [quotient, adjust]), compute, out.dtype)
 
 
+def _float_fmod_adjust(b: Builder, dtype: torch.dtype, a: str, c: str) -> tuple[str, str]:
+    """``fmod(a, c)`` and where it is nonzero with a sign other than ``c``'s (Python's rule)."""
+    zero = b.value(0, dtype)
+    mod = b.node("Mod", [a, c], fmod=1)
+    nonzero = b.node("Not", [b.node("Equal", [mod, zero])])
+    signs = b.node("Xor", [b.node("Less", [c, zero]), b.node("Less", [mod, zero])])
+    return mod, b.node("And", [nonzero, signs])
+
+
+def _float_floor_divide(b: Builder, dtype: torch.dtype, a: str, c: str) -> str:
+    """NumPy's float ``a // c``: ``(a - fmod(a, c)) / c`` less one where the remainder's sign
+    differs, floored and rounded up past .5; near a cell border ``Floor(Div)`` is one off.
+    A zero divisor gives ``a / c`` (inf or nan) as NumPy does."""
+    mod, adjust = _float_fmod_adjust(b, dtype, a, c)
+    div = b.node("Div", [b.node("Sub", [a, mod]), c])
+    div = b.node("Sub", [div, b.cast(adjust, torch.bool, dtype)])
+    floor = b.node("Floor", [div])
+    up = b.node("Greater", [b.node("Sub", [div, floor]), b.value(0.5, dtype)])
+    floor = b.node("Where", [up, b.node("Add", [floor, b.value(1, dtype)]), floor])
+    by_zero = b.node("Equal", [c, b.value(0, dtype)])
+    return b.node("Where", [by_zero, b.node("Div", [a, c]), floor])
+
+
 @emits("remainder", "__mod__")
 def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
+    if out.dtype in (torch.float32, torch.float64):
+        a, c = b.value(x, out.dtype), b.value(y, out.dtype)
+        mod, adjust = _float_fmod_adjust(b, out.dtype, a, c)
+        return b.node("Where", [adjust, b.node("Add", [mod, c]), mod])
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float remainder")
     compute = onnx_arithmetic_dtype(out.dtype)

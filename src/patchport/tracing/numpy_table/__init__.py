@@ -8,6 +8,7 @@ and ``registry`` (NumPy function or method -> handler), all sharing ``calls.Call
 """
 
 from .calls import Call
+from .indexing import record_ufunc_at
 from .reductions import ACCUMULATORS, REDUCERS, record_ufunc_method
 from .registry import (
     FUNCTIONS,
@@ -36,5 +37,6 @@ __all__ = [
     "np_argsort",
     "np_sort",
     "record_ufunc",
+    "record_ufunc_at",
     "record_ufunc_method",
 ]

@@ -11,7 +11,7 @@ import torch
 
 from ..dtypes import dtype_of
 from .calls import Call, handler_table, is_array, plain_data
-from .targets import np_argsort, np_put, np_searchsorted, np_sort, np_wrap_index
+from .targets import np_argsort, np_put, np_searchsorted, np_sort, np_ufunc_at, np_wrap_index
 
 HANDLERS: dict[Callable, Callable] = {}
 implements = handler_table(HANDLERS)
@@ -21,13 +21,18 @@ implements = handler_table(HANDLERS)
 def _take(
     call: Call, a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise"
 ) -> Any:
-    if mode != "raise":
+    if mode not in ("raise", "clip", "wrap"):
         return None
     src = call.op(torch.reshape, a, (-1,)) if axis is None else call.n(a)
     dim = 0 if axis is None else int(axis) % a.ndim
     n = a.size if axis is None else a.shape[dim]
     idx = call.t(np.asarray(indices) if not is_array(indices) else indices, np.int64)
-    idx = call.rec.call(np_wrap_index, (idx, n))
+    if mode == "clip":  # NumPy clips negative indices to 0 too
+        idx = call.rec.call(torch.clamp, (idx, 0, n - 1))
+    elif mode == "wrap":
+        idx = call.rec.call(torch.remainder, (idx, n))
+    else:
+        idx = call.rec.call(np_wrap_index, (idx, n))
     flat = call.rec.call(torch.reshape, (idx, (-1,)))
     node = call.rec.call(torch.index_select, (src, dim, flat))
     return call.rec.call(torch.reshape, (node, tuple(call.result.shape)))
@@ -148,3 +153,41 @@ def _putmask(call: Call, a: Any, mask: Any, values: Any) -> Any:
     full = call.rec.call(torch.reshape, (call.t(values, a.dtype), (-1,)))
     full = call.rec.call(torch.reshape, (full, tuple(a.shape) if np.size(values) > 1 else ()))
     return call.rec.call(torch.where, (call.t(mask, bool), full, call.n(a)))
+
+
+# ufunc -> (scatter_reduce mode, whether values are negated first) for ``ufunc.at``
+_AT_REDUCTIONS: dict[np.ufunc, tuple[str, bool]] = {
+    np.add: ("sum", False),
+    np.subtract: ("sum", True),
+    np.multiply: ("prod", False),
+    np.maximum: ("amax", False),
+    np.minimum: ("amin", False),
+}
+
+
+def record_ufunc_at(call: Call, ufunc: np.ufunc, a: Any, indices: Any, b: Any = None) -> Any:
+    """The node of ``a`` after ``ufunc.at(a, indices, b)`` (None: not mapped, a loss).
+
+    Mapped: the combining ufuncs of ``_AT_REDUCTIONS`` with integer index arrays or ints
+    for the leading dims (traced or not); slices, masks and unary ufuncs are not.
+    """
+    spec = _AT_REDUCTIONS.get(ufunc)
+    if spec is None or b is None or a.dtype.kind not in "iuf":
+        return None
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    if not parts or len(parts) > a.ndim:
+        return None
+    index_nodes = []
+    for part in parts:
+        part = np.asarray(part) if isinstance(part, list) else part
+        if is_array(part):
+            if np.dtype(part.dtype).kind not in "iu":
+                return None
+        elif not isinstance(part, (int, np.integer)) or isinstance(part, bool):
+            return None
+        index_nodes.append(call.t(part, np.int64))
+    reduce, negate = spec
+    values = call.t(b, a.dtype)
+    if negate:
+        values = call.rec.call(torch.neg, (values,))
+    return call.rec.call(np_ufunc_at, (call.n(a), index_nodes, values, reduce))

@@ -10,8 +10,9 @@ import numpy as np
 import torch
 
 from ..dtypes import dtype_of, torch_dtype
+from ..loss import report_loss
 from ..recorder import Recorder
-from ..values import TracedArray, TracedTensor
+from ..values import TracedArray, TracedTensor, active_recorder
 from .calls import Call, Node, handler_table, is_array, normalize_axes
 from .targets import (
     np_all,
@@ -390,6 +391,15 @@ def _nanmean(
 
 @implements(np.bincount)
 def _bincount(call: Call, x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    length = len(call.result)
+    if length > int(minlength) and active_recorder(x) is call.rec:
+        report_loss(
+            call.rec,
+            f"np.bincount without a minlength covering the bins: its length max(x) + 1 = "
+            f"{length} is read from the traced data",
+            f"the exported model always returns {length} bins and drops larger values; "
+            f"pass minlength=<the number of bins>",
+        )
     w = None if weights is None else call.t(weights, np.float64)
     node = call.rec.call(np_bincount, (call.n(x), w, len(call.result)))
     return call.done(node, np.float64 if weights is not None else np.int64)

@@ -595,9 +595,15 @@ def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
 
 
 def np_bincount(x: torch.Tensor, weights: torch.Tensor | None, length: int) -> torch.Tensor:
-    """Counts (or weight sums) per value, padded/truncated to the traced length."""
-    out = torch.bincount(x.to(torch.int64), weights=weights, minlength=length)
-    return out[:length]
+    """Counts (or weight sums) per value, padded/truncated to the traced length; weight
+    sums are a scatter-add (torch.onnx has no weighted bincount)."""
+    x = x.to(torch.int64)
+    if weights is None:
+        return torch.bincount(x, minlength=length)[:length]
+    inside = x < length  # values past the traced length are dropped, as for the counts
+    index = torch.where(inside, x, torch.zeros_like(x)).reshape(-1)
+    picked = torch.where(inside, weights, torch.zeros_like(weights)).reshape(-1)
+    return torch.zeros(length, dtype=weights.dtype).scatter_add(0, index, picked)
 
 
 # -------------------------------------------------------------------------------- shape
@@ -653,6 +659,23 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
     """``np.put``: a copy of ``base`` with flat positions ``index`` set to ``values``."""
     out = base.reshape(-1).clone()
     out[index] = values.to(out.dtype).expand(index.shape)
+    return out.reshape(base.shape)
+
+
+def np_ufunc_at(
+    base: torch.Tensor, indices: list[torch.Tensor], values: torch.Tensor, reduce: str
+) -> torch.Tensor:
+    """``np.<ufunc>.at(base, indices, values)``: a copy of ``base`` with ``values`` combined
+    (``reduce`` of scatter_reduce) into the cells the leading-dim ``indices`` name; repeated
+    cells combine every value, as NumPy's unbuffered ``at`` does."""
+    lead, rest = list(base.shape[: len(indices)]), list(base.shape[len(indices) :])
+    flat = torch.remainder(indices[0], lead[0])
+    for i in range(1, len(indices)):  # the index arrays broadcast as the sum forms
+        flat = flat * lead[i] + torch.remainder(indices[i], lead[i])
+    picked = torch.broadcast_to(values.to(base.dtype), list(flat.shape) + rest)
+    picked = picked.reshape([-1] + rest)
+    where = flat.reshape([-1] + [1] * len(rest)).expand(picked.shape)
+    out = base.reshape([-1] + rest).scatter_reduce(0, where, picked, reduce, include_self=True)
     return out.reshape(base.shape)
 
 
