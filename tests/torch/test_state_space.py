@@ -10,14 +10,19 @@ on lengths never traced, in torch and in ONNX Runtime.
 from __future__ import annotations
 
 import inspect
+import weakref
+from functools import partial
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 transformers = pytest.importorskip("transformers")
 
 from patchport.torch import export, to_onnx  # noqa: E402
 from patchport.torch.builtin.transformers_scan import (  # noqa: E402
+    MAMBA_CHUNK,
     mamba2_chunk_scan_one_chunk,
     mamba_selective_scan_closed_form,
 )
@@ -28,7 +33,10 @@ from patchport.torch.transformers_patches import (  # noqa: E402
 
 from .test_export_families import VOCAB, _state_space_case, state_space  # noqa: E402
 
-LENGTHS = (1, 3, 7, 16, 24, 64)
+# within one chunk, on whole chunks and past them (Mamba's scan runs in chunks of
+# MAMBA_CHUNK = 16, the Mamba2 tests in chunks of 4 and 16): 65 and 130 are one and two past
+# a multiple
+LENGTHS = (1, 3, 7, 16, 24, 64, 65, 130)
 
 
 def _random(generator):
@@ -55,7 +63,8 @@ def test_closed_form_scan_equals_transformers_mamba_scan(length):
 
 @pytest.mark.parametrize("length", LENGTHS)
 @pytest.mark.parametrize("with_state", [False, True])
-def test_one_chunk_scan_equals_transformers_mamba2_chunked_scan(length, with_state):
+@pytest.mark.parametrize("chunk", [4, 16])
+def test_chunked_scan_equals_transformers_mamba2_chunked_scan(length, with_state, chunk):
     from transformers.models.mamba2 import modeling_mamba2
 
     original = inspect.unwrap(modeling_mamba2.mamba2_chunk_scan)
@@ -72,11 +81,82 @@ def test_one_chunk_scan_equals_transformers_mamba2_chunked_scan(length, with_sta
         dt_limit=(0.0, float("inf")),
         return_final_states=True,
     )
-    expected, expected_final = original(x, dt, A, B, C, 4, **options)  # chunks of 4
-    got, final = mamba2_chunk_scan_one_chunk(x, dt, A, B, C, 4, **options)
+    expected, expected_final = original(x, dt, A, B, C, chunk, **options)
+    got, final = mamba2_chunk_scan_one_chunk(x, dt, A, B, C, chunk, **options)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(final, expected_final, rtol=1e-5, atol=1e-5)
+
+
+class _PeakBytes(TorchDispatchMode):
+    """The most bytes that the tensors an op returned hold at once (meta tensors: none real)."""
+
+    def __init__(self):
+        super().__init__()
+        self.live, self.peak, self.storages = 0, 0, set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for tensor in tree_leaves(out):
+            if not isinstance(tensor, torch.Tensor) or tensor._is_view():
+                continue
+            key = tensor.untyped_storage()._cdata
+            if key not in self.storages:  # in-place ops return a storage already counted
+                self.storages.add(key)
+                size = tensor.untyped_storage().nbytes()
+                self.live += size
+                self.peak = max(self.peak, self.live)
+                weakref.finalize(tensor, self._free, size, key)
+        return out
+
+    def _free(self, size, key):
+        self.live -= size
+        self.storages.discard(key)
+
+
+def _peak_bytes(scan, *args, **kwargs) -> int:
+    with _PeakBytes() as peak:
+        out = scan(*args, **kwargs)
+        del out
+    return peak.peak
+
+
+def test_mamba_scan_memory_is_linear_in_the_length():
+    # one chunk as long as the sequence held batch*d*n*L^2 floats (768 GiB at d=1536, n=16,
+    # L=2048); in chunks of MAMBA_CHUNK it is linear in L: here within a few times
+    # batch*d*n*L*chunk floats, and doubling L doubles it
+    def peak(length):
+        empty = partial(torch.empty, device="meta")
+        batch, d, n = 1, 8, 4
+        x, dt, B, C = (empty(batch, size, length) for size in (d, d, n, n))
+        return _peak_bytes(
+            mamba_selective_scan_closed_form, x, dt, empty(d, n), B, C, delta_softplus=True
+        )
+
+    floats = 1 * 8 * 4 * 1024 * MAMBA_CHUNK
+    assert peak(1024) < 4 * 4 * floats
+    assert peak(2048) < 2.2 * peak(1024)
+
+
+def test_mamba2_scan_memory_is_linear_in_the_length():
+    def peak(length):
+        empty = partial(torch.empty, device="meta")
+        batch, heads, dim, groups, n, chunk = 1, 4, 2, 1, 2, 16
+        return _peak_bytes(
+            mamba2_chunk_scan_one_chunk,
+            empty(batch, length, heads, dim),
+            empty(batch, length, heads),
+            empty(heads),
+            empty(batch, length, groups, n),
+            empty(batch, length, groups, n),
+            chunk,
+            initial_states=empty(batch, heads, dim, n),
+            return_final_states=True,
+        )
+
+    floats = 1 * 4 * 1024 * 16  # batch*heads*L*chunk
+    assert peak(1024) < 4 * 4 * floats
+    assert peak(2048) < 2.2 * peak(1024)
 
 
 def test_closed_form_scan_stays_finite_on_a_long_fast_decay():
@@ -90,7 +170,7 @@ def test_closed_form_scan_stays_finite_on_a_long_fast_decay():
     assert torch.isfinite(got).all()
 
 
-def _mamba2(layers: int = 1):
+def _mamba2(layers: int = 1, chunk_size: int = 4):
     torch.manual_seed(0)
     config = transformers.Mamba2Config(
         hidden_size=32,
@@ -100,7 +180,7 @@ def _mamba2(layers: int = 1):
         n_groups=1,
         num_hidden_layers=layers,
         vocab_size=VOCAB,
-        chunk_size=4,
+        chunk_size=chunk_size,
         time_step_rank=4,
     )
     return transformers.Mamba2ForCausalLM(config).eval()
@@ -177,7 +257,8 @@ def _assert_right_on_new_lengths(report, checks):
 
 @pytest.mark.slow
 def test_mamba_exports_right_on_lengths_never_traced_and_verifies_in_onnx_runtime(tmp_path):
-    model, traced, shapes, checks = state_space(traced_seq=7, check_seqs=(1, 3, 16, 24))
+    # 7 and 1, 3 are shorter than one chunk (MAMBA_CHUNK = 16), 24 and 100 are not
+    model, traced, shapes, checks = state_space(traced_seq=7, check_seqs=(1, 3, 16, 24, 100))
     program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
     _assert_right_on_new_lengths(report, checks)
     assert "mamba_selective_scan_closed_form" in {p.name for p in report.patches.exercised()}
@@ -188,9 +269,14 @@ def test_mamba_exports_right_on_lengths_never_traced_and_verifies_in_onnx_runtim
 
 
 @pytest.mark.slow
-def test_mamba2_exports_right_on_lengths_no_multiple_of_its_chunk(tmp_path):
-    # chunk_size 4: lengths 1, 3 and 7 are no multiple of it, 16 and 24 are
-    model, traced, shapes, checks = _state_space_case(_mamba2(), 7, (1, 3, 16, 24))
+@pytest.mark.parametrize("chunk_size", [4, 16])
+def test_mamba2_exports_right_on_lengths_no_multiple_of_its_chunk(tmp_path, chunk_size):
+    # chunk_size 4: lengths 1, 3, 7 and 100 are no multiple of it, 16 and 24 are; chunk_size
+    # 16: the traced 7 is shorter than one chunk, so the scan pads it to a second one lest
+    # torch specialize the number of chunks to 1
+    model, traced, shapes, checks = _state_space_case(
+        _mamba2(chunk_size=chunk_size), 7, (1, 3, 16, 24, 100)
+    )
     program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
     _assert_right_on_new_lengths(report, checks)
     assert "mamba2_chunk_scan_one_chunk" in {p.name for p in report.patches.exercised()}
