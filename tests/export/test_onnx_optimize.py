@@ -161,3 +161,29 @@ def test_remap_lerp_is_bounded_so_its_uint8_round_trip_goes(tmp_path):
     feeds = [{"bgr": rng.integers(0, 256, frame.shape, dtype=np.uint8)} for _ in range(3)]
     extremes = [{"bgr": np.full_like(frame, 255)}, {"bgr": np.zeros_like(frame)}]
     assert_bit_identical(optimised, plain, feeds + extremes)
+
+
+def test_thousands_of_duplicates_go_in_one_sweep_and_a_large_graph_stays_bounded(monkeypatch):
+    # a 6,935-node calibration graph took over ten minutes: the analysis was redone after
+    # each of its 2,197 duplicate removals; duplicates now go in one sweep, and the
+    # range-based passes stop at a work budget (what is left stays as translated)
+    from patchport.export.onnx import optimize
+    from patchport.export.onnx.proto import Node
+
+    width = 2000
+    nodes = [Node("Add", ["x", "one"], [f"a{i}"], {}) for i in range(width)]
+    nodes += [Node("Mul", [f"a{i}", "x"], [f"m{i}"], {}) for i in range(width)]
+    nodes.append(Node("Concat", [f"m{i}" for i in range(width)], ["y"], {"axis": 0}))
+    constants = {"one": np.ones(1, np.float32), "one_again": np.ones(1, np.float32)}
+    graph = optimize.Graph(nodes, constants, ["x"], ["y"])
+    analyses = []
+    real = optimize._facts
+    monkeypatch.setattr(optimize, "_facts", lambda g: analyses.append(1) or real(g))
+    done = optimize.optimize(graph)
+    assert done["common"] == 2 * (width - 1)
+    assert [n.op_type for n in graph.nodes] == ["Add", "Mul", "Concat"]
+    assert graph.nodes[-1].inputs == ["m0"] * width  # every use reads the one left
+    assert len(analyses) <= 2 * len(optimize._PASSES)
+    monkeypatch.setattr(optimize, "WORK_BUDGET", 0)
+    small = optimize.Graph([Node("Identity", ["x"], ["y"], {})], {}, ["x"], ["y"])
+    assert optimize.optimize(small) == {"stopped early (work budget)": 1}

@@ -108,6 +108,13 @@ def _replace_uses(g: Graph, old: str, new: str) -> None:
         node.inputs = [new if name == old else name for name in node.inputs]
 
 
+def _rename_all(g: Graph, renamed: dict[str, str]) -> None:
+    """Every use of a key of ``renamed`` reads its value instead, in one sweep."""
+    if renamed:
+        for node in g.nodes:
+            node.inputs = [renamed.get(name, name) for name in node.inputs]
+
+
 def _bypass(g: Graph, node: Node, source: str) -> bool:
     """Remove ``node``, whose output equals ``source``; False where the ports forbid it."""
     out = node.outputs[0]
@@ -128,10 +135,23 @@ def _sole_use(g: Graph, f: _Facts, name: str) -> bool:
 
 
 def _drop_identity(g: Graph, f: _Facts) -> int:
-    done = 0
-    for node in list(g.nodes):
-        if node.op_type == "Identity" and _bypass(g, node, node.inputs[0]):
-            done += 1
+    """Identity nodes go in one sweep (an output port keeps its Identity where the ports
+    forbid renaming); a rename map, not a pass over the graph per node."""
+    renamed: dict[str, str] = {}
+    kept: list[Node] = []
+    at_ports: list[Node] = []
+    for node in g.nodes:
+        node.inputs = [renamed.get(name, name) for name in node.inputs]
+        if node.op_type == "Identity" and node.outputs[0] not in g.outputs:
+            renamed[node.outputs[0]] = node.inputs[0]
+            continue
+        kept.append(node)
+        if node.op_type == "Identity":
+            at_ports.append(node)
+    g.nodes[:] = kept
+    done = len(renamed)
+    for node in at_ports:
+        done += _bypass(g, node, node.inputs[0])
     return done
 
 
@@ -295,25 +315,37 @@ def _clip_bounds(g: Graph, node: Node) -> tuple[float, float] | None:
 def _shared_constants(g: Graph) -> None:
     """One name per distinct constant (same dtype, shape and bytes)."""
     seen: dict[tuple, str] = {}
+    renamed: dict[str, str] = {}
     for name, array in list(g.constants.items()):
         key = (array.dtype.str, array.shape, array.tobytes())
         first = seen.setdefault(key, name)
-        if first != name:
-            _replace_uses(g, name, first)
+        if first != name and name not in g.outputs:
+            renamed[name] = first
+    _rename_all(g, renamed)
 
 
 def _common_nodes(g: Graph, f: _Facts) -> int:
     """Two nodes of the same op on the same inputs with the same attributes: one."""
     seen: dict[tuple, Node] = {}
-    for node in g.nodes:
-        if len(node.outputs) != 1 or node.op_type.startswith("Random"):
-            continue
-        key = (node.op_type, tuple(node.inputs), repr(sorted(node.attributes.items())))
-        first = seen.setdefault(key, node)
-        if first is not node and _bypass(g, node, first.outputs[0]):
-            return 1
-    return 0
+    renamed: dict[str, str] = {}
+    kept: list[Node] = []
+    for node in g.nodes:  # topological order: a node's inputs are renamed before it
+        node.inputs = [renamed.get(name, name) for name in node.inputs]
+        if len(node.outputs) == 1 and not node.op_type.startswith("Random"):
+            key = (node.op_type, tuple(node.inputs), repr(sorted(node.attributes.items())))
+            first = seen.setdefault(key, node)
+            if first is not node and node.outputs[0] not in g.outputs:
+                renamed[node.outputs[0]] = first.outputs[0]
+                continue
+        kept.append(node)
+    g.nodes[:] = kept
+    return len(renamed)
 
+
+# The analysis is redone after each rewrite of the range-based passes (cheap on the
+# graphs of a pipeline, quadratic on a graph of thousands of nodes): this bounds it to a
+# few seconds; what is left is kept as translated, which is always right.
+WORK_BUDGET = 300_000
 
 _PASSES = {
     "identity": _drop_identity,
@@ -330,8 +362,13 @@ def optimize(g: Graph, passes: Iterable[str] = tuple(_PASSES)) -> dict[str, int]
     """Rewrite ``g`` in place until no pass applies; how many rewrites each pass made."""
     done = dict.fromkeys(passes, 0)
     _shared_constants(g)
+    budget = WORK_BUDGET  # node visits of the fact analysis: a large graph stops early
     for _ in range(10 * len(g.nodes) + 10):  # each rewrite removes or narrows a node
-        for name in done:
+        if budget < len(g.nodes):
+            done["stopped early (work budget)"] = 1
+            break
+        for name in passes:
+            budget -= len(g.nodes)
             count = _PASSES[name](g, _facts(g))
             if count:
                 done[name] += count
