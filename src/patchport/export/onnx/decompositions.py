@@ -87,6 +87,10 @@ def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torc
     return np_argsort(x, dim, False)
 
 
+def _has_tensor(x: Any, y: Any) -> bool:
+    return isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor)
+
+
 def _float_operands(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor] | None:
     """``x`` and ``y`` as tensors of their floating result dtype, or None for integers."""
     if not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
@@ -107,8 +111,8 @@ def onnx_floor_divide(x: Any, y: Any) -> Any:
     """Float ``x // y`` by NumPy's and ATen's fmod-based rule; torch.onnx writes Floor(Div),
     one off near a cell border (``3.25 // 0.05`` is 64, ``floor(3.25 / 0.05)`` is 65)."""
     operands = _float_operands(x, y)
-    if operands is None:
-        return torch.floor_divide(x, y)
+    if operands is None:  # integers, or sizes (SymInt // int) torch.floor_divide refuses
+        return torch.floor_divide(x, y) if _has_tensor(x, y) else x // y
     a, b = operands
     mod, adjust = _fmod_adjust(a, b)
     div = (a - mod) / b - adjust.to(a.dtype)
@@ -120,8 +124,8 @@ def onnx_floor_divide(x: Any, y: Any) -> Any:
 def onnx_remainder(x: Any, y: Any) -> Any:
     """Float ``x % y`` by Python's rule (fmod, plus ``y`` where the signs differ)."""
     operands = _float_operands(x, y)
-    if operands is None:
-        return torch.remainder(x, y)
+    if operands is None:  # integers, or sizes (SymInt % int) torch.remainder refuses
+        return torch.remainder(x, y) if _has_tensor(x, y) else x % y
     a, b = operands
     mod, adjust = _fmod_adjust(a, b)
     return torch.where(adjust, mod + b, mod)
