@@ -23,7 +23,7 @@ transformers = pytest.importorskip("transformers")
 from patchport.torch import export, to_onnx  # noqa: E402
 from patchport.torch.builtin.transformers_scan import (  # noqa: E402
     MAMBA_CHUNK,
-    mamba2_chunk_scan_one_chunk,
+    mamba2_chunk_scan_padded_symbolically,
     mamba_selective_scan_closed_form,
 )
 from patchport.torch.transformers_patches import (  # noqa: E402
@@ -82,7 +82,7 @@ def test_chunked_scan_equals_transformers_mamba2_chunked_scan(length, with_state
         return_final_states=True,
     )
     expected, expected_final = original(x, dt, A, B, C, chunk, **options)
-    got, final = mamba2_chunk_scan_one_chunk(x, dt, A, B, C, chunk, **options)
+    got, final = mamba2_chunk_scan_padded_symbolically(x, dt, A, B, C, chunk, **options)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(final, expected_final, rtol=1e-5, atol=1e-5)
@@ -143,7 +143,7 @@ def test_mamba2_scan_memory_is_linear_in_the_length():
         empty = partial(torch.empty, device="meta")
         batch, heads, dim, groups, n, chunk = 1, 4, 2, 1, 2, 16
         return _peak_bytes(
-            mamba2_chunk_scan_one_chunk,
+            mamba2_chunk_scan_padded_symbolically,
             empty(batch, length, heads, dim),
             empty(batch, length, heads),
             empty(heads),
@@ -217,12 +217,12 @@ def _bamba():
         ),
         (
             _mamba2,
-            "mamba2_chunk_scan_one_chunk",
+            "mamba2_chunk_scan_padded_symbolically",
             "transformers.models.mamba2.modeling_mamba2.mamba2_chunk_scan",
         ),
         (
             _bamba,
-            "mamba2_chunk_scan_one_chunk",
+            "mamba2_chunk_scan_padded_symbolically",
             "transformers.models.bamba.modeling_bamba.mamba2_chunk_scan",
         ),
     ],
@@ -279,7 +279,7 @@ def test_mamba2_exports_right_on_lengths_no_multiple_of_its_chunk(tmp_path, chun
     )
     program, report = export(model, (), traced, dynamic_shapes=shapes, check_shapes=checks)
     _assert_right_on_new_lengths(report, checks)
-    assert "mamba2_chunk_scan_one_chunk" in {p.name for p in report.patches.exercised()}
+    assert "mamba2_chunk_scan_padded_symbolically" in {p.name for p in report.patches.exercised()}
     path, onnx_report = to_onnx(
         model, (), traced, dynamic_shapes=shapes, path=tmp_path / "m.onnx", check_shapes=checks
     )

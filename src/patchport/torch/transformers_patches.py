@@ -29,7 +29,7 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 
 _ROTARY = {"rotary_forward_without_state"}
-_SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_one_chunk"}
+_SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
 
 
 @dataclass(frozen=True)
@@ -268,14 +268,15 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
             "loop over the positions, so the sequence length stays dynamic",
         ),
         CopiedHelperPatch(
-            name="mamba2_chunk_scan_one_chunk",
+            name="mamba2_chunk_scan_padded_symbolically",
             function="mamba2_chunk_scan",
             reference=f"{models}.mamba2.modeling_mamba2.mamba2_chunk_scan",
-            replacement=scan.mamba2_chunk_scan_one_chunk,
+            replacement=scan.mamba2_chunk_scan_padded_symbolically,
             distribution="transformers",
             versions=">=5.0,<6.0",
-            why="Mamba2's chunked scan runs as one chunk as long as the sequence, without padding "
-            "it to a multiple of chunk_size, so torch does not fix seq % chunk_size",
+            why="Mamba2's chunked scan pads the sequence by a symbolic amount (one chunk more "
+            "than needed) instead of branching on pad_size > 0, so torch does not fix "
+            "seq % chunk_size",
         ),
     )
 

@@ -138,7 +138,7 @@ def mamba_selective_scan_closed_form(
     return scan_output
 
 
-def mamba2_chunk_scan_one_chunk(
+def mamba2_chunk_scan_padded_symbolically(
     hidden_states: torch.Tensor,
     dt: torch.Tensor,
     A: torch.Tensor,
