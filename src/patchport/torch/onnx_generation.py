@@ -144,11 +144,7 @@ def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndar
     sequence = ids
     for _ in range(new_tokens):
         seq = ids.shape[1]
-        feed = {"input_ids": ids, **past}
-        if "attention_mask" in inputs:
-            feed["attention_mask"] = np.ones((batch, length + seq), dtype=np.int64)
-        if "position_ids" in inputs:
-            feed["position_ids"] = np.tile(np.arange(length, length + seq), (batch, 1))
+        feed = {"input_ids": ids, **past, **_positions(inputs, "", batch, length, seq)}
         named = dict(zip(outputs, session.run(None, feed)))
         token = named["logits"][:, -1].argmax(-1)
         produced.append(token)
@@ -159,6 +155,18 @@ def greedy_onnx(session: Any, input_ids: np.ndarray, new_tokens: int) -> np.ndar
         else:  # no cache: the whole sequence again
             ids = sequence
     return np.stack(produced, axis=1)
+
+
+def _positions(inputs: Any, prefix: str, batch: int, length: int, seq: int) -> dict:
+    """The step's ``{prefix}attention_mask`` (ones over past and new tokens) and
+    ``{prefix}position_ids`` (the new tokens' positions), for those the file takes."""
+    feed = {}
+    if f"{prefix}attention_mask" in inputs:
+        feed[f"{prefix}attention_mask"] = np.ones((batch, length + seq), dtype=np.int64)
+    if f"{prefix}position_ids" in inputs:
+        positions = np.arange(length, length + seq)
+        feed[f"{prefix}position_ids"] = np.tile(positions, (batch, 1))
+    return feed
 
 
 def greedy_onnx_seq2seq(
@@ -186,11 +194,9 @@ def greedy_onnx_seq2seq(
     for _ in range(new_tokens):
         seq = ids.shape[1]
         feed = {name: encoder_inputs[name] for name in fixed}
-        feed.update(decoder_input_ids=ids, **past)
-        if "decoder_attention_mask" in inputs:
-            feed["decoder_attention_mask"] = np.ones((batch, length + seq), dtype=np.int64)
-        if "decoder_position_ids" in inputs:
-            feed["decoder_position_ids"] = np.tile(np.arange(length, length + seq), (batch, 1))
+        feed.update(
+            decoder_input_ids=ids, **past, **_positions(inputs, "decoder_", batch, length, seq)
+        )
         named = dict(zip(outputs, session.run(None, feed)))
         token = named["logits"][:, -1].argmax(-1)
         produced.append(token)
