@@ -226,6 +226,8 @@ def _lower_bound_from_assumptions(
         except (sympy.SympifyError, TypeError):
             continue
         difference = (right - left) if match.group(2) == "<=" else (left - right)  # >= 0
+        if not difference.is_polynomial(symbol):
+            continue  # e.g. samples // 5 (a strided convolution): not a sum of sizes
         if sympy.Poly(difference, symbol).degree() != 1 or difference.coeff(symbol) != 1:
             continue
         below = symbol - difference  # symbol >= below
