@@ -181,6 +181,25 @@ def test_guards_with_floor_division_of_a_size_are_read_not_crashed_on():
     assert all(check.ok for check in report.shape_checks)
 
 
+def test_a_guard_joining_two_conditions_with_and_is_read_as_two():
+    # a patch embedding (an 8x8 convolution of stride 8) over a dynamic image: with
+    # backed_size_oblivious, torch writes "height >= 8 and width >= 8" as one guard
+    model = torch.nn.Conv2d(3, 4, 8, stride=8).eval()
+    program, report = export(
+        model,
+        (torch.randn(2, 3, 64, 64),),
+        dynamic_shapes=({0: "batch", 2: "height", 3: "width"},),
+        backed_size_oblivious=True,
+        check_shapes=[(torch.randn(1, 3, 32, 48),)],
+        allow_narrowing=True,
+    )
+    assert any(" and " in guard for guard in program._guards_code)
+    texts = [n.text for n in report.narrowings + report.assumptions]
+    assert "height must be >= 8" in texts and "width must be >= 8" in texts
+    assert not any(" and " in text for text in texts + report.relations)
+    assert report.shape_checks[0].ok
+
+
 def test_output_comparison_catches_a_wrong_value():
     ok, worst, problem = compare_outputs(
         {"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4

@@ -15,6 +15,42 @@ _COMPARISON = re.compile(r"^(.*?)\s*(<=|>=|==|!=|<|>)\s*(.*)$")
 _SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\]|\.\w+)*\.size\(\)\[\d+\]")
 
 
+def guard_conditions(ep: Any) -> list[str]:
+    """The program's guards as single conditions: torch writes some as ``a and b`` (an
+    image's height and width bounded at once under ``backed_size_oblivious``); each part
+    is read on its own."""
+    conditions: list[str] = []
+    for guard in getattr(ep, "_guards_code", None) or []:
+        conditions.extend(_conjuncts(guard))
+    return conditions
+
+
+def _conjuncts(guard: str) -> list[str]:
+    """``a >= 8 and b >= 8`` -> ``["a >= 8", "b >= 8"]``, splitting only at parenthesis
+    depth 0; a guard holding ``or`` or ``not`` at that depth is kept whole."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(guard):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        if depth == 0 and guard.startswith(" and ", index):
+            parts.append(guard[start:index])
+            start = index + len(" and ")
+    parts.append(guard[start:])
+    parts = [part.strip() for part in parts]
+    if any(re.search(r"(^|\s)(or|not)\s", _outside_parentheses(p)) for p in parts):
+        return [guard]
+    return parts
+
+
+def _outside_parentheses(text: str) -> str:
+    kept, depth = [], 0
+    for char in text:
+        depth += {"(": 1, "[": 1}.get(char, 0)
+        if depth == 0:
+            kept.append(char)
+        depth -= {")": 1, "]": 1}.get(char, 0)
+    return "".join(kept)
+
+
 def _readable(expression: str, names: dict[str, str]) -> str:
     text = _SOURCE.sub(lambda m: names.get(m.group(0), m.group(0)), expression)
     text = re.sub(r"\(\(-1\)\*([^()]+?)\)", r"- \1", text)
@@ -172,7 +208,7 @@ def analyse_guards(
         if isinstance(upper, sympy.Integer):
             if dim.requested_max is None or int(upper) < dim.requested_max:
                 narrowings.append(Narrowing(dim.label, f"{dim.label} must be <= {int(upper)}"))
-    for guard in getattr(ep, "_guards_code", None) or []:
+    for guard in guard_conditions(ep):
         if _always_holds(guard, names):
             continue  # e.g. (batch*seq) % batch == 0: true for every size, not a narrowing
         text = _readable(guard, names)
@@ -213,7 +249,7 @@ def _lower_bound_from_assumptions(
 
     by_source = {d.source: d.size.node.expr for d in dims if isinstance(d.size, torch.SymInt)}
     labels = {d.size.node.expr: d.label for d in dims if isinstance(d.size, torch.SymInt)}
-    for guard in getattr(ep, "_guards_code", None) or []:
+    for guard in guard_conditions(ep):
         text = _SOURCE.sub(
             lambda m: f"({by_source[m.group(0)]})" if m.group(0) in by_source else "?", guard
         )
@@ -225,6 +261,8 @@ def _lower_bound_from_assumptions(
             left, right = (sympy.sympify(match.group(i), locals=local) for i in (1, 3))
         except (sympy.SympifyError, TypeError):
             continue
+        if not (isinstance(left, sympy.Expr) and isinstance(right, sympy.Expr)):
+            continue  # a side that is itself a condition: not a bound on a sum of sizes
         difference = (right - left) if match.group(2) == "<=" else (left - right)  # >= 0
         if not difference.is_polynomial(symbol):
             continue  # e.g. samples // 5 (a strided convolution): not a sum of sizes
