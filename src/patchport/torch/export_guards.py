@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
+import random
 import re
 from typing import Any
 
@@ -91,30 +94,32 @@ _GRID = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 63, 64, 100, 127, 1000, 
 def _holds_on_grid(text: str, symbols: list[str]) -> bool | None:
     """Whether ``text`` (Python with ``d0``, ``d1``... for sizes) is true on every point of
     a grid of sizes; None when it cannot be evaluated."""
-    import itertools
-    import random
-
     try:
         code = compile(text, "<guard>", "eval")
     except SyntaxError:
         return None
     allowed = {"__builtins__": {}, "min": min, "max": max, "abs": abs}
-    if len(symbols) == 1:
-        points: list[tuple[int, ...]] = [(n,) for n in range(1, 129)] + [(n,) for n in _GRID]
-    elif len(symbols) == 2:
-        points = list(itertools.product(range(1, 33), repeat=2))
-        points += list(itertools.product(_GRID, repeat=2))
-    else:
-        rng = random.Random(0)
-        points = [tuple(rng.choice(_GRID) for _ in symbols) for _ in range(3000)]
-        points += [tuple([n] * len(symbols)) for n in _GRID]
     try:
-        for point in points:
+        for point in _grid_points(len(symbols)):
             if not eval(code, allowed, dict(zip(symbols, point))):  # noqa: S307
                 return False
     except (ArithmeticError, NameError, TypeError, ValueError):
         return None
     return True
+
+
+@functools.lru_cache(maxsize=8)
+def _grid_points(count: int) -> tuple[tuple[int, ...], ...]:
+    """The sizes a guard over ``count`` dimensions is tried on (the same for every guard of
+    a program: drawn once, not per guard)."""
+    if count == 1:
+        return tuple((n,) for n in (*range(1, 129), *_GRID))
+    if count == 2:
+        pairs = [*itertools.product(range(1, 33), repeat=2), *itertools.product(_GRID, repeat=2)]
+        return tuple(pairs)
+    rng = random.Random(0)
+    points = [tuple(rng.choice(_GRID) for _ in range(count)) for _ in range(3000)]
+    return tuple(points + [(n,) * count for n in _GRID])
 
 
 def _proven(parts: tuple[str, str, str], symbols: list[str]) -> bool:

@@ -30,6 +30,7 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
+_IMAGE_SIZE = {"mobilevit_unfolding_without_size_branch"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,18 @@ def _build_stateless_rope(forward: Any) -> Callable[..., Any] | None:
     except ImportError:  # a transformers without dynamic_rope_update: nothing to recognize
         return None
     return None if body is None else make_stateless_rotary_forward(body)
+
+
+def _wants_mobilevit_unfolding(module: Any) -> bool:
+    from .builtin.transformers_vision import is_mobilevit_layer
+
+    return is_mobilevit_layer(module)
+
+
+def _build_mobilevit_unfolding(method: Any) -> Callable[..., Any] | None:
+    from .builtin.transformers_vision import build_mobilevit_unfolding
+
+    return build_mobilevit_unfolding(method)
 
 
 def same_code(candidate: Any, reference: Any) -> bool:
@@ -217,6 +230,17 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         versions=">=5.0,<6.0",
         why="dynamic and longrope rotary embeddings choose their frequencies with torch.where "
         "instead of a data-dependent branch, and keep no state from the export",
+    ),
+    ModulePatch(
+        name="mobilevit_unfolding_without_size_branch",
+        method="unfolding",
+        wants=_wants_mobilevit_unfolding,
+        build=_build_mobilevit_unfolding,
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="MobileViT rounds each feature map up to whole patches with integer arithmetic "
+        "and always resizes (an identity when nothing is rounded) instead of a float ceil "
+        "and an if on the size, so image height and width stay dynamic",
     ),
 )
 
@@ -432,6 +456,7 @@ class TransformersPatch(str, enum.Enum):
     EXPORTERS = "exporters"  # the export patches transformers itself ships
     CACHE = "cache"  # cache layers traced without constant tensors (ONNX conversion)
     SCAN = "scan"  # state-space scans (Mamba, Mamba2) without a loop or padding over seq
+    IMAGE_SIZE = "image_size"  # vision layers without Python branches on the image size
 
 
 TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
@@ -470,6 +495,8 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
                 if item.name in _ROTARY
                 else TransformersPatch.SCAN
                 if item.name in _SCAN
+                else TransformersPatch.IMAGE_SIZE
+                if item.name in _IMAGE_SIZE
                 else TransformersPatch.ATTENTION
             )
             if group in wanted:

@@ -1,0 +1,82 @@
+"""Vision layers that branch in Python on an image's size, replaced by code without the
+branch that computes the same values, so height and width stay dynamic under
+``torch.export``.
+
+MobileViT's ``MobileViTLayer.unfolding`` rounds each feature map up to whole patches with
+float arithmetic on the size (``int(math.ceil(h / p) * p)``) and interpolates only ``if``
+the rounded size differs. torch.export keeps the branch the traced size took and guards
+the float ``ceil`` on it: the program accepts the traced height and width only (and, at
+the sizes where the last map is one patch, not even batch 1). The replacement rounds up
+with integer arithmetic and always interpolates. Bilinear interpolation to the same size
+(``align_corners=False``) samples each pixel at its own position with weight exactly 1,
+so where nothing needs rounding the features are unchanged (finite values bit for bit);
+``folding`` then interpolates back to the original size as before. The cost is that
+extra identity resize per MobileViT block in the exported program.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+MOBILEVIT_MODULE = "transformers.models.mobilevit.modeling_mobilevit"
+
+
+def mobilevit_unfolding_without_size_branch(
+    self: Any, features: torch.Tensor
+) -> tuple[torch.Tensor, dict]:
+    """``MobileViTLayer.unfolding`` with the map rounded up to whole patches by integer
+    arithmetic and interpolated unconditionally (an identity when no rounding is needed)."""
+    patch_width, patch_height = self.patch_width, self.patch_height
+    patch_area = int(patch_width * patch_height)
+    batch_size, channels, orig_height, orig_width = features.shape
+    new_height = (orig_height + patch_height - 1) // patch_height * patch_height
+    new_width = (orig_width + patch_width - 1) // patch_width * patch_width
+    features = nn.functional.interpolate(
+        features, size=(new_height, new_width), mode="bilinear", align_corners=False
+    )
+    num_patch_width = new_width // patch_width
+    num_patch_height = new_height // patch_height
+    num_patches = num_patch_height * num_patch_width
+    # (batch, channels, height, width) -> (batch * patch_area, num_patches, channels)
+    patches = features.reshape(
+        batch_size * channels * num_patch_height, patch_height, num_patch_width, patch_width
+    )
+    patches = patches.transpose(1, 2)
+    patches = patches.reshape(batch_size, channels, num_patches, patch_area)
+    patches = patches.transpose(1, 3)
+    patches = patches.reshape(batch_size * patch_area, num_patches, -1)
+    info_dict = {
+        "orig_size": (orig_height, orig_width),
+        "batch_size": batch_size,
+        "channels": channels,
+        "interpolate": True,  # folding resizes back: an identity where nothing was rounded
+        "num_patches": num_patches,
+        "num_patches_width": num_patch_width,
+        "num_patches_height": num_patch_height,
+    }
+    return patches, info_dict
+
+
+def is_mobilevit_layer(module: Any) -> bool:
+    """True for transformers' ``MobileViTLayer`` (and subclasses), without importing
+    MobileViT for models that do not use it."""
+    import sys
+
+    owner = sys.modules.get(MOBILEVIT_MODULE)
+    layer = getattr(owner, "MobileViTLayer", None)
+    return layer is not None and isinstance(module, layer)
+
+
+def build_mobilevit_unfolding(method: Any) -> Any:
+    """The replacement when ``method`` is transformers' ``MobileViTLayer.unfolding`` (the
+    code it was written against, taking ``features``), else None."""
+    import inspect
+
+    if getattr(method, "__qualname__", "") != "MobileViTLayer.unfolding":
+        return None
+    if list(inspect.signature(method).parameters) != ["self", "features"]:
+        return None
+    return mobilevit_unfolding_without_size_branch
