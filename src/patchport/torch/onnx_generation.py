@@ -258,13 +258,38 @@ def check_generation(
     how = "fed its own cache" if has_cache else "fed the whole sequence (no cache)"
     if seq2seq:
         how += ", encoder inputs at every step"
-    if np.array_equal(got[:, :steps], reference):
+    first = first_difference(got[:, :steps], reference, end_tokens(model))
+    if first is None:
         return True, (
             f"{steps} greedy tokens x batch {batch} from the ONNX file {how} equal "
             f"model.generate(do_sample=False)"
         )
-    first = int(np.argmax((got[:, :steps] != reference).any(axis=0)))
     return False, (
         f"the ONNX loop ({how}) differs from model.generate(do_sample=False) from new token "
         f"{first} (onnx {got[:, first].tolist()}, generate {reference[:, first].tolist()})"
     )
+
+
+def end_tokens(model: torch.nn.Module) -> set[int]:
+    """The end-of-sequence ids ``generate`` stops a sequence at (one or a list)."""
+    for config in (getattr(model, "generation_config", None), getattr(model, "config", None)):
+        found = getattr(config, "eos_token_id", None)
+        if found is not None:
+            values = found if isinstance(found, (list, tuple)) else [found]
+            return {int(v) for v in values if isinstance(v, int)}
+    return set()
+
+
+def first_difference(got: np.ndarray, reference: np.ndarray, ends: set[int]) -> int | None:
+    """The first step where the loop's tokens differ from ``generate``'s, or None.
+
+    A sequence of the batch that ``generate`` ended (its end-of-sequence token) is then
+    padded by ``generate`` while the others go on: it is compared up to and with that
+    token; the loop's tokens after it are not ``generate``'s to judge."""
+    differs = got != reference
+    for row, tokens in enumerate(reference):
+        ended = np.flatnonzero(np.isin(tokens, list(ends))) if ends else []
+        if len(ended):
+            differs[row, int(ended[0]) + 1 :] = False
+    columns = np.flatnonzero(differs.any(axis=0))
+    return int(columns[0]) if len(columns) else None
