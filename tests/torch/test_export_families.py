@@ -58,6 +58,33 @@ def dense_decoder_with_cache():
     return _decoder_case(transformers.LlamaConfig(**ONE_LAYER))
 
 
+def alibi_decoder_with_cache():
+    """Bloom: ALiBi attention, its query a strided view of the fused projection; checked
+    on the decode step from a one-token past (mask length 2)."""
+    torch.manual_seed(0)
+    config = transformers.BloomConfig(hidden_size=32, n_layer=1, n_head=4, vocab_size=VOCAB)
+    model = transformers.BloomForCausalLM(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch, config.n_head, past, config.hidden_size // config.n_head)
+        cache = make_dynamic_cache(
+            config,
+            [torch.randn(shape, generator=generator)],
+            [torch.randn(shape, generator=generator)],
+        )
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
 def moe_decoder_with_cache():
     config = transformers.MixtralConfig(**ONE_LAYER, num_local_experts=4, num_experts_per_tok=2)
     return _decoder_case(config)
@@ -221,6 +248,7 @@ def state_space(traced_seq: int = 5, check_seqs=(1, 3)):
 
 FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
+    "alibi decoder + cache": alibi_decoder_with_cache,
     "MoE decoder + cache": moe_decoder_with_cache,
     "encoder": encoder,
     "text encoder-decoder + cache": text_encoder_decoder_with_cache,

@@ -108,16 +108,36 @@ def _build_stateless_rope(forward: Any) -> Callable[..., Any] | None:
     return None if body is None else make_stateless_rotary_forward(body)
 
 
-def _wants_mobilevit_unfolding(module: Any) -> bool:
-    from .builtin.transformers_vision import is_mobilevit_layer
+def copies_of(reference: str) -> Callable[[Any], bool]:
+    """``wants(module)`` for a :class:`ModulePatch` of a method transformers copies from
+    model to model: True when the module's class has ``reference``'s method (a dotted
+    ``module.Class.method``) with the same code. The reference's module is imported only
+    when a class has a method of that name."""
+    module_name, class_name, method = reference.rsplit(".", 2)
 
-    return is_mobilevit_layer(module)
+    def wants(module: Any) -> bool:
+        import inspect
+
+        candidate = getattr(type(module), method, None)
+        if not inspect.isfunction(candidate):
+            return False
+        try:
+            original = getattr(getattr(importlib.import_module(module_name), class_name), method)
+        except (ImportError, AttributeError):
+            return False
+        return same_code(candidate, original)
+
+    return wants
 
 
-def _build_mobilevit_unfolding(method: Any) -> Callable[..., Any] | None:
-    from .builtin.transformers_vision import build_mobilevit_unfolding
+def _replacement(module: str, name: str) -> Callable[[Any], Callable[..., Any] | None]:
+    """``build(method)`` of a :class:`ModulePatch` that only recognized copies want: the
+    replacement ``name`` of ``patchport.torch.builtin.<module>``, imported when used."""
 
-    return build_mobilevit_unfolding(method)
+    def build(_method: Any) -> Callable[..., Any] | None:
+        return getattr(importlib.import_module(f"{__package__}.builtin.{module}"), name)
+
+    return build
 
 
 def same_code(candidate: Any, reference: Any) -> bool:
@@ -232,10 +252,32 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         "instead of a data-dependent branch, and keep no state from the export",
     ),
     ModulePatch(
+        name="fused_qkv_split_dense",
+        method="_reshape",
+        wants=copies_of("transformers.models.bloom.modeling_bloom.BloomAttention._reshape"),
+        build=_replacement("transformers_attention", "fused_qkv_split_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bloom splits its fused query/key/value projection into contiguous tensors, not "
+        "strided views whose reshape made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
+        name="merged_heads_dense",
+        method="_merge_heads",
+        wants=copies_of("transformers.models.bloom.modeling_bloom.BloomAttention._merge_heads"),
+        build=_replacement("transformers_attention", "merged_heads_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bloom merges its attention heads from a contiguous copy, not a permuted view "
+        "whose reshape made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
         name="mobilevit_unfolding_without_size_branch",
         method="unfolding",
-        wants=_wants_mobilevit_unfolding,
-        build=_build_mobilevit_unfolding,
+        wants=copies_of(
+            "transformers.models.mobilevit.modeling_mobilevit.MobileViTLayer.unfolding"
+        ),
+        build=_replacement("transformers_vision", "mobilevit_unfolding_without_size_branch"),
         distribution="transformers",
         versions=">=5.0,<6.0",
         why="MobileViT rounds each feature map up to whole patches with integer arithmetic "

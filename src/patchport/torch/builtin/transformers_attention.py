@@ -43,6 +43,30 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.clone(memory_format=torch.contiguous_format)
 
 
+def fused_qkv_split_dense(
+    self: Any, fused_qkv: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Bloom's ``_reshape`` (the fused projection ``(b, s, heads * 3 * d)`` split into
+    query, key and value ``(b, heads, s, d)``) giving contiguous tensors instead of strided
+    views: Bloom then reshapes the query to ``(b * heads, -1, d)``, and on the view torch
+    guards ``s != 1`` (under ``backed_size_oblivious``) or traces the mask length as at
+    least 4 (without), so the program rejects the decode step from a one-token past."""
+    batch_size, seq_length, _ = fused_qkv.shape
+    fused_qkv = fused_qkv.view(batch_size, seq_length, self.num_heads, 3, self.head_dim)
+    return tuple(_dense(fused_qkv[..., part, :].transpose(1, 2)) for part in range(3))
+
+
+def merged_heads_dense(self: Any, x: torch.Tensor) -> torch.Tensor:
+    """Bloom's ``_merge_heads`` (``(b * heads, s, d) -> (b, s, heads * d)``) reshaping a
+    contiguous copy of the permuted heads, not the permuted view, whose reshape made
+    torch guard ``s != 1``."""
+    batch_size_and_num_heads, seq_length, _ = x.shape
+    batch_size = batch_size_and_num_heads // self.num_heads
+    x = x.view(batch_size, self.num_heads, seq_length, self.head_dim)
+    x = _dense(x.permute(0, 2, 1, 3))
+    return x.view(batch_size, seq_length, self.num_heads * self.head_dim)
+
+
 def eager_attention_dense(
     module: torch.nn.Module,
     query: torch.Tensor,

@@ -21,8 +21,6 @@ from typing import Any
 import torch
 from torch import nn
 
-MOBILEVIT_MODULE = "transformers.models.mobilevit.modeling_mobilevit"
-
 
 def mobilevit_unfolding_without_size_branch(
     self: Any, features: torch.Tensor
@@ -58,25 +56,3 @@ def mobilevit_unfolding_without_size_branch(
         "num_patches_height": num_patch_height,
     }
     return patches, info_dict
-
-
-def is_mobilevit_layer(module: Any) -> bool:
-    """True for transformers' ``MobileViTLayer`` (and subclasses), without importing
-    MobileViT for models that do not use it."""
-    import sys
-
-    owner = sys.modules.get(MOBILEVIT_MODULE)
-    layer = getattr(owner, "MobileViTLayer", None)
-    return layer is not None and isinstance(module, layer)
-
-
-def build_mobilevit_unfolding(method: Any) -> Any:
-    """The replacement when ``method`` is transformers' ``MobileViTLayer.unfolding`` (the
-    code it was written against, taking ``features``), else None."""
-    import inspect
-
-    if getattr(method, "__qualname__", "") != "MobileViTLayer.unfolding":
-        return None
-    if list(inspect.signature(method).parameters) != ["self", "features"]:
-        return None
-    return mobilevit_unfolding_without_size_branch
