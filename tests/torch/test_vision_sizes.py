@@ -31,6 +31,85 @@ def image(batch: int, height: int, width: int, seed: int) -> dict:
     return {"pixel_values": torch.randn(batch, 3, height, width, generator=generator)}
 
 
+def _vit_like() -> dict:
+    return dict(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+    )
+
+
+def tiny_dinov2():
+    torch.manual_seed(0)
+    return transformers.Dinov2Model(transformers.Dinov2Config(**_vit_like())).eval()
+
+
+def tiny_vit():
+    torch.manual_seed(0)
+    return transformers.ViTModel(transformers.ViTConfig(**_vit_like())).eval()
+
+
+def tiny_siglip():
+    torch.manual_seed(0)
+    config = transformers.SiglipVisionConfig(**_vit_like())
+    return transformers.SiglipVisionModel(config).eval()
+
+
+# models that resize their position embeddings to the image, and the keyword that asks for it
+POSITION_RESIZING = {
+    "dinov2": (tiny_dinov2, {}),
+    "vit": (tiny_vit, {"interpolate_pos_encoding": True}),
+    "siglip": (tiny_siglip, {"interpolate_pos_encoding": True}),
+}
+
+
+@pytest.mark.parametrize("name", list(POSITION_RESIZING))
+def test_position_embeddings_resized_at_every_size_compute_the_original_values(name):
+    # at the configured size the original returns its embeddings as they are; resized to
+    # the same grid (what the patch makes it do) they are the same, bit for bit
+    build, extra = POSITION_RESIZING[name]
+    model = build()
+    with torch.no_grad():
+        for height, width in ((32, 32), (48, 64)):
+            inputs = {**image(2, height, width, seed=1), **extra}
+            expected = model(**inputs).last_hidden_state
+            group = [TransformersPatch.IMAGE_SIZE]
+            with apply_patches_for_model(patch_transformers=group, model=model) as details:
+                got = model(**inputs).last_hidden_state
+            assert [p.name for p in details.exercised()] == ["position_embeddings_always_resized"]
+            assert torch.equal(got, expected), (height, width)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dinov2", "vit"])
+def test_vision_transformer_traced_at_its_own_size_keeps_height_and_width_dynamic(name):
+    # traced at the configured image size, the original returns the stored embeddings
+    # (a branch on num_patches == num_positions and height == width): the program was
+    # pinned to square images of that size
+    build, extra = POSITION_RESIZING[name]
+    model = build()
+    shapes = {**SHAPES, **{key: None for key in extra}}
+    checks = [{**image(*size, seed=2 + i), **extra} for i, size in enumerate(CHECKS)]
+    traced = {**image(2, 32, 32, seed=1), **extra}
+    program, report = export(
+        model, (), traced, dynamic_shapes=shapes, check_shapes=checks, allow_narrowing=True
+    )
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    # left: torch's decomposition of the resize asks whether a grid of one patch is
+    # contiguous (images under 16 pixels); the 8-pixel kernel is the model's own limit
+    assert all(n.text.endswith("must be != 1") for n in report.narrowings), report.to_text()
+    assert "position_embeddings_always_resized" in {p.name for p in report.patches.exercised()}
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and plain.report is not None
+    assert plain.report.refused == 2  # only the traced size ran
+
+
+CHECKS = ((1, 32, 32), (3, 48, 64), (1, 64, 40))
+
+
 def test_mobilevit_unfolding_patch_is_found_in_its_group_only():
     model = tiny_mobilevit()
     found = [p.name for p in iter_transformers_patches(model, [TransformersPatch.IMAGE_SIZE])]

@@ -30,7 +30,7 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
-_IMAGE_SIZE = {"mobilevit_unfolding_without_size_branch"}
+_IMAGE_SIZE = {"mobilevit_unfolding_without_size_branch", "position_embeddings_always_resized"}
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,17 @@ def copies_of(reference: str) -> Callable[[Any], bool]:
         return same_code(candidate, original)
 
     return wants
+
+
+def _vision(name: str) -> Callable[[Any], Any]:
+    """A function of ``patchport.torch.builtin.transformers_vision``, imported when called."""
+
+    def call(value: Any) -> Any:
+        return getattr(importlib.import_module(f"{__package__}.builtin.transformers_vision"), name)(
+            value
+        )
+
+    return call
 
 
 def _replacement(module: str, name: str) -> Callable[[Any], Callable[..., Any] | None]:
@@ -270,6 +281,17 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         versions=">=5.0,<6.0",
         why="Bloom merges its attention heads from a contiguous copy, not a permuted view "
         "whose reshape made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
+        name="position_embeddings_always_resized",
+        method="interpolate_pos_encoding",
+        wants=_vision("reads_jit_tracing"),
+        build=_vision("always_resized"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="vision transformers resize their position embeddings at every image size (their "
+        "own 'always interpolate when tracing' path, which torch.export did not take), so a "
+        "trace at the configured size does not pin height and width",
     ),
     ModulePatch(
         name="mobilevit_unfolding_without_size_branch",

@@ -12,10 +12,23 @@ with integer arithmetic and always interpolates. Bilinear interpolation to the s
 so where nothing needs rounding the features are unchanged (finite values bit for bit);
 ``folding`` then interpolates back to the original size as before. The cost is that
 extra identity resize per MobileViT block in the exported program.
+
+The vision transformers (ViT, DeiT, CLIP, SigLIP, DINOv2, BEiT... 55 copies in
+transformers 5) resize their position embeddings to the image in
+``interpolate_pos_encoding``, except ``if not torch.jit.is_tracing() and num_patches ==
+num_positions and height == width``: then they return the stored ones. transformers
+means "always resize when exporting", but ``torch.jit.is_tracing()`` is False under
+``torch.export``, so a trace at the configured image size (the natural example) pins the
+program to square images of that size. The replacement runs the model's own method with
+``torch.jit.is_tracing()`` answering True for the call: the resize path, which at the
+configured size resizes the grid to itself (bicubic or bilinear at scale 1: weights 1
+and 0, so the same embeddings bit for bit).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -56,3 +69,41 @@ def mobilevit_unfolding_without_size_branch(
         "num_patches_height": num_patch_height,
     }
     return patches, info_dict
+
+
+def reads_jit_tracing(module: Any) -> bool:
+    """True when the module's class resizes its position embeddings in a method that asks
+    ``torch.jit.is_tracing()`` (transformers' "always resize when tracing" branch)."""
+    import inspect
+
+    method = getattr(type(module), "interpolate_pos_encoding", None)
+    if not inspect.isfunction(method):
+        return False
+    names = set(getattr(inspect.unwrap(method), "__code__", None).co_names)
+    return {"jit", "is_tracing"} <= names
+
+
+def always_resized(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (an ``interpolate_pos_encoding``) run with ``torch.jit.is_tracing()``
+    answering True, so it takes its resize path at every image size."""
+
+    def position_embeddings_always_resized(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _answering_tracing():
+            return method(self, *args, **kwargs)
+
+    position_embeddings_always_resized.__doc__ = always_resized.__doc__
+    return position_embeddings_always_resized
+
+
+@contextlib.contextmanager
+def _answering_tracing() -> Iterator[None]:
+    original = torch.jit.is_tracing
+    torch.jit.is_tracing = _tracing
+    try:
+        yield
+    finally:
+        torch.jit.is_tracing = original
+
+
+def _tracing() -> bool:
+    return True
