@@ -283,6 +283,19 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         "whose reshape made torch guard seq != 1 (the decode step)",
     ),
     ModulePatch(
+        name="latent_keys_concatenated",
+        method="expand_kv",
+        wants=copies_of(
+            "transformers.models.deepseek_v3.modeling_deepseek_v3.DeepseekV3Attention.expand_kv"
+        ),
+        build=_replacement("transformers_attention", "latent_keys_concatenated"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="multi-head latent attention (DeepSeek and its copies) concatenates the key parts "
+        "instead of copying them into slices of an empty tensor, which made torch guard "
+        "past + seq != 1 and batch >= 2",
+    ),
+    ModulePatch(
         name="position_embeddings_always_resized",
         method="interpolate_pos_encoding",
         wants=_vision("reads_jit_tracing"),
