@@ -33,9 +33,12 @@ NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
 # (batch,) for vision models at their configured image size
 VISION_TRACED = (2,)
 VISION_NEW = ((1,), (3,))
-# (batch, height, width) for vision models that take any image size
-SPATIAL_TRACED = (2, 64, 64)
-SPATIAL_NEW = ((1, 64, 64), (3, 32, 48), (1, 96, 64))
+# (batch, height, width) for vision models that take any image size: 96 x 160 leaves maps
+# of odd size after 5 halvings; a vision transformer is traced at its configured size
+# (32), where transformers returns its stored position embeddings unless tracing
+SPATIAL_TRACED = (2, 128, 128)
+SPATIAL_NEW = ((1, 128, 128), (3, 96, 160), (1, 192, 128), (1, 32, 32))
+CONFIGURED_SIZE_TRACED = (2, 32, 32)
 # (batch, samples) for raw-audio encoders
 AUDIO_TRACED = (2, 800)
 AUDIO_NEW = ((1, 800), (3, 1200), (2, 400))
@@ -46,13 +49,15 @@ NEW_TOKENS = 20
 @dataclass(frozen=True)
 class Case:
     """One model of the corpus: its family, how it is built and what inputs it takes.
-    ``spatial``: a vision model whose image height and width are dynamic too."""
+    ``spatial``: a vision model whose image height and width are dynamic too, traced at
+    its configured image size when ``configured_size``."""
 
     name: str
     family: str
     kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision", "audio"
     caches: tuple[bool, ...] = (False, True)
     spatial: bool = False
+    configured_size: bool = False
 
 
 def _decoders(family: str, *names: str) -> tuple[Case, ...]:
@@ -103,7 +108,7 @@ CASES = (
     Case("moonshine", "encoder-decoder (speech)", "speech2seq"),
     *_no_cache("vision transformer", "vision", "vit", "siglip_vision", "clip_vision", "deit"),
     *_no_cache("vision transformer", "vision", "beit"),
-    *_no_cache("vision transformer", "vision", "dinov2", spatial=True),
+    Case("dinov2", "vision transformer", "vision", (False,), True, True),
     *_no_cache("convolutional vision", "vision", "convnext"),
     *_no_cache("convolutional vision", "vision", "resnet", "regnet", "efficientnet", spatial=True),
     *_no_cache("windowed vision", "vision", "swin"),
@@ -240,11 +245,13 @@ def make_inputs(model: Any, case: Case, shape: tuple, cache: bool, seed: int) ->
 
 
 def _decoder_layers(model: Any) -> int:
-    config = model.config.get_text_config(decoder=True)
+    """Decoder layers, read from the model's own config (BART's ``get_text_config``
+    answers with a config of default sizes)."""
+    config = model.config
     for name in ("num_decoder_layers", "decoder_layers", "decoder_num_hidden_layers"):
         if isinstance(getattr(config, name, None), int):
             return getattr(config, name)
-    return config.num_hidden_layers
+    return config.get_text_config(decoder=True).num_hidden_layers
 
 
 def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
@@ -285,7 +292,9 @@ def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
 
 def _shapes(case: Case) -> tuple[tuple, tuple]:
     if case.kind == "vision":
-        return (SPATIAL_TRACED, SPATIAL_NEW) if case.spatial else (VISION_TRACED, VISION_NEW)
+        if not case.spatial:
+            return VISION_TRACED, VISION_NEW
+        return (CONFIGURED_SIZE_TRACED if case.configured_size else SPATIAL_TRACED), SPATIAL_NEW
     if case.kind == "audio":
         return AUDIO_TRACED, AUDIO_NEW
     return TRACED, NEW_SHAPES
