@@ -197,6 +197,59 @@ def _starcoder2(tr: Any) -> Any:
     return _lm(tr, tr.Starcoder2Config(**_common(), sliding_window=None, **TOKENS))
 
 
+@builder("gpt_bigcode")
+def _gpt_bigcode(tr: Any) -> Any:
+    """StarCoder's multi-query attention (one key/value head, fused with the query)."""
+    config = tr.GPTBigCodeConfig(
+        n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, multi_query=True, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("codegen")
+def _codegen(tr: Any) -> Any:
+    config = tr.CodeGenConfig(
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        vocab_size=VOCAB,
+        n_positions=64,
+        n_ctx=64,
+        rotary_dim=4,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("mpt")
+def _mpt(tr: Any) -> Any:
+    """ALiBi attention, as Bloom, in MosaicML's layout."""
+    config = tr.MptConfig(
+        d_model=32, n_layers=2, n_heads=4, vocab_size=VOCAB, max_seq_len=64, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("xglm")
+def _xglm(tr: Any) -> Any:
+    config = tr.XGLMConfig(
+        d_model=32,
+        num_layers=2,
+        attention_heads=4,
+        ffn_dim=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("persimmon")
+def _persimmon(tr: Any) -> Any:
+    common = {k: v for k, v in _common().items() if k != "num_key_value_heads"}
+    return _lm(tr, tr.PersimmonConfig(**{**common, "max_position_embeddings": 64}, **TOKENS))
+
+
 # ---- mixture-of-experts decoders ---------------------------------------------------------
 
 
@@ -567,6 +620,104 @@ def _detr(tr: Any) -> Any:
     return tr.DetrForObjectDetection(config)
 
 
+@builder("mobilenet_v2")
+def _mobilenet_v2(tr: Any) -> Any:
+    config = tr.MobileNetV2Config(image_size=32, depth_multiplier=0.25, num_labels=3)
+    return tr.MobileNetV2ForImageClassification(config)
+
+
+@builder("mobilevitv2")
+def _mobilevitv2(tr: Any) -> Any:
+    """Patches unfolded with ``F.unfold`` / ``F.fold`` (MobileViT resizes instead)."""
+    config = tr.MobileViTV2Config(image_size=32, width_multiplier=0.25, num_labels=3)
+    return tr.MobileViTV2ForImageClassification(config)
+
+
+@builder("convnextv2")
+def _convnextv2(tr: Any) -> Any:
+    config = tr.ConvNextV2Config(
+        hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
+    )
+    return tr.ConvNextV2ForImageClassification(config)
+
+
+@builder("swinv2")
+def _swinv2(tr: Any) -> Any:
+    config = tr.Swinv2Config(
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        num_labels=3,
+    )
+    return tr.Swinv2ForImageClassification(config)
+
+
+@builder("levit")
+def _levit(tr: Any) -> Any:
+    """Attention biases tied to the resolution: a fixed image size."""
+    config = tr.LevitConfig(
+        image_size=64,
+        hidden_sizes=[16, 32, 48],
+        num_attention_heads=[1, 2, 3],
+        depths=[1, 1, 1],
+        key_dim=[8, 8, 8],
+        num_labels=3,
+    )
+    return tr.LevitForImageClassification(config)
+
+
+@builder("dpt")
+def _dpt(tr: Any) -> Any:
+    """Depth estimation: a ViT backbone, a reassembling neck and a fusion head."""
+    config = tr.DPTConfig(
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        backbone_out_indices=[0, 1, 2, 3],
+    )
+    return tr.DPTForDepthEstimation(config)
+
+
+@builder("yolos")
+def _yolos(tr: Any) -> Any:
+    """Detection with a ViT: it resizes its position embeddings to any image."""
+    config = tr.YolosConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=[32, 32],
+        patch_size=8,
+        num_detection_tokens=5,
+        num_labels=3,
+    )
+    return tr.YolosForObjectDetection(config)
+
+
+@builder("clip")
+def _clip(tr: Any) -> Any:
+    """Text and image towers in one model (the similarity logits)."""
+    text = dict(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    vision = {**_vit_like(), "num_hidden_layers": 1}
+    return tr.CLIPModel(tr.CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
+
+
 # ---- audio encoders ----------------------------------------------------------------------
 
 
@@ -593,6 +744,13 @@ def _wav2vec2(tr: Any) -> Any:
 @builder("hubert")
 def _hubert(tr: Any) -> Any:
     return tr.HubertModel(tr.HubertConfig(**_wav2vec2_like()))
+
+
+@builder("wavlm")
+def _wavlm(tr: Any) -> Any:
+    """Gated relative position buckets over the frames."""
+    config = tr.WavLMConfig(**_wav2vec2_like(), num_buckets=16, max_bucket_distance=32)
+    return tr.WavLMModel(config)
 
 
 # ---- state-space and hybrid --------------------------------------------------------------

@@ -34,11 +34,12 @@ NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
 VISION_TRACED = (2,)
 VISION_NEW = ((1,), (3,))
 # (batch, height, width) for vision models that take any image size: 96 x 160 leaves maps
-# of odd size after 5 halvings; a vision transformer is traced at its configured size
+# of odd size after 5 halvings. A vision transformer is traced at its configured size
 # (32), where transformers returns its stored position embeddings unless tracing
 SPATIAL_TRACED = (2, 128, 128)
-SPATIAL_NEW = ((1, 128, 128), (3, 96, 160), (1, 192, 128), (1, 32, 32))
+SPATIAL_NEW = ((1, 128, 128), (3, 96, 160), (1, 192, 128))
 CONFIGURED_SIZE_TRACED = (2, 32, 32)
+CONFIGURED_SIZE_NEW = ((1, 32, 32), (3, 48, 64), (1, 64, 40))
 # (batch, samples) for raw-audio encoders
 AUDIO_TRACED = (2, 800)
 AUDIO_NEW = ((1, 800), (3, 1200), (2, 400))
@@ -54,7 +55,7 @@ class Case:
 
     name: str
     family: str
-    kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision", "audio"
+    kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision", "audio", "text_image"
     caches: tuple[bool, ...] = (False, True)
     spatial: bool = False
     configured_size: bool = False
@@ -92,6 +93,11 @@ CASES = (
         "granite",
         "glm",
         "starcoder2",
+        "gpt_bigcode",
+        "codegen",
+        "mpt",
+        "xglm",
+        "persimmon",
     ),
     *_decoders("MoE decoder", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3"),
     *_no_cache(
@@ -107,13 +113,27 @@ CASES = (
     Case("speech2text", "encoder-decoder (speech)", "speech2seq"),
     Case("moonshine", "encoder-decoder (speech)", "speech2seq"),
     *_no_cache("vision transformer", "vision", "vit", "siglip_vision", "clip_vision", "deit"),
-    *_no_cache("vision transformer", "vision", "beit"),
+    *_no_cache("vision transformer", "vision", "beit", "levit", "dpt"),
+    *_no_cache("vision transformer", "vision", "yolos", spatial=True),
     Case("dinov2", "vision transformer", "vision", (False,), True, True),
     *_no_cache("convolutional vision", "vision", "convnext"),
-    *_no_cache("convolutional vision", "vision", "resnet", "regnet", "efficientnet", spatial=True),
+    *_no_cache(
+        "convolutional vision",
+        "vision",
+        "resnet",
+        "regnet",
+        "efficientnet",
+        "mobilenet_v2",
+        "convnextv2",
+        spatial=True,
+    ),
     *_no_cache("windowed vision", "vision", "swin"),
-    *_no_cache("hybrid vision", "vision", "mobilevit", "segformer", "detr", spatial=True),
-    *_no_cache("audio encoder", "audio", "wav2vec2", "hubert"),
+    *_no_cache("windowed vision", "vision", "swinv2", spatial=True),
+    *_no_cache(
+        "hybrid vision", "vision", "mobilevit", "mobilevitv2", "segformer", "detr", spatial=True
+    ),
+    *_no_cache("text and image", "text_image", "clip"),
+    *_no_cache("audio encoder", "audio", "wav2vec2", "hubert", "wavlm"),
     *_no_cache("state-space", "decoder", "mamba", "mamba2"),
     *_no_cache("hybrid", "decoder", "bamba"),
 )
@@ -228,6 +248,10 @@ def make_inputs(model: Any, case: Case, shape: tuple, cache: bool, seed: int) ->
     tokens = torch.randint(1, VOCAB, (batch, seq), generator=generator)
     if case.kind == "encoder":
         return {"input_ids": tokens, "attention_mask": _ones(batch, seq)}
+    if case.kind == "text_image":  # as many images as texts
+        size = model.config.vision_config.image_size
+        image = torch.randn(batch, 3, size, size, generator=generator)
+        return {"input_ids": tokens, "attention_mask": _ones(batch, seq), "pixel_values": image}
     if case.kind in ("seq2seq", "speech2seq"):
         encoder = _encoder_inputs(model, case, batch, generator)
         inputs = {**encoder, "decoder_input_ids": tokens}
@@ -263,8 +287,11 @@ def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
         }
     if case.kind == "audio":
         return {"input_values": {0: "batch", 1: "samples"}}
-    if case.kind == "encoder":
-        return {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    if case.kind in ("encoder", "text_image"):
+        shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+        if case.kind == "text_image":
+            shapes["pixel_values"] = {0: "batch"}
+        return shapes
     if case.kind in ("seq2seq", "speech2seq"):
         shapes: dict[str, Any] = {
             name: {0: "batch"} for name in _encoder_inputs(model, case, 1, None)
@@ -294,7 +321,9 @@ def _shapes(case: Case) -> tuple[tuple, tuple]:
     if case.kind == "vision":
         if not case.spatial:
             return VISION_TRACED, VISION_NEW
-        return (CONFIGURED_SIZE_TRACED if case.configured_size else SPATIAL_TRACED), SPATIAL_NEW
+        if case.configured_size:
+            return CONFIGURED_SIZE_TRACED, CONFIGURED_SIZE_NEW
+        return SPATIAL_TRACED, SPATIAL_NEW
     if case.kind == "audio":
         return AUDIO_TRACED, AUDIO_NEW
     return TRACED, NEW_SHAPES
