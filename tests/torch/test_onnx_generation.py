@@ -103,6 +103,11 @@ def test_encoder_decoder_generates_like_generate_from_the_onnx_file(tmp_path):
     # decoder_start_token_id and the decoder's own cache back
     model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
     model.generation_config.decoder_start_token_id = 0
+    # a checkpoint's generation policy (BART's and Pegasus's: no repeated n-grams, a forced
+    # last token): the file is the model's greedy step, so generate runs without it
+    model.generation_config.update(
+        forced_eos_token_id=1, no_repeat_ngram_size=2, repetition_penalty=1.3
+    )
     shapes["cache"][1] = [[], []]
     path, report = to_onnx(
         model,

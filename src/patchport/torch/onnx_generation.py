@@ -205,22 +205,43 @@ def greedy_onnx_seq2seq(
     return np.stack(produced, axis=1)
 
 
+# the logits processors a checkpoint's generation config may switch on (BART and Pegasus
+# force their last token and ban repeated n-grams, Whisper suppresses tokens): each makes
+# generate's token differ from the argmax of the model's logits, which is what the ONNX
+# loop takes, so the reference runs without them
+PLAIN_ARGMAX: dict[str, Any] = dict(
+    begin_suppress_tokens=None,
+    suppress_tokens=None,
+    forced_bos_token_id=None,
+    forced_eos_token_id=None,
+    no_repeat_ngram_size=None,
+    encoder_no_repeat_ngram_size=None,
+    repetition_penalty=None,
+    encoder_repetition_penalty=None,
+    bad_words_ids=None,
+    sequence_bias=None,
+    min_length=None,
+    min_new_tokens=None,
+    exponential_decay_length_penalty=None,
+)
+
+
 def _reference(
     model: torch.nn.Module, inputs: Mapping[str, torch.Tensor], new_tokens: int
 ) -> np.ndarray:
-    """``model.generate(do_sample=False)``'s new tokens: the last ones, one per score it
-    returns (Whisper's generate drops ``decoder_start_token_id``, others keep the prompt)."""
+    """``model.generate(do_sample=False)``'s new tokens without logits processors (see
+    :data:`PLAIN_ARGMAX`): the last ones, one per score it returns (Whisper's generate
+    drops ``decoder_start_token_id``, others keep the prompt)."""
     options: dict[str, Any] = dict(
         max_new_tokens=new_tokens,
         do_sample=False,
         num_beams=1,
         return_dict_in_generate=True,
         output_scores=True,
+        **PLAIN_ARGMAX,
     )
     if getattr(model.config, "is_encoder_decoder", False):
         given = {n: t for n, t in inputs.items() if not n.startswith(("decoder_", PAST))}
-        # no token suppression: the ONNX loop is plain argmax
-        options.update(begin_suppress_tokens=None, suppress_tokens=None)
     else:
         prompt = inputs["input_ids"]
         given = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
