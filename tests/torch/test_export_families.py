@@ -118,6 +118,41 @@ def latent_attention_decoder_with_cache():
     return model, inputs(2, 5, 7, seed=1), shapes, checks
 
 
+def sinusoidal_decoder_with_cache():
+    """XGLM: sinusoidal positions from a table of 16 + 2 rows that eager grows when a
+    longer sequence comes; checked past it (a past of 20, a prompt of 24)."""
+    torch.manual_seed(0)
+    config = transformers.XGLMConfig(
+        d_model=32,
+        num_layers=1,
+        attention_heads=4,
+        ffn_dim=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+        pad_token_id=0,
+    )
+    model = transformers.XGLMForCausalLM(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch, config.attention_heads, past, config.d_model // config.attention_heads)
+        cache = make_dynamic_cache(
+            config,
+            [torch.randn(shape, generator=generator)],
+            [torch.randn(shape, generator=generator)],
+        )
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 20, seed=2), inputs(2, 24, 3, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
 def moe_decoder_with_cache():
     config = transformers.MixtralConfig(**ONE_LAYER, num_local_experts=4, num_experts_per_tok=2)
     return _decoder_case(config)
@@ -283,6 +318,7 @@ FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
     "alibi decoder + cache": alibi_decoder_with_cache,
     "latent-attention decoder + cache": latent_attention_decoder_with_cache,
+    "sinusoidal-table decoder + cache": sinusoidal_decoder_with_cache,
     "MoE decoder + cache": moe_decoder_with_cache,
     "encoder": encoder,
     "text encoder-decoder + cache": text_encoder_decoder_with_cache,

@@ -372,3 +372,33 @@ def test_failed_export_leaves_nothing_patched_and_the_model_untouched():
     assert not hasattr(vars(AttentionInterface)["get_interface"], "__patchport_patch__")
     assert vars(model.model.rotary_emb).keys() == attributes.keys()
     assert all(vars(model.model.rotary_emb)[k] is v for k, v in attributes.items())
+
+
+@pytest.mark.parametrize(
+    ("module_path", "cache"),
+    [
+        ("m2m_100.modeling_m2m_100.M2M100SinusoidalPositionalEmbedding", 5),
+        # Speech2Text grows its table for the sequence only: eager fails past it with a cache
+        ("speech_to_text.modeling_speech_to_text.Speech2TextSinusoidalPositionalEmbedding", 0),
+        ("xglm.modeling_xglm.XGLMSinusoidalPositionalEmbedding", 5),
+    ],
+)
+def test_sinusoidal_positions_are_the_grown_tables_values_and_the_table_is_kept(module_path, cache):
+    import importlib
+
+    from patchport.torch import TransformersPatch
+
+    module_name, class_name = module_path.rsplit(".", 1)
+    klass = getattr(importlib.import_module(f"transformers.models.{module_name}"), class_name)
+    ids = torch.randint(2, VOCAB, (2, 30), generator=torch.Generator().manual_seed(0))
+    first = ids if "XGLM" not in class_name else torch.arange(30).expand(2, 30)
+    patched, grown = klass(16, 8, 1), klass(16, 8, 1)
+    table = patched.weights.clone()
+    expected = grown(first, cache_length=cache)  # eager grows its table past 16 + 2 rows
+    assert grown.weights.shape[0] > table.shape[0]
+    group = [TransformersPatch.POSITIONS]
+    with apply_patches_for_model(patch_transformers=group, model=patched) as details:
+        got = patched(first, cache_length=cache)
+    assert [p.name for p in details.exercised()] == ["sinusoidal_table_sized_for_the_call"]
+    assert torch.equal(got, expected)
+    assert torch.equal(patched.weights, table)  # the module's own table is as it was

@@ -31,6 +31,7 @@ FAMILY = PatchFamily.TRANSFORMERS
 _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
 _IMAGE_SIZE = {"mobilevit_unfolding_without_size_branch", "position_embeddings_always_resized"}
+_POSITIONS = {"sinusoidal_table_sized_for_the_call"}
 
 
 @dataclass(frozen=True)
@@ -130,13 +131,11 @@ def copies_of(reference: str) -> Callable[[Any], bool]:
     return wants
 
 
-def _vision(name: str) -> Callable[[Any], Any]:
-    """A function of ``patchport.torch.builtin.transformers_vision``, imported when called."""
+def _builtin(module: str, name: str) -> Callable[[Any], Any]:
+    """A function of ``patchport.torch.builtin.<module>``, imported when called."""
 
     def call(value: Any) -> Any:
-        return getattr(importlib.import_module(f"{__package__}.builtin.transformers_vision"), name)(
-            value
-        )
+        return getattr(importlib.import_module(f"{__package__}.builtin.{module}"), name)(value)
 
     return call
 
@@ -298,13 +297,24 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
     ModulePatch(
         name="position_embeddings_always_resized",
         method="interpolate_pos_encoding",
-        wants=_vision("reads_jit_tracing"),
-        build=_vision("always_resized"),
+        wants=_builtin("transformers_vision", "reads_jit_tracing"),
+        build=_builtin("transformers_vision", "always_resized"),
         distribution="transformers",
         versions=">=5.0,<6.0",
         why="vision transformers resize their position embeddings at every image size (their "
         "own 'always interpolate when tracing' path, which torch.export did not take), so a "
         "trace at the configured size does not pin height and width",
+    ),
+    ModulePatch(
+        name="sinusoidal_table_sized_for_the_call",
+        method="forward",
+        wants=_builtin("transformers_positions", "grows_sinusoidal_table"),
+        build=_builtin("transformers_positions", "table_sized_for_the_call"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="sinusoidal position tables (M2M100, NLLB, XGLM, Speech2Text, MusicGen...) are "
+        "built for each call a few rows longer than it can read, instead of grown by an if "
+        "on the traced length, so sequence and past stay dynamic past the table",
     ),
     ModulePatch(
         name="mobilevit_unfolding_without_size_branch",
@@ -534,6 +544,7 @@ class TransformersPatch(str, enum.Enum):
     CACHE = "cache"  # cache layers traced without constant tensors (ONNX conversion)
     SCAN = "scan"  # state-space scans (Mamba, Mamba2) without a loop or padding over seq
     IMAGE_SIZE = "image_size"  # vision layers without Python branches on the image size
+    POSITIONS = "positions"  # position tables built for the call's length, not grown in Python
 
 
 TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
@@ -574,6 +585,8 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
                 if item.name in _SCAN
                 else TransformersPatch.IMAGE_SIZE
                 if item.name in _IMAGE_SIZE
+                else TransformersPatch.POSITIONS
+                if item.name in _POSITIONS
                 else TransformersPatch.ATTENTION
             )
             if group in wanted:
