@@ -9,6 +9,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from patchport.torch import TransformersPatch, apply_patches_for_model, export  # noqa: E402
+from patchport.torch import use_dyn_not_str as patchport_dims_for_torch  # noqa: E402
 from patchport.torch.transformers_patches import iter_transformers_patches  # noqa: E402
 
 SHAPES = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
@@ -108,6 +109,44 @@ def test_vision_transformer_traced_at_its_own_size_keeps_height_and_width_dynami
 
 
 CHECKS = ((1, 32, 32), (3, 48, 64), (1, 64, 40))
+
+
+def tiny_mobilenet_v2():
+    torch.manual_seed(0)
+    config = transformers.MobileNetV2Config(image_size=32, depth_multiplier=0.25, num_labels=3)
+    return transformers.MobileNetV2ForImageClassification(config).eval()
+
+
+MOBILENET_CHECKS = ((1, 64, 64), (3, 97, 131), (1, 96, 160))
+
+
+def test_tensorflow_same_padding_computes_the_original_padding():
+    model = tiny_mobilenet_v2()
+    group = [TransformersPatch.IMAGE_SIZE]
+    for index, size in enumerate(MOBILENET_CHECKS):  # strides dividing the size, or not
+        inputs = image(*size, seed=index)
+        with torch.no_grad():
+            expected = model(**inputs).logits
+            with apply_patches_for_model(patch_transformers=group, model=model) as details:
+                got = model(**inputs).logits
+        assert torch.equal(got, expected)
+    assert [p.name for p in details.exercised()] == ["tf_same_padding_any_size"]
+
+
+@pytest.mark.slow
+def test_tensorflow_same_padding_keeps_height_and_width_dynamic():
+    # MobileNet pads "SAME" as TensorFlow does, from int(features.shape[-2]): plain
+    # torch.export refuses a dynamic height or width outright
+    model = tiny_mobilenet_v2()
+    traced = image(2, 64, 64, seed=1)
+    checks = [image(*size, seed=2 + i) for i, size in enumerate(MOBILENET_CHECKS)]
+    with pytest.raises(Exception, match="Constraints violated"):
+        torch.export.export(model, (), traced, dynamic_shapes=patchport_dims_for_torch(SHAPES))
+    program, report = export(
+        model, (), traced, dynamic_shapes=SHAPES, check_shapes=checks, allow_narrowing=True
+    )
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    assert "tf_same_padding_any_size" in {p.name for p in report.patches.exercised()}
 
 
 def test_mobilevit_unfolding_patch_is_found_in_its_group_only():

@@ -30,7 +30,12 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
-_IMAGE_SIZE = {"mobilevit_unfolding_without_size_branch", "position_embeddings_always_resized"}
+_IMAGE_SIZE = {
+    "mobilevit_unfolding_without_size_branch",
+    "position_embeddings_always_resized",
+    "tf_same_padding_any_size",
+    "tf_same_padding_any_size_undilated",
+}
 _POSITIONS = {"sinusoidal_table_sized_for_the_call"}
 
 
@@ -336,6 +341,7 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
     """The shipped :class:`CopiedHelperPatch` declarations."""
     from .builtin import transformers_attention as attention
     from .builtin import transformers_scan as scan
+    from .builtin import transformers_vision as vision
 
     models = "transformers.models"
     return (
@@ -388,6 +394,26 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
             why="Mamba2's chunked scan pads the sequence by a symbolic amount (one chunk more "
             "than needed) instead of branching on pad_size > 0, so torch does not fix "
             "seq % chunk_size",
+        ),
+        CopiedHelperPatch(
+            name="tf_same_padding_any_size",
+            function="apply_tf_padding",
+            reference=f"{models}.mobilenet_v2.modeling_mobilenet_v2.apply_tf_padding",
+            replacement=vision.tf_same_padding_any_size,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="MobileNetV2's TensorFlow 'SAME' padding is computed from the symbolic image "
+            "size, not int() and an if on size % stride, so height and width stay dynamic",
+        ),
+        CopiedHelperPatch(
+            name="tf_same_padding_any_size_undilated",
+            function="apply_tf_padding",
+            reference=f"{models}.mobilenet_v1.modeling_mobilenet_v1.apply_tf_padding",
+            replacement=vision.tf_same_padding_any_size_undilated,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="MobileNetV1's TensorFlow 'SAME' padding is computed without an if on "
+            "size % stride, so torch does not fix the image size modulo the stride",
         ),
     )
 

@@ -23,6 +23,12 @@ program to square images of that size. The replacement runs the model's own meth
 ``torch.jit.is_tracing()`` answering True for the call: the resize path, which at the
 configured size resizes the grid to itself (bicubic or bilinear at scale 1: weights 1
 and 0, so the same embeddings bit for bit).
+
+MobileNet (V1, V2) pads "SAME" as TensorFlow does in ``apply_tf_padding``, with an
+``if`` on ``size % stride`` (V2 after ``int(features.shape[-2])``, which fixes the size:
+plain ``torch.export`` refuses a dynamic height or width). The replacement computes the
+same padding from the symbolic size without a branch (``k - ((size - 1) % s + 1)`` is
+``k - s`` when the stride divides the size and ``k - size % s`` otherwise).
 """
 
 from __future__ import annotations
@@ -69,6 +75,39 @@ def mobilevit_unfolding_without_size_branch(
         "num_patches_height": num_patch_height,
     }
     return patches, info_dict
+
+
+def tf_same_padding_any_size(features: torch.Tensor, conv_layer: nn.Conv2d) -> torch.Tensor:
+    """transformers' ``apply_tf_padding`` of MobileNetV2 (TensorFlow's "SAME" padding
+    before a convolution, scaled by its dilation) computed from the symbolic height and
+    width, without ``int()`` or an ``if`` on the size modulo the stride."""
+    return _same_padding(features, conv_layer, conv_layer.dilation)
+
+
+def tf_same_padding_any_size_undilated(
+    features: torch.Tensor, conv_layer: nn.Conv2d
+) -> torch.Tensor:
+    """MobileNetV1's ``apply_tf_padding`` (the same padding, not scaled by the dilation)
+    without an ``if`` on the size modulo the stride."""
+    return _same_padding(features, conv_layer, (1, 1))
+
+
+def _same_padding(features: torch.Tensor, conv_layer: nn.Conv2d, dilation: Any) -> torch.Tensor:
+    in_height, in_width = features.shape[-2], features.shape[-1]
+    stride_height, stride_width = conv_layer.stride
+    kernel_height, kernel_width = conv_layer.kernel_size
+    dilation_height, dilation_width = dilation
+    along_height = torch.sym_max(kernel_height - ((in_height - 1) % stride_height + 1), 0)
+    along_width = torch.sym_max(kernel_width - ((in_width - 1) % stride_width + 1), 0)
+    pad_left = along_width // 2
+    pad_top = along_height // 2
+    padding = (
+        pad_left * dilation_width,
+        (along_width - pad_left) * dilation_width,
+        pad_top * dilation_height,
+        (along_height - pad_top) * dilation_height,
+    )
+    return nn.functional.pad(features, padding, "constant", 0.0)
 
 
 def reads_jit_tracing(module: Any) -> bool:
