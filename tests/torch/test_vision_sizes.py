@@ -68,20 +68,40 @@ POSITION_RESIZING = {
 
 
 @pytest.mark.parametrize("name", list(POSITION_RESIZING))
-def test_position_embeddings_resized_at_every_size_compute_the_original_values(name):
+def test_position_embeddings_resized_at_the_configured_size_are_the_stored_ones(name, monkeypatch):
     # at the configured size the original returns its embeddings as they are; resized to
-    # the same grid (what the patch makes it do) they are the same, bit for bit
+    # the same grid (the path the patch takes when the size is symbolic) they are the same,
+    # bit for bit, and at another size both paths resize
+    from patchport.torch.builtin.transformers_vision import answering_tracing
+
+    resizes = []
+    original = torch.nn.functional.interpolate
+
+    def counted(*args, **kwargs):
+        resizes.append(kwargs.get("size"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "interpolate", counted)
     build, extra = POSITION_RESIZING[name]
     model = build()
     with torch.no_grad():
         for height, width in ((32, 32), (48, 64)):
             inputs = {**image(2, height, width, seed=1), **extra}
             expected = model(**inputs).last_hidden_state
-            group = [TransformersPatch.IMAGE_SIZE]
-            with apply_patches_for_model(patch_transformers=group, model=model) as details:
+            stored = not resizes
+            with answering_tracing():
                 got = model(**inputs).last_hidden_state
-            assert [p.name for p in details.exercised()] == ["position_embeddings_always_resized"]
             assert torch.equal(got, expected), (height, width)
+            assert stored == ((height, width) == (32, 32)) and resizes, resizes
+            resizes.clear()
+    assert torch.jit.is_tracing() is False
+
+
+def test_position_embeddings_patch_is_found_for_vision_transformers():
+    group = [TransformersPatch.IMAGE_SIZE]
+    for build, _ in POSITION_RESIZING.values():
+        names = [p.name for p in iter_transformers_patches(build(), group)]
+        assert names == ["position_embeddings_always_resized"]
 
 
 @pytest.mark.slow

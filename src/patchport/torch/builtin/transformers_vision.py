@@ -19,10 +19,10 @@ transformers 5) resize their position embeddings to the image in
 num_positions and height == width``: then they return the stored ones. transformers
 means "always resize when exporting", but ``torch.jit.is_tracing()`` is False under
 ``torch.export``, so a trace at the configured image size (the natural example) pins the
-program to square images of that size. The replacement runs the model's own method with
-``torch.jit.is_tracing()`` answering True for the call: the resize path, which at the
-configured size resizes the grid to itself (bicubic or bilinear at scale 1: weights 1
-and 0, so the same embeddings bit for bit).
+program to square images of that size. When the height or width is symbolic, the
+replacement runs the model's own method with ``torch.jit.is_tracing()`` answering True
+for the call: the resize path, which at the configured size resizes the grid to itself
+(bicubic or bilinear at scale 1: weights 1 and 0, so the same embeddings bit for bit).
 
 MobileNet (V1, V2) pads "SAME" as TensorFlow does in ``apply_tf_padding``, with an
 ``if`` on ``size % stride`` (V2 after ``int(features.shape[-2])``, which fixes the size:
@@ -124,10 +124,13 @@ def reads_jit_tracing(module: Any) -> bool:
 
 def always_resized(method: Callable[..., Any]) -> Callable[..., Any]:
     """``method`` (an ``interpolate_pos_encoding``) run with ``torch.jit.is_tracing()``
-    answering True, so it takes its resize path at every image size."""
+    answering True when the image size is symbolic, so it takes its resize path at every
+    size; a static size keeps the original path (no resize added to the program)."""
 
     def position_embeddings_always_resized(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with _answering_tracing():
+        if not any(isinstance(value, torch.SymInt) for value in (*args, *kwargs.values())):
+            return method(self, *args, **kwargs)  # a static size: the branch fixes nothing
+        with answering_tracing():
             return method(self, *args, **kwargs)
 
     position_embeddings_always_resized.__doc__ = always_resized.__doc__
@@ -135,7 +138,8 @@ def always_resized(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def _answering_tracing() -> Iterator[None]:
+def answering_tracing() -> Iterator[None]:
+    """``torch.jit.is_tracing()`` answers True inside the block."""
     original = torch.jit.is_tracing
     torch.jit.is_tracing = _tracing
     try:
