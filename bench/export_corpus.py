@@ -478,6 +478,9 @@ def run_one(name: str, cache: bool, onnx: bool = True) -> dict:
     ]
     row: dict[str, Any] = {"model": name, "family": case.family, "cache": cache}
     row["plain"] = run_plain(model, case, cache, traced, checks)
+    # patchport gets a model of its own, never run before, as a user's would be: state the
+    # first forward leaves (transformers' output hooks) is then made under patchport
+    model = build_model(name)
     row["patchport"], program, report = run_patchport(model, case, cache, traced, checks)
     if onnx and program is not None:
         row["onnx"] = run_onnx(model, case, cache, program, report, traced, checks)

@@ -314,6 +314,44 @@ def test_model_state_puts_back_buffers_attributes_and_contents():
     assert len(changes) == 4, changes
 
 
+def _tiny_segformer():
+    torch.manual_seed(0)
+    config = transformers.SegformerConfig(
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        decoder_hidden_size=32,
+        num_labels=3,
+    )
+    return transformers.SegformerForSemanticSegmentation(config).eval()
+
+
+def test_model_state_takes_back_the_output_hooks_installed_with_their_flag():
+    # transformers installs its output-recording hooks on the first forward that records
+    # (SegFormer's always does) and marks the model; putting back the mark without the
+    # hooks made the next forward install them twice, and SegFormer then failed
+    from patchport.torch.export_shape_checks import eager_outputs
+
+    model, fresh = _tiny_segformer(), _tiny_segformer()
+    first = {"pixel_values": torch.randn(1, 3, 64, 64)}
+    second = {"pixel_values": torch.randn(2, 3, 96, 64)}
+    (got,) = eager_outputs(model, [first])  # patchport's checks run the model like this
+    assert not hasattr(model, "_output_capturing_hooks_installed")
+    assert sum(len(m._forward_hooks) for m in model.modules()) == 0
+    with torch.no_grad():
+        torch.testing.assert_close(got.logits, fresh(**first).logits, rtol=0, atol=0)
+        torch.testing.assert_close(model(**second).logits, fresh(**second).logits, rtol=0, atol=0)
+        state = ModelState.capture(model)  # hooks installed before the snapshot stay
+        hooks = sum(len(m._forward_hooks) for m in model.modules())
+        model(**first)
+    assert state.restore() == [] and hooks == sum(len(m._forward_hooks) for m in model.modules())
+
+
 def test_apply_patches_for_model_restores_model_and_patches_after_a_failure():
     from transformers.modeling_utils import AttentionInterface
 
