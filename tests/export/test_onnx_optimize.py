@@ -187,3 +187,26 @@ def test_thousands_of_duplicates_go_in_one_sweep_and_a_large_graph_stays_bounded
     monkeypatch.setattr(optimize, "WORK_BUDGET", 0)
     small = optimize.Graph([Node("Identity", ["x"], ["y"], {})], {}, ["x"], ["y"])
     assert optimize.optimize(small) == {"stopped early (work budget)": 1}
+
+
+def test_an_output_reshaped_from_an_element_wise_result_is_written_by_the_op(tmp_path):
+    """ONNX Runtime copies a graph output made by a Reshape; the op writes it instead, its
+    operands reshaped (a Reshape inside the graph shares its buffer), scalars and
+    broadcast operands left as they are."""
+
+    def flat_min(x):
+        t = torch.as_tensor(x)
+        flat = t.reshape(t.shape[0], -1)
+        low = torch.minimum(flat, flat.flip(0)) + 1
+        return {"low": low.reshape(t.shape), "kept": (flat * flat[:1]).reshape(t.shape)}
+
+    node = trace_node(tmp_path, flat_min, {"x": FRAME[:6, :5]})
+    optimised, report, plain = written_and_translated(node, tmp_path / "reshape.onnx")
+    assert report["applied"] is True and report["rewrites"]["output reshapes"] == 1
+    producers = {o: n.op_type for n in optimised.graph.node for o in n.output}
+    outputs = [o.name for o in optimised.graph.output]
+    assert producers[outputs[0]] == "Add"  # computed in the output's shape
+    assert producers[outputs[1]] == "Reshape"  # Mul broadcasts one row: left alone
+    rng = np.random.default_rng(4)
+    feeds = [{"x": rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)} for _ in range(2)]
+    assert_bit_identical(optimised, plain, feeds + [{"x": np.full((6, 5, 3), 255, np.uint8)}])

@@ -236,12 +236,75 @@ def _reshape_chains(g: Graph, f: _Facts) -> int:
             node.inputs = [first.inputs[0], node.inputs[1]]
             g.nodes.remove(first)
             return 1
-        before = g.known.get(node.inputs[0])
-        after = g.known.get(node.outputs[0])
-        if before is not None and after is not None and before[1] == after[1]:
-            if _bypass(g, node, node.inputs[0]):
-                return 1
+        before, after = _shape(g, node.inputs[0]), _reshaped(g, node)
+        if before is not None and before == after and _bypass(g, node, node.inputs[0]):
+            return 1
     return 0
+
+
+def _reshaped(g: Graph, node: Node) -> tuple[int, ...] | None:
+    """The shape a Reshape makes: as the eager run showed it, else from its constant
+    shape (a -1 resolved from the input's size)."""
+    known = _shape(g, node.outputs[0])
+    shape, size = g.constants.get(node.inputs[1]), _shape(g, node.inputs[0])
+    if known is not None or shape is None or size is None or (shape == 0).any():
+        return known
+    dims = [int(d) for d in shape.reshape(-1)]
+    if dims.count(-1) == 1:
+        rest = int(np.prod([d for d in dims if d != -1]))
+        if rest == 0 or int(np.prod(size)) % rest:
+            return None
+        dims[dims.index(-1)] = int(np.prod(size)) // rest
+    return tuple(dims) if int(np.prod(dims)) == int(np.prod(size)) else None
+
+
+# element-wise ops: a reshape of the result is the op on reshaped operands of its shape
+_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Floor", "Ceil", "Round"}
+_ELEMENTWISE |= {"Relu", "Cast", "Clip", "Where", "Equal", "Less", "Greater", "Not", "And", "Or"}
+_ELEMENTWISE |= {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}
+
+
+def _output_reshapes(g: Graph, f: _Facts) -> int:
+    """A graph output made by a Reshape of an element-wise result: ONNX Runtime copies the
+    data into the output there (0.03 ms a 480x640x3 uint8 frame), while a Reshape inside
+    the graph shares its input's buffer. The op computes in the output's shape instead,
+    each operand of the result's shape reshaped (constants folded); scalars stay."""
+    for node in g.nodes:
+        out = node.outputs[0]
+        if node.op_type != "Reshape" or out not in g.outputs or not _sole_use(g, f, node.inputs[0]):
+            continue
+        op = f.producer.get(node.inputs[0])
+        want, have = _reshaped(g, node), _shape(g, node.inputs[0])
+        if op is None or op.op_type not in _ELEMENTWISE or want is None or have is None:
+            continue
+        shapes = [_shape(g, name) for name in op.inputs if name]
+        if any(s is None or (s != have and int(np.prod(s)) != 1) for s in shapes):
+            continue  # an operand that broadcasts
+        added: list[Node] = []
+        inputs = []
+        for name in op.inputs:
+            if not name or _shape(g, name) != have or have == want:
+                inputs.append(name)
+            elif name in g.constants:
+                inputs.append(g.constant(g.constants[name].reshape(want), name))
+            else:
+                moved = g.fresh(name)
+                added.append(Node("Reshape", [name, node.inputs[1]], [moved], {}))
+                g.known[moved] = (g.known[name][0], want)
+                inputs.append(moved)
+        op.inputs, op.outputs = inputs, [out]
+        g.nodes.remove(node)
+        at = g.nodes.index(op)
+        g.nodes[at:at] = added
+        return 1
+    return 0
+
+
+def _shape(g: Graph, name: str) -> tuple[int, ...] | None:
+    """A value's shape as the eager run showed it, or a constant's."""
+    if name in g.constants:
+        return tuple(g.constants[name].shape)
+    return tuple(g.known[name][1]) if name in g.known else None
 
 
 def _narrow_float64(g: Graph, f: _Facts) -> int:
@@ -354,6 +417,7 @@ _PASSES = {
     "casts": _collapse_casts,
     "transposes": _transpose_pairs,
     "reshapes": _reshape_chains,
+    "output reshapes": _output_reshapes,
     "float64": _narrow_float64,
 }
 
