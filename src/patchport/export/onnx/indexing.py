@@ -46,8 +46,11 @@ def _getitem(b: Builder, out: torch.Tensor, x: torch.Tensor, index: Any) -> str:
     name = b.tensor(x)
     if axes:
         name = b.node("Slice", [name, b.ints(starts), b.ints(ends), b.ints(axes), b.ints(steps)])
-    if tuple(out.shape) == tuple(x.shape) and axes:
-        return name
+    sliced = list(x.shape)
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        sliced[axis] = len(range(start, end, step))
+    if tuple(out.shape) == tuple(sliced) and axes:
+        return name  # no axis dropped or added: the Slice is the result
     return b.node("Reshape", [name, b.ints(out.shape)])
 
 
