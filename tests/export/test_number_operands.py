@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import fx
 
-from patchport.export.script_literals import literals_as_tensors
+from patchport.export.number_operands import numbers_as_tensors
 
 OPS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor",
        "lshift", "rshift", "eq", "lt", "ge")  # fmt: skip
@@ -55,7 +55,7 @@ def test_scripted_operators_with_number_operands_match_eager(number, first) -> N
     wrong = []
     for dtype in DTYPES:
         module, kept = _graph(number, dtype, first)
-        rewritten = literals_as_tensors(module, (_operand(dtype, 1),))
+        rewritten = numbers_as_tensors(module, (_operand(dtype, 1),))
         scripted = torch.jit.freeze(torch.jit.script(rewritten).eval())  # as jit exports do
         fresh = _operand(dtype, 2)
         for name, want, got in zip(kept, module(fresh), scripted(fresh)):
@@ -70,7 +70,7 @@ def test_graph_without_number_operands_is_returned_as_is() -> None:
     x = graph.placeholder("x")
     graph.output(graph.call_function(operator.add, (x, x)))
     module = fx.GraphModule(torch.nn.Module(), graph)
-    assert literals_as_tensors(module, (torch.ones(2),)) is module
+    assert numbers_as_tensors(module, (torch.ones(2),)) is module
 
 
 @pytest.mark.parametrize("method", ["add", "mul", "bitwise_or", "bitwise_xor", "eq", "__and__"])
@@ -80,6 +80,6 @@ def test_bool_literal_in_a_recorded_method_call_keeps_bool(method) -> None:  # n
     graph.output(graph.call_method(method, (x, True)))
     module = fx.GraphModule(torch.nn.Module(), graph)
     m = torch.tensor([True, False, True])
-    scripted = torch.jit.freeze(torch.jit.script(literals_as_tensors(module, (m,))).eval())
+    scripted = torch.jit.freeze(torch.jit.script(numbers_as_tensors(module, (m,))).eval())
     want = getattr(m, method)(True)
     assert scripted(m).dtype == want.dtype and torch.equal(scripted(m), want)

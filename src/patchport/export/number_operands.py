@@ -1,12 +1,14 @@
-"""Python numbers beside tensors in operator calls, rewritten as TorchScript needs them.
+"""Python numbers beside tensors in operator calls, rewritten for exporters that mistype
+them.
 
 A traced ``7 // b`` or ``m & True`` is recorded as ``operator.floordiv(7, b)`` /
 ``operator.and_(m, True)``, which Python runs as torch does. TorchScript compiles such
 calls through its own overloads instead: number-first floor division, bit operations and
 shifts take the tensor for a number (and fail unless it is 0-d), a ``bool`` literal is an
-``int`` (``m & True`` comes back int64) and ``2.5 - u`` wraps in uint8. Before a graph is
-scripted, each such number becomes a 0-d tensor of the dtype that promotes exactly as
-the Python number did; the graph's other backends keep the literal.
+``int`` (``m & True`` comes back int64) and ``2.5 - u`` wraps in uint8. torch.onnx fails
+on a number first (``2.5 - u``, ``7 // j``). Before such an export, each of those numbers
+becomes a 0-d tensor of the dtype that promotes exactly as the Python number did; the
+other backends keep the literal.
 """
 
 from __future__ import annotations
@@ -85,16 +87,17 @@ def _literal(number: Any, dtype: torch.dtype) -> Any:
     return value
 
 
-def literals_as_tensors(module: Any, args: Sequence[Any]) -> Any:
-    """A copy of fx ``module`` whose operator calls take no mistyped Python number (see the
-    module docstring); ``module`` itself when it has none or its values cannot be worked out."""
+def numbers_as_tensors(module: Any, args: Sequence[Any], *, bool_literals: bool = True) -> Any:
+    """A copy of fx ``module`` whose operator calls take no number before a tensor (and,
+    with ``bool_literals``, no bool beside one; see the module docstring); ``module``
+    itself when it has none or its values on ``args`` cannot be worked out."""
     if not isinstance(module, fx.GraphModule):
         return module
     calls = [
         (node, position)
         for node in module.graph.nodes
         for position in [_needs_tensor(node)]
-        if position is not None
+        if position is not None and (bool_literals or position == 0)
     ]
     if not calls:
         return module
