@@ -15,6 +15,7 @@ from torch import fx
 
 from .dtypes import to_numpy_side, to_torch_side
 from .recorder import Recorder
+from .unhooked_copies import check as check_unhooked_copies
 from .values import arg_of, make_traced
 
 
@@ -46,6 +47,7 @@ def seal(recorder: Recorder, outputs: Any) -> None:
     on first use): what a traced pass does, so the pass does not pay fx's class making."""
     if recorder.finished:
         raise RuntimeError(f"recorder {recorder.name!r} was already finished")
+    check_unhooked_copies(recorder)
     recorder.seal(_output_nodes(recorder, outputs))
 
 

@@ -110,8 +110,9 @@ def _find_in(obj: Any) -> Recorder | None:
 
 def orphan_recorder(*structures: Any) -> Recorder | None:
     """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
-    with no node, made from traced data by a copy NumPy gives no hook for (``np.float32(x)``
-    on an array); it is claimed here so that each orphan is reported once."""
+    with no node, made from traced data by a copy NumPy gives no hook for (an unbound
+    ``np.ndarray`` method of another shape); it is claimed here so that each orphan is
+    reported once."""
     if not _ACTIVE_COUNT[0]:
         return None
     stack = list(structures)
