@@ -14,6 +14,7 @@ import torch
 from torch import fx
 
 from .dtypes import to_numpy_side, to_torch_side
+from .prior_buffers import check as check_prior_buffers
 from .recorder import Recorder
 from .unhooked_copies import check as check_unhooked_copies
 from .values import arg_of, make_traced
@@ -49,6 +50,7 @@ def seal(recorder: Recorder, outputs: Any) -> None:
         raise RuntimeError(f"recorder {recorder.name!r} was already finished")
     check_unhooked_copies(recorder)
     recorder.seal(_output_nodes(recorder, outputs))
+    check_prior_buffers(recorder)
 
 
 def _output_nodes(recorder: Recorder, outputs: Any) -> Any:
