@@ -279,6 +279,23 @@ def test_scalar_type_call_on_a_traced_array_is_a_recorded_cast(cast) -> None:  #
                                                                  .reshape(3, 4)])  # fmt: skip
 
 
+@pytest.mark.parametrize("cast", [np.float32, np.int64, np.uint8])
+def test_scalar_type_call_on_a_0d_traced_array_warns_at_its_line(arr, cast) -> None:  # noqa: ANN001
+    """``np.float32(q[0])`` gives a NumPy scalar (a Unitree deploy script's gravity from the
+    IMU quaternion, written one line differently): no trace, so it is reported there."""
+    rec, x = arr
+    found, line = caught_loss(lambda: (cast(x[0, 1]), lineno())[1])
+    assert_points_here(found, "np.float32(x) on a 0-d traced array", line)
+
+
+def test_scalar_type_call_on_a_vector_tries_no_float_conversion_loss(arr) -> None:  # noqa: ANN001
+    """``tuple(np.float64(q))``: NumPy first tries ``float(q)``, which fails on a vector;
+    that attempt took nothing out of the trace and is not reported."""
+    rec, x = arr
+    found, _ = caught_loss(lambda: (tuple(np.float64(x[0])), lineno())[1])
+    assert not found, [str(w.message) for w in found]
+
+
 def test_unhooked_array_that_is_no_cast_warns_at_its_line(arr) -> None:  # noqa: ANN001
     """An unbound ndarray method on traced data (NumPy's C code, no dispatch) makes an array
     of the same shape that is no cast of it: it was taken for one, and is reported at the

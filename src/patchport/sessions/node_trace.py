@@ -399,7 +399,11 @@ class NodeTrace:
         if fresh.endswith(BEFORE_SESSION):
             made = fresh[: -len(BEFORE_SESSION)]
             return f"{made}, an array made before the session that no traced data was written into"
-        return f"an array created at {fresh} that no traced data was written into"
+        return (
+            f"an array created at {fresh} that no traced data was written into (a value "
+            f"written as a NumPy scalar made from traced data, np.float32(x) of a 0-d array "
+            f"of that dtype, carries no trace: NumPy gives that call no hook; use x.astype)"
+        )
 
     # ------------------------------------------------------------------ the session's end
     def close(self) -> bool:

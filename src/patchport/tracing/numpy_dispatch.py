@@ -350,9 +350,12 @@ def _loss_method(name: str) -> Callable:
 
     def method(self, *args, **kwargs):
         rec = active_recorder(self)
+        # called first: a conversion that fails (float() of a 4-vector, which np.float64(q)
+        # tries before copying the array) took nothing out of the trace
+        result = original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
         if rec is not None:
             report_loss(rec, f"ndarray.{name}() on traced data")
-        return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
+        return result
 
     method.__name__ = name
     return method

@@ -5,7 +5,9 @@ NumPy's C API: no ``__array_function__``, no method, only ``__array_finalize__``
 array, before its data is written. Such a new array (not a view) of the traced source's
 shape is recorded as the cast it almost always is; the source's data is kept, and when the
 pass ends (:func:`check`) an array whose values turn out not to be that cast (an unbound
-``np.ndarray.argsort(x)`` makes one too) is reported at the line that made it.
+``np.ndarray.argsort(x)`` makes one too) is reported at the line that made it. On a 0-d
+array NumPy turns the copy into a NumPy scalar, which cannot be traced: that is reported at
+once, at the user's line.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from ..errors import TraceLossError, TraceLossWarning
 from .dtypes import NP_TO_TORCH, numpy_cast
 from .location import user_frame
+from .loss import report_loss
 from .trace_state import TraceState
 
 _base = np.ndarray.base.__get__
@@ -42,6 +45,13 @@ def finalize(self: np.ndarray, obj: Any) -> None:
     source = np.array(np.ndarray.view(obj, np.ndarray), copy=True)
     node = numpy_cast(rec, state.node, _dtype(obj), _dtype(self))
     self._pp.node = node
+    if not _shape(self):  # np.float32(x) of a 0-d array: NumPy returns a scalar from it
+        report_loss(
+            rec,
+            "a NumPy scalar-type call such as np.float32(x) on a 0-d traced array (it gives a "
+            "NumPy scalar, which cannot carry the trace; use x.astype(np.float32), which "
+            "keeps a 0-d array)",
+        )
     frame = user_frame(1)
     where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("?", 0)
     rec.assumed_copies.append((weakref.ref(self), node, source, where))
