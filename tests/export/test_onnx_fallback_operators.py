@@ -50,6 +50,7 @@ def _export_and_replay(cases: list, tmp_path) -> list[str]:  # noqa: ANN001
     return wrong
 
 
+@pytest.mark.slow  # four torch.onnx exports
 @pytest.mark.parametrize("family", [*FAMILIES, "clamps"])
 def test_operators_through_torch_onnx(tmp_path, family) -> None:  # noqa: ANN001
     cases = CLAMPS if family == "clamps" else FAMILIES[family]
