@@ -15,6 +15,8 @@ import torch
 from patchport.errors import TraceLossError, TraceLossWarning
 from patchport.tracing import Recorder, finish, trace_input, watch_natives
 
+from .helpers import conform
+
 HERE = __file__
 
 
@@ -261,18 +263,53 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
     assert_points_here(found, "ndarray.__float__()", line)
 
 
-@pytest.mark.parametrize("use", ["ufunc", "function"])
-def test_scalar_type_cast_of_traced_array_warns_where_it_is_used(arr, use) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "cast",
+    [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int16, np.bool_, np.float16],
+    ids=lambda c: c.__name__,
+)
+def test_scalar_type_call_on_a_traced_array_is_a_recorded_cast(cast) -> None:  # noqa: ANN001
+    """``np.float32(x)`` on an array copies without any NumPy hook (Gymnasium's
+    NormalizeObservation returns one): it is recorded as ``x.astype(np.float32)``."""
+
+    def fn(x):  # noqa: ANN001, ANN202
+        return cast(x * 40.0 - 20.0) + cast(1)
+
+    conform(fn, np.linspace(-1.0, 1.0, 12).reshape(3, 4), fresh=[np.linspace(0.9, -0.7, 12)
+                                                                 .reshape(3, 4)])  # fmt: skip
+
+
+@pytest.mark.parametrize("cast", [np.float32, np.int64, np.uint8])
+def test_scalar_type_call_on_a_0d_traced_array_warns_at_its_line(arr, cast) -> None:  # noqa: ANN001
+    """``np.float32(q[0])`` gives a NumPy scalar (a Unitree deploy script's gravity from the
+    IMU quaternion, written one line differently): no trace, so it is reported there."""
     rec, x = arr
-    cast = np.float32(x)  # NumPy's scalar-type call copies without any hook: unrecorded
+    found, line = caught_loss(lambda: (cast(x[0, 1]), lineno())[1])
+    assert_points_here(found, "np.float32(x) on a 0-d traced array", line)
+
+
+def test_scalar_type_call_on_a_vector_tries_no_float_conversion_loss(arr) -> None:  # noqa: ANN001
+    """``tuple(np.float64(q))``: NumPy first tries ``float(q)``, which fails on a vector;
+    that attempt took nothing out of the trace and is not reported."""
+    rec, x = arr
+    found, _ = caught_loss(lambda: (tuple(np.float64(x[0])), lineno())[1])
+    assert not found, [str(w.message) for w in found]
+
+
+def test_unhooked_array_that_is_no_cast_warns_at_its_line(arr) -> None:  # noqa: ANN001
+    """An unbound ndarray method on traced data (NumPy's C code, no dispatch) makes an array
+    of the same shape that is no cast of it: it was taken for one, and is reported at the
+    line that made it when the pass ends."""
+    rec, x = arr
 
     def act():  # noqa: ANN202
-        _ = cast + 1 if use == "ufunc" else np.sum(cast)
-        return lineno() - 1
+        order = np.ndarray.argsort(x[::-1] * 1.0)  # noqa: F841
+        made = lineno() - 1
+        finish(rec, x + 1)
+        return made
 
     found, line = caught_loss(act)
-    assert_points_here(found, "without being recorded", line)
-    assert "np.float32(x)" in str(found[0].message)
+    assert_points_here(found, "not a cast", line)
 
 
 def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN001

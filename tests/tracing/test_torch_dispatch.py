@@ -13,6 +13,7 @@ from patchport.errors import TraceLossWarning
 from patchport.tracing import Recorder, TracedTensor, finish, trace_input
 
 from .helpers import assert_same
+from .tensor_operators import CASES, operands
 
 
 def tconform(fn, *inputs: torch.Tensor):  # noqa: ANN001, ANN201
@@ -230,3 +231,20 @@ def test_tensor_layout_views_write_through_and_see_writes() -> None:
         return y, p + 0, d * 1
 
     tconform(fn, X.clone())
+
+
+@pytest.mark.parametrize("name, fn", CASES, ids=[name for name, _ in CASES])
+def test_every_tensor_operator_records_code_that_runs(name, fn) -> None:  # noqa: ANN001
+    """Each operator is recorded under a name its generated code can call: ``q ** 2``
+    was recorded as ``torch._tensor.pow`` (Tensor.__pow__ is a wrapper named "pow"),
+    which TorchScript tracing and fx's Python code then failed to find."""
+    rec = Recorder("operators", strict=True)
+    traced = [trace_input(rec, f"x{k}", t) for k, t in enumerate(operands(1))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        out = fn(*traced)
+    gm = finish(rec, out)
+    assert "torch._tensor" not in gm.code
+    recompiled = torch.fx.GraphModule(gm, gm.graph)  # runs the generated Python code
+    fresh = operands(2)
+    assert_same(_np(recompiled(*fresh)), _np(fn(*fresh)))

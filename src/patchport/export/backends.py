@@ -369,10 +369,11 @@ def _write_jit_script(job: ExportJob) -> None:
     from torch import fx
 
     from ..tracing.indexing import inline_index_puts
+    from .number_operands import numbers_as_tensors
 
     module = job.graph_module
     if isinstance(module, fx.GraphModule):  # a copy: a lazily compiled one cannot be scripted
-        module = inline_index_puts(module)
+        module = numbers_as_tensors(inline_index_puts(module), job.args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -127,6 +127,21 @@ def _constants(trace: NodeTrace) -> list[dict[str, Any]]:
     ]
 
 
+def _off_by_one(want: np.ndarray, diff: np.ndarray) -> str:
+    """The likely cause when an integer output is off by one in a few elements."""
+    if want.dtype.kind not in "iub" or float(np.nanmax(diff)) != 1.0:
+        return ""
+    count = int(np.count_nonzero(diff))
+    if count * 20 > diff.size:
+        return ""
+    return (
+        f" (off by one in {count} of {diff.size} elements of an integer output: float results "
+        f"that differ in their last bits between this backend's kernels and torch's, such as "
+        f"a resize, land on the other side of a round() or an integer cast; keep that output "
+        f"float, or round it after the model)"
+    )
+
+
 def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeValidation:
     worst, problems = 0.0, []
     for index, sample in enumerate(trace.samples):
@@ -153,6 +168,7 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
                 problems.append(
                     f"sample {index}, output {port.name}: max |diff| "
                     f"{float(np.nanmax(diff)):.3g} exceeds rtol={rtol}, atol={atol}"
+                    + _off_by_one(want, diff)
                 )
     return NodeValidation(
         trace.name,

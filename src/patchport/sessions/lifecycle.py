@@ -221,6 +221,7 @@ def start(
         patched = {(id(p.owner), p.attribute) for p in details}
         details.extend(_watch_patches(watch, patched, patch_aliases))
         details.apply()
+        session.user_arrays.watch()  # arrays made before the session: see user_arrays
         SESSIONS.current = session
         if verbose:
             logger.setLevel(logging.INFO)
@@ -275,6 +276,7 @@ def _release(session: Session, remember: bool) -> None:
     """
     try:
         try:
+            session.user_arrays.restore()  # arrays made before the session, given back
             session.restore_buffers()  # module buffers annotate.module replaced
         finally:
             try:

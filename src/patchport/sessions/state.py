@@ -9,6 +9,7 @@ from typing import Any
 from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .collector import CollectorHold
 from .node_trace import NodeTrace
+from .user_arrays import UserArrays
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Session:
     completed: int = 0  # nodes whose first pass finished, for their ``index``
     spec: dict[str, Any] | None = None  # the bundle description compile_graph last wrote
     collector: CollectorHold = field(default_factory=CollectorHold)  # gc.freeze at start
+    user_arrays: UserArrays = field(default_factory=UserArrays)  # arrays made before start
 
     def restore_buffers(self) -> None:
         """Put back every module buffer an unfinished ``annotate.module`` replaced."""

@@ -22,9 +22,10 @@ import numpy as np
 import torch
 
 from ..patching.source_diff import wraps_original
+from . import prior_buffers
 from .dtypes import HELD_AS_INT64, NP_TO_TORCH, torch_dtype
 from .indexing import record_getitem
-from .location import _PATCHPORT_DIR, is_user_code
+from .location import _PATCHPORT_DIR, is_user_code, user_location
 from .values import TracedArray, active_recorder
 from .views import link_view
 
@@ -156,6 +157,8 @@ def adopt(rec: Any, value: Any) -> bool:
     data = np.ndarray.view(value, np.ndarray)
     state.rec = rec
     state.node = _initial(rec, data, state.fresh)
+    if prior_buffers.is_prior(state.fresh):  # its content may be state: checked at the end
+        prior_buffers.note_start(rec, state.node, data.shape, state.fresh, user_location())
     return True
 
 
@@ -168,5 +171,10 @@ def _initial(rec: Any, data: np.ndarray, where: str | None) -> Any:
         if bool(np.all(same)) and not (dtype.kind in "fc" and np.isnan(first)):
             kwargs = {"dtype": torch_dtype(dtype)}
             return rec.call(torch.full, (tuple(data.shape), first.item()), kwargs)
-    origin = f"content before the first traced write of the array created at {where}"
+    made = where[: -len(prior_buffers.BEFORE_SESSION)] if prior_buffers.is_prior(where) else None
+    origin = (
+        f"content of {made} (made before the session) at its first traced write"
+        if made
+        else f"content before the first traced write of the array created at {where}"
+    )
     return rec.constant(np.array(data, copy=True), origin=origin)

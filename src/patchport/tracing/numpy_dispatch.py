@@ -13,8 +13,8 @@ import numpy as np
 import torch
 
 from . import numpy_table as table
-from . import shape_reads
-from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from . import shape_reads, unhooked_copies
+from .dtypes import numpy_cast, real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .loss import report_loss
@@ -64,8 +64,9 @@ def _report_orphans(args: tuple, kwargs: dict) -> None:
     if orphan_rec is not None:
         report_loss(
             orphan_rec,
-            "an array copied from traced data without being recorded (a NumPy scalar-type "
-            "call such as np.float32(x) on an array; use x.astype(np.float32))",
+            "an array copied from traced data without being recorded (NumPy's C code made "
+            "it without any hook, e.g. an unbound np.ndarray method or unpickling; use the "
+            "NumPy function or the array's own method)",
         )
 
 
@@ -349,9 +350,12 @@ def _loss_method(name: str) -> Callable:
 
     def method(self, *args, **kwargs):
         rec = active_recorder(self)
+        # called first: a conversion that fails (float() of a 4-vector, which np.float64(q)
+        # tries before copying the array) took nothing out of the trace
+        result = original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
         if rec is not None:
             report_loss(rec, f"ndarray.{name}() on traced data")
-        return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
+        return result
 
     method.__name__ = name
     return method
@@ -397,12 +401,7 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     rec = active_recorder(self)
     if rec is None:
         return keep_fresh(result, (self,))
-    node = self._pp.node
-    if result.dtype != self.dtype:
-        if torch_dtype(result.dtype) != torch_dtype(self.dtype):
-            node = rec.cast(node, torch_dtype(result.dtype))
-        node = wrap_unsigned(rec, node, result.dtype)
-    return make_traced(rec, result, node)
+    return make_traced(rec, result, numpy_cast(rec, self._pp.node, self.dtype, result.dtype))
 
 
 def _copy(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
@@ -539,6 +538,7 @@ SPECIAL: dict[str, Any] = {
 def install(cls: type) -> None:
     """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning; its
     ``shape`` and ``len()`` note sizes read in a node with dynamic axes (see shape_reads)."""
+    cls.__array_finalize__ = unhooked_copies.finalize
     cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
     cls.__len__ = shape_reads.traced_len
     for name, value in SPECIAL.items():

@@ -48,6 +48,12 @@ class Recorder:
         self.active = True
         self.finished = False
         self.losses: list[str] = []
+        # arrays NumPy copied from traced data without dispatch, recorded as casts; checked
+        # when the graph is sealed (see unhooked_copies)
+        self.assumed_copies: list[tuple[Any, Any, Any, tuple[str, int]]] = []
+        # content of arrays made before the session at their first traced write; checked
+        # when the graph is sealed (see prior_buffers)
+        self.prior_starts: list[tuple[Any, tuple[int, ...], str, str]] = []
         self.input_names: list[str] = []
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}

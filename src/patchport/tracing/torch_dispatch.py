@@ -18,7 +18,7 @@ import torch
 from .dtypes import to_numpy_side
 from .indexing import record_setitem
 from .loss import report_loss
-from .operator_names import BINARY_OPERATORS
+from .operator_names import BINARY_OPERATORS, tensor_attribute
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
 from .torchscript import _SCRIPT_METHOD, record_script_call
@@ -91,6 +91,7 @@ _REFLECTED["__rdiv__"] = operator.truediv  # torch's name of __rtruediv__ (``1.0
 _INPLACE_DUNDER = {
     f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
 }
+_INPLACE_DUNDER["__idiv__"] = "__truediv__"  # torch's name of __itruediv__ (``t /= 2``)
 
 
 class PlanKind(enum.Enum):
@@ -121,7 +122,8 @@ def _plan(func: Callable) -> DispatchPlan:
     plan = _PLAN.get(func)
     if plan is not None:
         return plan
-    name = getattr(func, "__name__", "")
+    attribute = tensor_attribute(func)
+    name = attribute or getattr(func, "__name__", "")
     owner = getattr(func, "__self__", None)
     if name == "__get__" and owner is not None and hasattr(owner, "__name__"):
         plan = DispatchPlan(PlanKind.GETATTR, owner.__name__, "call_function")
@@ -131,7 +133,7 @@ def _plan(func: Callable) -> DispatchPlan:
         plan = DispatchPlan(PlanKind.SETITEM, None, "")
     elif name in ("numpy", "__array__") or name == "__array_wrap__":
         plan = DispatchPlan(PlanKind.LOSS, name, "")
-    elif getattr(torch.Tensor, name, None) is func:
+    elif attribute is not None:
         if name in _DUNDER_TO_OPERATOR:
             plan = DispatchPlan(PlanKind.CALL, _DUNDER_TO_OPERATOR[name], "call_function")
         elif name in _REFLECTED:
@@ -339,7 +341,8 @@ def _torch_name(func: Callable) -> str:
     name = getattr(func, "__name__", repr(func))
     if name == "__get__":
         return f"Tensor.{getattr(getattr(func, '__self__', None), '__name__', name)}"
-    return f"Tensor.{name}" if getattr(torch.Tensor, name, None) is func else f"torch.{name}"
+    attribute = tensor_attribute(func)
+    return f"Tensor.{attribute}" if attribute is not None else f"torch.{name}"
 
 
 def _basic(index: Any) -> bool:

@@ -110,8 +110,9 @@ def _find_in(obj: Any) -> Recorder | None:
 
 def orphan_recorder(*structures: Any) -> Recorder | None:
     """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
-    with no node, made from traced data by a copy NumPy gives no hook for (``np.float32(x)``
-    on an array); it is claimed here so that each orphan is reported once."""
+    with no node, made from traced data by a copy NumPy gives no hook for (an unbound
+    ``np.ndarray`` method of another shape); it is claimed here so that each orphan is
+    reported once."""
     if not _ACTIVE_COUNT[0]:
         return None
     stack = list(structures)
@@ -187,6 +188,18 @@ def _only_literals(items: tuple | list) -> bool:
     return True
 
 
+BEFORE_SESSION = " (made before the session)"  # ends the origin of a watched user array
+
+
+def fresh_origin(fresh: str) -> str:
+    """Where a fresh buffer's data came from, for the constants list: the line that made it
+    in the session, or the user array made before it (and the line it entered the graph)."""
+    if fresh.endswith(BEFORE_SESSION):
+        made = fresh[: -len(BEFORE_SESSION)]
+        return f"entered the graph at {user_location(3)} ({made}, made before the session)"
+    return f"array created at {fresh}"
+
+
 def arg_of(rec: Recorder, value: Any) -> Any:
     """Turn ``value`` into a graph argument: a node for data, a literal for Python values."""
     kind = type(value)
@@ -195,7 +208,7 @@ def arg_of(rec: Recorder, value: Any) -> Any:
         if state.rec is rec and state.node is not None:
             return state.node
         if state.fresh is not None:  # a buffer created in the session, read as a table
-            return rec.constant(plain(value), origin=f"array created at {state.fresh}")
+            return rec.constant(plain(value), origin=fresh_origin(state.fresh))
         if state.node is None and state.rec is rec:
             report_loss(rec, "an array derived from traced data by an unrecorded view")
         elif state.rec is not None and state.rec is not rec and state.rec.active:

@@ -3,7 +3,10 @@
 ``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation.
 Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
 decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
-prefix product), which export to plain ONNX operators. Other backends keep the originals.
+prefix product), which export to plain ONNX operators. Shifts by a tensor (no
+decomposition for ``aten.__lshift__.Tensor``; uint8 shifted wrong), clamps with an int and
+a float bound, and numbers before a tensor (``2.5 - u``, ``7 // j``) are rewritten too.
+Other backends keep the originals.
 """
 
 from __future__ import annotations
@@ -131,6 +134,56 @@ def onnx_remainder(x: Any, y: Any) -> Any:
     return torch.where(adjust, mod + b, mod)
 
 
+def _shift_operands(x: Any, count: Any) -> tuple[torch.Tensor, torch.Tensor, torch.dtype]:
+    """``x`` and ``count`` as int64 tensors, and the dtype of the shift's result."""
+    dtype = torch.result_type(x, count)
+    x = torch.as_tensor(x).to(dtype) if not isinstance(x, torch.Tensor) else x
+    return x.to(torch.int64), torch.as_tensor(count).to(torch.int64), dtype
+
+
+def onnx_lshift(x: Any, count: Any) -> Any:
+    """``x << count`` as ATen gives it (0 for a count < 0 or >= the width), computed in
+    int64, whose shifts torch.onnx writes exactly (it has none for ``__lshift__.Tensor``
+    and shifts uint8 wrong)."""
+    if not _has_tensor(x, count):
+        return x << count
+    x64, count64, dtype = _shift_operands(x, count)
+    if dtype.is_floating_point or dtype == torch.bool:
+        return x << count  # torch refuses these itself
+    bits = torch.iinfo(dtype).bits
+    invalid = (count64 < 0) | (count64 >= bits)
+    moved = torch.bitwise_left_shift(x64, count64.clamp(0, 63))
+    return torch.where(invalid, torch.zeros_like(moved), moved).to(dtype)
+
+
+def onnx_rshift(x: Any, count: Any) -> Any:
+    """``x >> count`` as ATen gives it (a signed shift by a count < 0 or >= the width keeps
+    the sign, an unsigned one gives 0), computed in int64 (see :func:`onnx_lshift`)."""
+    if not _has_tensor(x, count):
+        return x >> count
+    x64, count64, dtype = _shift_operands(x, count)
+    if dtype.is_floating_point or dtype == torch.bool:
+        return x >> count
+    info = torch.iinfo(dtype)
+    if info.min < 0:
+        top = info.bits - 1
+        safe = torch.where((count64 < 0) | (count64 > top), torch.full_like(count64, top), count64)
+        return torch.bitwise_right_shift(x64, safe).to(dtype)
+    invalid = (count64 < 0) | (count64 >= info.bits)
+    moved = torch.bitwise_right_shift(x64, count64.clamp(0, 63))
+    return torch.where(invalid, torch.zeros_like(moved), moved).to(dtype)
+
+
+def onnx_clamp(x: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:  # noqa: A002
+    """``clamp`` with an int and a float bound made both floats (same result): torch.onnx
+    turns the int into a tensor the float-bound overload then refuses."""
+    numbers = [v for v in (min, max) if v is not None]
+    if any(type(v) is float for v in numbers) and any(type(v) is int for v in numbers):
+        min = float(min) if type(min) is int else min  # noqa: A001
+        max = float(max) if type(max) is int else max  # noqa: A001
+    return torch.clamp(x, min, max)
+
+
 def onnx_np_floor_divide(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The table's np.floor_divide with its float rule kept in ONNX."""
     from ...tracing.numpy_table.targets import np_floor_divide
@@ -177,6 +230,12 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.remainder: onnx_remainder,
     operator.floordiv: onnx_floor_divide,
     operator.mod: onnx_remainder,
+    operator.lshift: onnx_lshift,
+    operator.rshift: onnx_rshift,
+    torch.bitwise_left_shift: onnx_lshift,
+    torch.bitwise_right_shift: onnx_rshift,
+    torch.clamp: onnx_clamp,
+    torch.clip: onnx_clamp,
 }
 _METHODS = {
     "cumprod": onnx_cumprod,
@@ -185,6 +244,12 @@ _METHODS = {
     "__floordiv__": onnx_floor_divide,
     "remainder": onnx_remainder,
     "__mod__": onnx_remainder,
+    "__lshift__": onnx_lshift,
+    "__rshift__": onnx_rshift,
+    "bitwise_left_shift": onnx_lshift,
+    "bitwise_right_shift": onnx_rshift,
+    "clamp": onnx_clamp,
+    "clip": onnx_clamp,
 }
 
 
@@ -210,6 +275,10 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """
     if not isinstance(module, fx.GraphModule):
         return module
+    from ..number_operands import numbers_as_tensors
+
+    if args:
+        module = numbers_as_tensors(module, args, bool_literals=False)
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)

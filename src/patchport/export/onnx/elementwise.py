@@ -10,7 +10,8 @@ import torch
 
 from ...errors import Untranslatable
 from .builder import NATIVE, Builder, onnx_arithmetic_dtype
-from .registry import Emitter, emits
+from .integers import integer_power, shift, torch_number
+from .registry import TABLE, Emitter, emits
 
 _SHORT_SPAN = 64  # innermost runs this short make ONNX Runtime broadcast element by element
 _EXPANDED_CONSTANT = 1 << 16  # largest constant (elements) widened to avoid that
@@ -52,8 +53,13 @@ def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
     )
 
 
+_BOOL_ARITHMETIC = {"Add": "Or", "Mul": "And"}  # torch's + and * on bools
+
+
 def _binary(op: str, swap: bool = False) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any, *, alpha: Any = None) -> str:
+        if out.dtype == torch.bool and alpha in (None, 1) and op in _BOOL_ARITHMETIC:
+            return b.node(_BOOL_ARITHMETIC[op], [truth(b, x), truth(b, y)])  # m * True
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
         native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
@@ -93,6 +99,7 @@ def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float floor_divide")  # torch's float rule is not Floor(Div)
     compute = onnx_arithmetic_dtype(out.dtype)
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
     a, c = b.value(x, compute), b.value(y, compute)
     zero = b.value(0, compute)
     quotient = b.node("Div", [a, c])
@@ -134,6 +141,7 @@ def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float remainder")
     compute = onnx_arithmetic_dtype(out.dtype)
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
     result = b.node("Mod", [b.value(x, compute), b.value(y, compute)], fmod=0)
     return b.cast(result, compute, out.dtype)
 
@@ -142,6 +150,7 @@ def _compare(op: str, negate: bool = False) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
         have = torch.result_type(x, y)
         compute = torch.int64 if have == torch.bool else onnx_arithmetic_dtype(have)
+        x, y = torch_number(x, have), torch_number(y, have)
         result = b.node(op, [b.value(x, compute), b.value(y, compute)])
         return b.node("Not", [result]) if negate else result
 
@@ -185,6 +194,7 @@ def _bitwise_op(op_bool: str, op_int: str) -> Emitter:
             return b.node(op_bool, [b.value(x, torch.bool), b.value(y, torch.bool)])
         if out.dtype.is_floating_point:
             raise Untranslatable("bitwise op on floats")
+        x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
         return b.node(op_int, [b.value(x, out.dtype), b.value(y, out.dtype)])
 
     return emit
@@ -199,15 +209,15 @@ for _names, _ops in (
 
 
 @emits("__rshift__", "bitwise_right_shift")
-def _shift_right(b: Builder, out: torch.Tensor, x: Any, shift: Any) -> str:
+def _shift_right(b: Builder, out: torch.Tensor, x: Any, count: Any) -> str:
     """``x >> k`` (k a number) on integers: floor division by 2**k, exact for every sign as
     (x - (x mod 2**k)) / 2**k (ONNX's BitShift takes unsigned types only)."""
-    if not isinstance(x, torch.Tensor) or type(shift) is not int or out.dtype.is_floating_point:
-        raise Untranslatable("right shift of a tensor by a number only")
-    if out.dtype == torch.bool or not 0 <= shift < 31:
-        raise Untranslatable(f"right shift by {shift!r} of {out.dtype}")
+    if not isinstance(x, torch.Tensor) or type(count) is not int or not 0 <= count < 31:
+        return shift(b, out, x, count, left=False)  # exact BitShift form (see integers)
+    if out.dtype == torch.bool or out.dtype.is_floating_point:
+        raise Untranslatable(f"right shift of {out.dtype}")
     compute = onnx_arithmetic_dtype(out.dtype)
-    value, step = b.value(x, compute), b.value(1 << shift, compute)
+    value, step = b.value(x, compute), b.value(1 << count, compute)
     if not _nonnegative(b, value):  # Div truncates: exact for non-negative values only
         value = b.node("Sub", [value, b.node("Mod", [value, step], fmod=0)])
     return b.cast(b.node("Div", [value, step]), compute, out.dtype)
@@ -331,10 +341,18 @@ emits("maximum")(_extreme_op("Max"))
 emits("minimum")(_extreme_op("Min"))
 
 
+@emits("__lshift__", "bitwise_left_shift")
+def _shift_left(b: Builder, out: torch.Tensor, x: Any, count: Any) -> str:
+    return shift(b, out, x, count, left=True)
+
+
 @emits("pow", "__pow__")
 def _pow(b: Builder, out: torch.Tensor, x: Any, exponent: Any) -> str:
     if not out.dtype.is_floating_point:
-        raise Untranslatable("integer pow")
+        if out.dtype == torch.bool:
+            raise Untranslatable("pow on bool")
+        compute = onnx_arithmetic_dtype(out.dtype)
+        return b.cast(integer_power(b, out, x, exponent, compute), compute, out.dtype)
     compute = onnx_arithmetic_dtype(out.dtype)
     result = b.node("Pow", [b.value(x, compute), b.value(exponent, compute)])
     return b.cast(result, compute, out.dtype)
@@ -363,3 +381,25 @@ def _to(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: An
 @emits("clone", "contiguous", "detach", "positive", "__pos__", "alias")
 def _identity(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
     return b.node("Identity", [b.tensor(x)])
+
+
+def _reflected(name: str) -> Emitter:
+    """``Tensor.__r<op>__(x, other)``: ``other <op> x``, emitted by ``<op>``'s emitter."""
+
+    def emit(b: Builder, out: torch.Tensor, x: Any, other: Any) -> str:
+        return TABLE[name](b, out, other, x)
+
+    return emit
+
+
+for _name, _forward in (
+    ("__rfloordiv__", "floor_divide"),
+    ("__rmod__", "remainder"),
+    ("__rpow__", "pow"),
+    ("__rlshift__", "__lshift__"),
+    ("__rrshift__", "__rshift__"),
+    ("__rand__", "__and__"),
+    ("__ror__", "__or__"),
+    ("__rxor__", "__xor__"),
+):
+    emits(_name)(_reflected(_forward))
