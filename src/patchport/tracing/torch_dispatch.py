@@ -230,7 +230,10 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):
             return result
-        node = rec.call(getattr, (arg_of(rec, args[0]), target))
+        if target == "data":  # detach() in the graph: torch.export lifts a getattr .data
+            node = rec.call("detach", (arg_of(rec, args[0]),), None, "call_method")
+        else:
+            node = rec.call(getattr, (arg_of(rec, args[0]), target))
         wrapped = _wrap(rec, result, node)
         if type(result) is torch.Tensor and (result._is_view() or target == "data"):
             _link_layout(rec, func, args, kwargs, wrapped)
