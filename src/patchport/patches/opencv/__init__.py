@@ -20,12 +20,16 @@ from . import (
     calibration,
     channels,
     color,
+    convolution,
+    dnn,
     elementwise,
     fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
     filters,
     geometry,
     histogram,
     morphology,
+    polar,
+    pyramids,
     transforms,
 )
 from ._base import LEVELS, REGISTRY, Support, UnsupportedCaseError, cv2
@@ -46,11 +50,15 @@ _MODULES = (
     transforms,
     calibration,
     filters,
+    convolution,
+    pyramids,
     morphology,
     arithmetic,
     elementwise,
+    polar,
     channels,
     histogram,
+    dnn,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
 DEFAULT_LEVEL = "reference"  # OpenCV's own arithmetic: bit-exact or within 1 as declared
