@@ -343,8 +343,15 @@ def mmseg_palette(img, seg_logit):
 class DepthResize:
     """Resize to a multiple of 14/32 keeping the aspect ratio (lower bound)."""
 
-    def __init__(self, width, height, keep_aspect_ratio=True, ensure_multiple_of=14,
-                 resize_method="lower_bound", image_interpolation_method=cv2.INTER_CUBIC):  # fmt: skip
+    def __init__(
+        self,
+        width,
+        height,
+        keep_aspect_ratio=True,
+        ensure_multiple_of=14,
+        resize_method="lower_bound",
+        image_interpolation_method=cv2.INTER_CUBIC,
+    ):
         self.__width, self.__height = width, height
         self.__keep_aspect_ratio = keep_aspect_ratio
         self.__multiple_of = ensure_multiple_of
