@@ -259,6 +259,9 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
     rec, x = arr
     found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
     assert_points_here(found, "ndarray.__float__()", line)
+    # the library function the user's line called is named, so the cause is clear (a PIL
+    # Image.fromarray reads the array's bytes: "ndarray.tobytes() ... inside PIL.Image...")
+    assert "inside statistics.fmean()" in str(found[0].message)
 
 
 @pytest.mark.parametrize("use", ["ufunc", "function"])

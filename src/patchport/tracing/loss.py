@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._stack import user_stacklevel
 from ..errors import TraceLossError, TraceLossWarning
-from .location import _is_library, user_frame
+from .location import _is_library, library_callee, user_frame
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -24,7 +24,9 @@ def report_loss(recorder: Recorder | None, what: str, consequence: str | None = 
     target = user_frame(2)
     where = "<unknown>" if target is None else f"{target.f_code.co_filename}:{target.f_lineno}"
     tail = consequence or "the result is no longer traced and would be frozen as a constant"
-    message = f"trace lost at {where}: {what}; {tail}"
+    callee = library_callee(target, 2)
+    inside = f" inside {callee}()" if callee else ""
+    message = f"trace lost at {where}: {what}{inside}; {tail}"
     if recorder is not None:
         recorder.losses.append(message)
         if recorder.strict:
