@@ -119,4 +119,3 @@ def library_callee(target: FrameType | None, depth: int = 2) -> str | None:
     module = callee.f_globals.get("__name__", "")
     name = getattr(code, "co_qualname", code.co_name)
     return f"{module}.{name}" if module else name
-
