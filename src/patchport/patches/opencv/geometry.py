@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import traced_warp
 from ._base import (
     as_tensor,
     constant_name,
@@ -557,7 +558,8 @@ def _warp_arguments(
             constant_name(flags, "INTER_"),
             "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
         )
-    if type(M) is not np.ndarray or M.shape != shape:
+    traced = name == "warpAffine" and traced_warp.check_matrix(M)
+    if (type(M) is not np.ndarray and not traced) or np.shape(M) != shape:
         raise refuse(
             name,
             "M",
@@ -569,7 +571,7 @@ def _warp_arguments(
     size = tuple_of_ints(name, "dsize", dsize)
     if min(size) <= 0:
         raise refuse(name, "dsize", size, "(width, height) > 0")
-    return border, t, size, M.astype(np.float64)
+    return border, t, size, M if traced else M.astype(np.float64)
 
 
 @replaces(
@@ -585,7 +587,7 @@ def _warp_arguments(
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
-        "M": ("a constant 2x3 matrix",),
+        "M": ("a constant 2x3 matrix", "a 2x3 matrix computed from traced data (OpenCV 5.1)"),
         "hint": ("any (the accurate result is computed)",),
     },
 )
@@ -605,6 +607,9 @@ def warpAffine(
     float32 fused multiply-adds, then float32 lerps.
     """
     border, t, size, matrix = _warp_arguments("warpAffine", src, M, dsize, dst, flags, borderMode)
+    if type(matrix) is not np.ndarray:  # computed from traced data: kept in the graph
+        value = _fill_value(borderValue, src)
+        return traced_warp.warp_affine(t, src, matrix, size, flags, border, value)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
