@@ -17,7 +17,7 @@ from . import shape_reads
 from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
-from .loss import report_loss
+from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
@@ -350,7 +350,8 @@ def _loss_method(name: str) -> Callable:
     def method(self, *args, **kwargs):
         rec = active_recorder(self)
         if rec is not None:
-            report_loss(rec, f"ndarray.{name}() on traced data")
+            hint = python_value_hint(name, "np.where")
+            report_loss(rec, f"ndarray.{name}() on traced data", hint)
         return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
 
     method.__name__ = name

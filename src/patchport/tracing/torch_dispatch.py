@@ -17,7 +17,7 @@ import torch
 
 from .dtypes import to_numpy_side
 from .indexing import record_setitem
-from .loss import report_loss
+from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
@@ -225,7 +225,8 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     with _DISABLE():
         result = func(*eager_args, **kwargs)
     if kind is PlanKind.LOSS:
-        report_loss(rec, f"{_torch_name(func)} on a traced tensor")
+        hint = python_value_hint(getattr(func, "__name__", ""), "torch.where")
+        report_loss(rec, f"{_torch_name(func)} on a traced tensor", hint)
         return result
     if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):
