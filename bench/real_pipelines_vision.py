@@ -9,7 +9,8 @@ detection input and face alignment, top-down pose decoding, CLIP / torchvision p
 an augmentation library's CLAHE and normalisation, and classic OpenCV tutorials. Each is
 traced once, exported with every backend and replayed on fresh inputs against the plain
 code; the classes are those of ``bench/real_pipelines.py`` (whose harness is reused).
-Run: python bench/real_pipelines_vision.py [pipeline-name ...]
+Run: python bench/real_pipelines_vision.py [pipeline-name ...]; with ``--variants``, the
+one-line variants of the data-dependent idioms (each must be right or loud, never silent).
 """
 
 from __future__ import annotations
@@ -962,8 +963,88 @@ PIPELINES = [
 ]
 
 
+# ----------------------------------------- one-line variants of the data-dependent idioms
+# Each changes one line of a pipeline above where the trace is data-dependent or lost; the
+# promise is that every variant is right or loud, never silent.
+def superpoint_np_where(gray):
+    """The keypoint demo's own read-out: coordinates from np.where (data-dependent count)."""
+    scores = superpoint_frontend(gray)["scores"]
+    xs, ys = np.where(scores >= 0.02)
+    return {"scores": scores, "xs": xs, "ys": ys}
+
+
+def detections_above_threshold(pred):
+    """Detector post-processing: boxes kept by a confidence mask (data-dependent count)."""
+    x = torch.from_numpy(pred)[0].transpose(0, 1)
+    conf, j = x[:, 4:].max(1, keepdim=True)
+    x = torch.cat((xywh2xyxy(x[:, :4]), conf, j.float()), 1)[conf.view(-1) > 0.5]
+    return {"dets": x.numpy()}
+
+
+def hrnet_int_offsets(batch_heatmaps):
+    """get_final_preds with int() instead of int(math.floor()) for the peak position."""
+    coords, maxvals = get_max_preds(batch_heatmaps)
+    for p in range(coords.shape[1]):
+        hm = batch_heatmaps[0][p]
+        px, py = int(coords[0][p][0] + 0.5), int(coords[0][p][1] + 0.5)
+        if 1 < px < batch_heatmaps.shape[3] - 1 and 1 < py < batch_heatmaps.shape[2] - 1:
+            coords[0][p] += np.sign([hm[py][px + 1] - hm[py][px - 1], 0.0]) * 0.25
+    return {"coords": coords, "maxvals": maxvals}
+
+
+def umeyama_select(src, dst):
+    """umeyama with its reflection test as np.where instead of an if (no Python branch)."""
+    num, dim = src.shape
+    src_mean, dst_mean = src.mean(axis=0), dst.mean(axis=0)
+    src_demean, dst_demean = src - src_mean, dst - dst_mean
+    A = dst_demean.T @ src_demean / num
+    d = np.ones((dim,), dtype=np.double)
+    d[dim - 1] = np.where(np.linalg.det(A) < 0, -1.0, 1.0)
+    T = np.eye(dim + 1, dtype=np.double)
+    U, S, V = np.linalg.svd(A)
+    T[:dim, :dim] = U @ np.diag(d) @ V
+    scale = 1.0 / src_demean.var(axis=0).sum() * (S @ d)
+    T[:dim, dim] = dst_mean - scale * (T[:dim, :dim] @ src_mean.T)
+    T[:dim, :dim] *= scale
+    return T
+
+
+def insightface_align_select(img, landmark):
+    M = umeyama_select(landmark, arcface_src)[0:2, :]
+    aimg = cv2.warpAffine(img, M, (112, 112), borderValue=0.0)
+    return {"blob": cv2.dnn.blobFromImage(aimg, 1.0 / 127.5, (112, 112), (127.5,) * 3, swapRB=True)}
+
+
+def detectron2_float_input(original_image):
+    """The predictor fed a float image: detectron2's own torch interpolate path, not PIL."""
+    image = original_image[:, :, ::-1].astype(np.float32)
+    height, width = image.shape[:2]
+    newh, neww = get_output_shape(height, width, 40, 64)
+    image = ResizeTransform(height, width, newh, neww).apply_image(image)
+    return {"images": torch.as_tensor(image.transpose(2, 0, 1)).numpy()}
+
+
+VARIANTS = [
+    P(
+        "superpoint_np_where",
+        superpoint_np_where,
+        lambda r: {"gray": cv2.cvtColor(_image(r, 48, 64), cv2.COLOR_BGR2GRAY)},
+    ),
+    P("detections_above_threshold", detections_above_threshold, lambda r: {"pred": _boxes(r)}),
+    P("hrnet_int_offsets", hrnet_int_offsets, lambda r: {"hm": _r((1, 5, 16, 12), r, -0.1, 1)}),
+    P(
+        "insightface_align_select",
+        insightface_align_select,
+        lambda r: {"img": _image(r, 128, 128), "landmark": _landmarks(r)},
+    ),
+    P("detectron2_float_input", detectron2_float_input, lambda r: {"bgr": _image(r, 48, 64)}),
+]
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
-    chosen = [p for p in PIPELINES if not names or p.name in names]
+    pool = VARIANTS if "--variants" in names else PIPELINES
+    names = [n for n in names if n != "--variants"]
+    chosen = [p for p in pool if not names or p.name in names]
     counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
     folder = tempfile.mkdtemp(prefix="patchport-vision-pipelines-")
     rows = []

@@ -61,6 +61,7 @@ MAP_X, MAP_Y = np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
 MAPS = (MAP_X.astype(np.float32), MAP_Y.astype(np.float32))
 ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
 PERSPECTIVE = np.vstack([ROTATION, [1e-3, 2e-3, 1.0]])
+CAMERA = np.array([[24.0, 0, 14.7], [0, 24.5, 9.8], [0, 0, 1]])
 FLOW = np.random.default_rng(6).normal(size=(20, 30, 2)).astype(np.float32)
 
 REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be OpenCV's
@@ -125,6 +126,7 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "transform": (FLOW, np.array([[0.5, 1.0, 2.0], [-1.0, 0.25, 3.0]])),
     "dnn.blobFromImage": (FRAME,),
     "dnn.blobFromImages": ([FRAME, FRAME[::-1].copy()],),
+    "undistort": (FRAME, PERSPECTIVE * [[30], [30], [1]], np.array([-0.2, 0.05, 0, 0, 0])),
 }
 
 
@@ -234,7 +236,8 @@ def test_every_function_of_the_issue_is_replaced():
         "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply "
         # the vision probe's (bench/real_pipelines_vision.py)
         "dnn.blobFromImage dnn.blobFromImages filter2D Laplacian Scharr pyrDown pyrUp "
-        "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform"
+        "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform "
+        "undistort"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -327,6 +330,7 @@ def all_functions(bgr, gray):
         "transform": cv2.transform(flow, np.array([[0.5, 1.0, 2.0], [-1.0, 0.25, 3.0]])),
         "dnn_blobFromImage": cv2.dnn.blobFromImage(bgr, 1 / 255.0, (24, 16), (1, 2, 3), True),
         "dnn_blobFromImages": cv2.dnn.blobFromImages([small, small], 1.0, (10, 8), crop=True),
+        "undistort": cv2.undistort(bgr, CAMERA, np.array([-0.25, 0.07, 0.001, -0.002, 0.0])),
     }
     return out
 
