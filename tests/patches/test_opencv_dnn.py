@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -11,8 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from patchport.patches.opencv import dnn
+from tests.script_runs import Script
 
 from .helpers import PROPERTY, assert_matches, image, seeds
+
+FROM_IMPORT = Script(
+    "vision_from_import",
+    lambda folder: [sys.executable, Path(__file__).parent / "vision_from_import.py", folder],
+    timeout=300,
+)
+BACKGROUND = [FROM_IMPORT]  # started in the background: tests/script_runs.py
 
 sizes = st.one_of(st.just((0, 0)), st.tuples(st.integers(1, 40), st.integers(1, 40)))
 means = st.one_of(
@@ -120,3 +130,9 @@ def test_a_traced_frame_exports_its_blob_to_every_backend(tmp_path):
     for backend in ("onnx", "pt2", "jit"):
         got = outputs[f"{backend}/blob"].numpy()
         np.testing.assert_array_equal(got, prepare(frames[2])["blob"])
+
+
+def test_from_imported_replacements_run_as_a_script():
+    """``from cv2.dnn import blobFromImage`` and ``from cv2 import pyrDown, ...`` in a real
+    script: the captured names are patched, nothing is lost, the replay is exact."""
+    assert "replayed ['n/blob', 'n/gray']" in FROM_IMPORT.result().output()
