@@ -128,7 +128,8 @@ _RELEASES = (
     "row (5.0), 32 covering the row (5.1; measured on x86-64 with AVX2). OpenCV 4 rounds",
     "every `remap`, `warpAffine` and `warpPerspective` position to 1/32 pixel and samples",
     "through its weight table (reproduced bit for bit); 5.1 computes warp positions in",
-    "double. An exported model keeps the arithmetic of the OpenCV it was traced with.",
+    "double. uint8 INTER_CUBIC resizes blend rows in 11-bit integers in 4.x and in float32",
+    "in 5.1. An exported model keeps the arithmetic of the OpenCV it was traced with.",
     "Under OpenCV 4, some `getGaussianKernel` kernels (a 9-tap one in the filter tests)",
     "are not yet reproduced.",
 )
