@@ -608,8 +608,9 @@ def warpAffine(
     """
     border, t, size, matrix = _warp_arguments("warpAffine", src, M, dsize, dst, flags, borderMode)
     if type(matrix) is not np.ndarray:  # computed from traced data: kept in the graph
-        value = _fill_value(borderValue, src)
-        return traced_warp.warp_affine(t, src, matrix, size, flags, border, value)
+        px, py = traced_warp.positions(matrix, size, flags)
+        out = _sample_double_tensors(t, px, py, border, _fill_value(borderValue, src))
+        return to_numpy(_integer_result(out, src), src.dtype)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
@@ -663,6 +664,21 @@ def _sample_double(
         whole = np.floor(np.clip(position, -limit, limit))
         fraction = np.nan_to_num(position - whole).astype(np.float32)
         parts.append((torch.from_numpy(whole.astype(np.int64)), torch.from_numpy(fraction)))
+    (sx, tx), (sy, ty) = parts
+    return _bilinear(t, sx, sy, tx, ty, border, value, False)
+
+
+def _sample_double_tensors(
+    t: torch.Tensor, px: torch.Tensor, py: torch.Tensor, border: int, value: tuple[float, ...]
+) -> torch.Tensor:
+    """_sample_double for positions that are graph tensors (a matrix from traced data)."""
+    if t.dtype == torch.uint8:
+        return _sample(t, (px.to(torch.float32), py.to(torch.float32)), border, value)
+    limit = float(2**31 - 1)
+    parts = []
+    for position in (px, py):
+        whole = torch.floor(torch.clamp(position, -limit, limit))
+        parts.append((whole.to(torch.int64), (position - whole).to(torch.float32)))
     (sx, tx), (sy, ty) = parts
     return _bilinear(t, sx, sy, tx, ty, border, value, False)
 

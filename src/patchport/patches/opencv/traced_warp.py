@@ -2,10 +2,11 @@
 landmarks, a person box cropped for a pose network): the matrix stays in the graph.
 
 OpenCV 5.1 computes each destination pixel's source position in double from the inverse
-matrix; the positions are built here the same way with graph operations, then sampled as
-the constant-matrix warp samples them (uint8 through float32 positions, other types with
-the integer part and fraction taken from the double). Releases that quantise positions
-(OpenCV 4's 1/1024 steps, 5.0's float32 products) keep the constant-matrix requirement.
+matrix; the positions are built here the same way with graph operations, and geometry's
+warpAffine samples them as it samples a constant matrix's (uint8 through float32
+positions, other types with the integer part and fraction taken from the double).
+Releases that quantise positions (OpenCV 4's 1/1024 steps, 5.0's float32 products) keep
+the constant-matrix requirement.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 
 from . import transforms
-from ._base import cv2, refuse, to_numpy
+from ._base import cv2, refuse
 from .semantics import current, installed_release
 
 
@@ -25,19 +26,9 @@ def supported() -> bool:
     return current().warp_positions_in_double
 
 
-def warp_affine(
-    t: torch.Tensor,
-    src: np.ndarray,
-    M: np.ndarray,
-    size: tuple[int, int],
-    flags: int,
-    border: int,
-    value: tuple[float, ...],
-) -> np.ndarray:
-    """The warp of image tensor ``t`` by the traced 2x3 ``M`` (inverted unless ``flags``
-    has WARP_INVERSE_MAP), sampled with OpenCV 5.1's positions."""
-    from .geometry import _bilinear, _integer_result, _sample
-
+def positions(M: np.ndarray, size: tuple[int, int], flags: int) -> tuple[torch.Tensor, ...]:
+    """The float64 source position (x, y) of every destination pixel for the traced 2x3
+    ``M`` (inverted unless ``flags`` has WARP_INVERSE_MAP), as OpenCV 5.1 computes them."""
     if not supported():
         raise refuse(
             "warpAffine",
@@ -56,18 +47,7 @@ def warp_affine(
     width, height = size
     xs = torch.arange(width, dtype=torch.float64).reshape(1, -1)
     ys = torch.arange(height, dtype=torch.float64).reshape(-1, 1)
-    px, py = (m[i, 0] * xs + m[i, 1] * ys + m[i, 2] for i in range(2))
-    if t.dtype == torch.uint8:  # OpenCV samples float32 positions, as remap's maps
-        out = _sample(t, (px.to(torch.float32), py.to(torch.float32)), border, value)
-    else:
-        limit = float(2**31 - 1)
-        parts = []
-        for position in (px, py):
-            whole = torch.floor(torch.clamp(position, -limit, limit))
-            parts.append((whole.to(torch.int64), (position - whole).to(torch.float32)))
-        (sx, tx), (sy, ty) = parts
-        out = _bilinear(t, sx, sy, tx, ty, border, value, False)
-    return to_numpy(_integer_result(out, src), src.dtype)
+    return tuple(m[i, 0] * xs + m[i, 1] * ys + m[i, 2] for i in range(2))
 
 
 def check_matrix(M: Any) -> bool:
