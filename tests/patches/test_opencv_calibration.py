@@ -16,7 +16,7 @@ import patchport
 from patchport import annotate
 from patchport.patches.opencv import UnsupportedCaseError, calibration
 
-from .helpers import PROPERTY, seeds
+from .helpers import PROPERTY, assert_matches, image, seeds
 
 floats = st.sampled_from(["float32", "float64"])
 dist_counts = st.sampled_from([0, 4, 5, 8, 12])  # 0: distCoeffs=None
@@ -373,3 +373,34 @@ def test_a_dynamic_point_count_replays_at_counts_never_traced(tmp_path):
         got = dict(zip(["rays", "proj", "jac"], session.run(None, fresh)))
         for name, expected in step(**fresh).items():
             close(expected, got[name], 1e-12)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(2, 60),
+    width=st.integers(2, 60),
+    cn=st.sampled_from([0, 1, 3, 4]),
+    dtype=st.sampled_from(["uint8", "uint16", "float32"]),
+    new_camera=st.booleans(),
+    count=st.sampled_from([4, 5, 8]),
+)
+def test_undistort_matches_opencv(seed, height, width, cn, dtype, new_camera, count):
+    rng = np.random.default_rng(seed)
+    src = image(seed, height, width, cn, dtype)
+    focal = width * rng.uniform(0.5, 1.5)
+    camera = np.array([[focal, 0, width / 2 - 0.3], [0, focal * 1.01, height / 2 + 0.2], [0, 0, 1]])
+    coefficients = rng.normal(0, 0.05, count) + np.r_[-0.2, 0.05, np.zeros(count - 2)]
+    new = camera * [[0.9], [0.9], [1.0]] if new_camera else None
+    expected = cv2.undistort(src, camera, coefficients, None, new)
+    got = calibration.undistort(src, camera, coefficients, None, new)
+    assert_matches("undistort", expected, got, scale=float(np.abs(src).max(initial=1)))
+
+
+def test_undistort_refuses_a_traced_calibration_naming_it():
+    from patchport.tracing import Recorder, trace_input
+
+    rec = Recorder("calib")
+    camera = trace_input(rec, "K", np.eye(3))
+    with pytest.raises(ValueError, match="argument cameraMatrix=traced data"):
+        calibration.undistort(np.zeros((4, 4), np.uint8), camera, None)

@@ -142,6 +142,21 @@ def test_python_values_from_torch(ten, culprit: str, action: Callable) -> None: 
     assert HERE in message, message
 
 
+@pytest.mark.parametrize(
+    ("source", "value", "fix"),
+    [
+        ("arr", lambda x: 1 if x.mean() > 0 else 0, "np.where"),  # a branch: select instead
+        ("arr", lambda x: int(x.max()), "keep it an array"),
+        ("ten", lambda t: t.mean() > 0 and 1, "torch.where"),
+    ],
+)
+def test_python_values_say_how_to_keep_them_traced(request, source, value, fix) -> None:  # noqa: ANN001
+    """A branch or number taken from traced data is loud with the fix, not only the cause."""
+    rec, x = request.getfixturevalue(source)
+    found, _ = caught_loss(lambda: (value(x), lineno())[1])
+    assert found and fix in str(found[0].message), found and str(found[0].message)
+
+
 def test_tensor_iteration_stays_traced(ten) -> None:  # noqa: ANN001
     rec, t = ten
     with warnings.catch_warnings():
@@ -261,6 +276,9 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
     rec, x = arr
     found, line = caught_loss(lambda: (statistics.fmean(x[0]), lineno())[1])
     assert_points_here(found, "ndarray.__float__()", line)
+    # the library function the user's line called is named, so the cause is clear (a PIL
+    # Image.fromarray reads the array's bytes: "ndarray.tobytes() ... inside PIL.Image...")
+    assert "inside statistics.fmean()" in str(found[0].message)
 
 
 @pytest.mark.parametrize(

@@ -248,3 +248,15 @@ def test_every_tensor_operator_records_code_that_runs(name, fn) -> None:  # noqa
     recompiled = torch.fx.GraphModule(gm, gm.graph)  # runs the generated Python code
     fresh = operands(2)
     assert_same(_np(recompiled(*fresh)), _np(fn(*fresh)))
+
+
+def test_data_attribute_is_recorded_as_detach_so_torch_export_takes_it() -> None:
+    """``semi.data.cpu().numpy()`` (a keypoint network's read-out): ``.data`` is recorded as
+    ``detach()``; a ``getattr(x, "data")`` node made torch.export lift a fake constant."""
+    rec = Recorder("t", strict=True)
+    x = trace_input(rec, "x", X.clone())
+    out = (x * 2).data.cpu() + 1
+    gm = finish(rec, out)
+    assert not any(n.target is getattr for n in gm.graph.nodes)
+    program = torch.export.export(gm, (X + 3,))
+    torch.testing.assert_close(program.module()(X - 1), (X - 1) * 2 + 1)

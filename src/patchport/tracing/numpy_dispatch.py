@@ -17,7 +17,7 @@ from . import shape_reads, unhooked_copies
 from .dtypes import numpy_cast, real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
-from .loss import report_loss
+from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
@@ -354,7 +354,8 @@ def _loss_method(name: str) -> Callable:
         # tries before copying the array) took nothing out of the trace
         result = original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
         if rec is not None:
-            report_loss(rec, f"ndarray.{name}() on traced data")
+            hint = python_value_hint(name, "np.where")
+            report_loss(rec, f"ndarray.{name}() on traced data", hint)
         return result
 
     method.__name__ = name

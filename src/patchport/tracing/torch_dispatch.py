@@ -17,7 +17,7 @@ import torch
 
 from .dtypes import to_numpy_side
 from .indexing import record_setitem
-from .loss import report_loss
+from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS, tensor_attribute
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
@@ -227,12 +227,16 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     with _DISABLE():
         result = func(*eager_args, **kwargs)
     if kind is PlanKind.LOSS:
-        report_loss(rec, f"{_torch_name(func)} on a traced tensor")
+        hint = python_value_hint(getattr(func, "__name__", ""), "torch.where")
+        report_loss(rec, f"{_torch_name(func)} on a traced tensor", hint)
         return result
     if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):
             return result
-        node = rec.call(getattr, (arg_of(rec, args[0]), target))
+        if target == "data":  # detach() in the graph: torch.export lifts a getattr .data
+            node = rec.call("detach", (arg_of(rec, args[0]),), None, "call_method")
+        else:
+            node = rec.call(getattr, (arg_of(rec, args[0]), target))
         wrapped = _wrap(rec, result, node)
         if type(result) is torch.Tensor and (result._is_view() or target == "data"):
             _link_layout(rec, func, args, kwargs, wrapped)

@@ -589,3 +589,56 @@ def getRotationMatrix2D(center: Any, angle: Any, scale: Any) -> Any:
         ]
     )
     return m.contiguous().numpy()
+
+
+def _plain_matrix(argument: str, value: Any, shape: tuple[int, ...] | None) -> np.ndarray | None:
+    """A constant calibration array (None passes through), checked for shape."""
+    if value is None:
+        return None
+    if type(value) is not np.ndarray or value.dtype.kind not in "fiu":
+        got = "traced data" if isinstance(value, np.ndarray) else type(value).__name__
+        raise refuse("undistort", argument, got, "a plain (untraced) NumPy array of numbers")
+    if shape is not None and value.shape != shape:
+        raise refuse("undistort", argument, list(value.shape), f"a {shape[0]}x{shape[1]} array")
+    return value
+
+
+@replaces(
+    "undistort",
+    family="calibration",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="as remap with cv2.convertMaps maps (uint8 nearly always exact, within 1)",
+    uint8_units=1,
+    arguments={
+        "cameraMatrix": ("a constant 3x3 array",),
+        "distCoeffs": ("None", "4, 5, 8, 12 or 14 constant coefficients"),
+        "newCameraMatrix": ("None (cameraMatrix)", "a constant 3x3 array"),
+    },
+    notes="OpenCV's own steps: cv2.initUndistortRectifyMap on the constant calibration "
+    "(CV_16SC2 maps, computed once at the traced image size) then remap with INTER_LINEAR "
+    "and a constant 0 border; the image is traced, the calibration is not.",
+)
+def undistort(
+    src: np.ndarray,
+    cameraMatrix: Any,
+    distCoeffs: Any,
+    dst: Any = None,
+    newCameraMatrix: Any = None,
+) -> Any:
+    """Traceable ``cv2.undistort``: OpenCV's fixed-point undistortion maps, then remap."""
+    from .geometry import remap  # geometry imports this module's neighbours: import late
+    from .resize_lowering import fixed
+
+    no_dst("undistort", dst)
+    camera = _plain_matrix("cameraMatrix", cameraMatrix, (3, 3))
+    coefficients = _plain_matrix("distCoeffs", distCoeffs, None)
+    new_camera = _plain_matrix("newCameraMatrix", newCameraMatrix, (3, 3))
+    if not isinstance(src, np.ndarray) or src.ndim not in (2, 3):
+        raise refuse("undistort", "src", type(src).__name__, "an (H, W) or (H, W, C) image")
+    why = "cv2.undistort's maps (computed at the traced image size)"
+    size = (fixed(src.shape[1], why), fixed(src.shape[0], why))
+    map1, map2 = cv2.initUndistortRectifyMap(
+        camera, coefficients, None, camera if new_camera is None else new_camera, size, cv2.CV_16SC2
+    )
+    return remap(src, map1, map2, cv2.INTER_LINEAR, None, cv2.BORDER_CONSTANT)

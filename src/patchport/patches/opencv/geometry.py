@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import traced_warp
 from ._base import (
     as_tensor,
     constant_name,
@@ -558,7 +559,8 @@ def _warp_arguments(
             constant_name(flags, "INTER_"),
             "INTER_LINEAR, INTER_LINEAR | WARP_INVERSE_MAP",
         )
-    if type(M) is not np.ndarray or M.shape != shape:
+    traced = name == "warpAffine" and traced_warp.check_matrix(M)
+    if (type(M) is not np.ndarray and not traced) or np.shape(M) != shape:
         raise refuse(
             name,
             "M",
@@ -570,7 +572,7 @@ def _warp_arguments(
     size = tuple_of_ints(name, "dsize", dsize)
     if min(size) <= 0:
         raise refuse(name, "dsize", size, "(width, height) > 0")
-    return border, t, size, M.astype(np.float64)
+    return border, t, size, M if traced else M.astype(np.float64)
 
 
 @replaces(
@@ -586,7 +588,7 @@ def _warp_arguments(
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
-        "M": ("a constant 2x3 matrix",),
+        "M": ("a constant 2x3 matrix", "a 2x3 matrix computed from traced data (OpenCV 5.1)"),
         "hint": ("any (the accurate result is computed)",),
     },
 )
@@ -606,6 +608,10 @@ def warpAffine(
     float32 fused multiply-adds, then float32 lerps.
     """
     border, t, size, matrix = _warp_arguments("warpAffine", src, M, dsize, dst, flags, borderMode)
+    if type(matrix) is not np.ndarray:  # computed from traced data: kept in the graph
+        px, py = traced_warp.positions(matrix, size, flags)
+        out = _sample_double_tensors(t, px, py, border, _fill_value(borderValue, src))
+        return to_numpy(_integer_result(out, src), src.dtype)
     if not flags & cv2.WARP_INVERSE_MAP:
         matrix = cv2.invertAffineTransform(matrix)
     value = _fill_value(borderValue, src)
@@ -659,6 +665,21 @@ def _sample_double(
         whole = np.floor(np.clip(position, -limit, limit))
         fraction = np.nan_to_num(position - whole).astype(np.float32)
         parts.append((torch.from_numpy(whole.astype(np.int64)), torch.from_numpy(fraction)))
+    (sx, tx), (sy, ty) = parts
+    return _bilinear(t, sx, sy, tx, ty, border, value, False)
+
+
+def _sample_double_tensors(
+    t: torch.Tensor, px: torch.Tensor, py: torch.Tensor, border: int, value: tuple[float, ...]
+) -> torch.Tensor:
+    """_sample_double for positions that are graph tensors (a matrix from traced data)."""
+    if t.dtype == torch.uint8:
+        return _sample(t, (px.to(torch.float32), py.to(torch.float32)), border, value)
+    limit = float(2**31 - 1)
+    parts = []
+    for position in (px, py):
+        whole = torch.floor(torch.clamp(position, -limit, limit))
+        parts.append((whole.to(torch.int64), (position - whole).to(torch.float32)))
     (sx, tx), (sy, ty) = parts
     return _bilinear(t, sx, sy, tx, ty, border, value, False)
 

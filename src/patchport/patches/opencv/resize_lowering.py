@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ._base import saturate
+from .semantics import current
 
 COEF_BITS = 11  # OpenCV's INTER_RESIZE_COEF_BITS
 _CHECKED_SIZES = 1 << 16  # fx/fy sizes computed in the graph are proven below this size
@@ -425,29 +426,32 @@ def resize_cubic(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float, fl
     src_h, src_w = (fixed(v, _CUBIC_TABLE) for v in t.shape[:2])
     x_index, x_weight = cubic_taps(width, src_w, scales[0])
     y_index, y_weight = cubic_taps(height, src_h, scales[1])
-    if t.dtype == torch.uint8:
+    integer_rows = t.dtype == torch.uint8 and not current().cubic_rows_in_float
+    if integer_rows:
         scale = float(1 << COEF_BITS)
         x_weight = np.rint(x_weight * scale).astype(np.float64)  # saturate_cast<short>
         y_weight = np.rint(y_weight * scale).astype(np.float64)
         work = torch.float64  # integer sums below 2**53 are exact
-    else:
-        work = t.dtype
+    else:  # OpenCV 5.1 blends uint8 rows in float32 too
+        work = torch.float32 if t.dtype == torch.uint8 else t.dtype
     f = t.to(work)
     rows = None
     for k in range(4):
         weight = torch.from_numpy(x_weight[:, k]).to(work).reshape(1, -1, 1)
         term = _pick(f, 1, torch.from_numpy(x_index[:, k])) * weight
         rows = term if rows is None else rows + term
-    if t.dtype == torch.uint8:  # OpenCV's SIMD rows: float32 products of the int sums
+    if integer_rows:  # OpenCV's SIMD rows: float32 products of the int sums
         rows, work = rows.to(torch.float32), torch.float32
     out = None
     for k in range(4):
         weight = torch.from_numpy(y_weight[:, k]).to(work).reshape(-1, 1, 1)
         term = _pick(rows, 0, torch.from_numpy(y_index[:, k])) * weight
         out = term if out is None else out + term
-    if t.dtype == torch.uint8:
+    if integer_rows:
         out = torch.round(out * float(np.float32(1.0 / (1 << 22))))
         return torch.clamp(out, 0, 255).to(torch.uint8)
+    if t.dtype == torch.uint8:
+        return torch.clamp(torch.round(out), 0, 255).to(torch.uint8)
     return out
 
 
