@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+import patchport
 from patchport.errors import TraceLossError, TraceLossWarning
 from patchport.tracing import Recorder, finish, trace_input, watch_natives
 
@@ -288,3 +289,73 @@ def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN0
     assert "minlength" in str(found[0].message)
     found, _ = caught_loss(lambda: (np.bincount(cells, minlength=8), lineno())[1])
     assert not found  # the bins are stated: nothing depends on the data
+
+
+# ------------------------------------------------------- exits with no NumPy-level hook
+def test_traced_numpy_scalars_hash_like_numpy_scalars_and_warn(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    plain = {v: i for i, v in enumerate(np.asarray(x)[0])}
+
+    def act():  # noqa: ANN202
+        act.seen = {v: i for i, v in enumerate(x[0])}
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "hash()", line)
+    assert list(act.seen.values()) == list(plain.values())
+    assert [float(np.asarray(k)) for k in act.seen] == [float(k) for k in plain]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x[0])  # a 1-d array stays unhashable, as in NumPy
+
+
+def test_pickling_traced_data_warns_and_unpickles_plain_data(arr) -> None:  # noqa: ANN001
+    import pickle
+
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        act.again = pickle.loads(pickle.dumps(x * 2))
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "pickl", line)
+    assert type(act.again) is np.ndarray
+    np.testing.assert_array_equal(act.again, np.asarray(x) * 2)
+
+
+@pytest.mark.parametrize("name", ["__array__", "ctypes", "__array_interface__"])
+def test_raw_access_to_traced_data_warns(arr, name: str) -> None:  # noqa: ANN001
+    rec, x = arr
+    access = {
+        "__array__": lambda: x.__array__(),
+        "ctypes": lambda: x.ctypes.data,
+        "__array_interface__": lambda: x.__array_interface__["data"],
+    }[name]
+    found, line = caught_loss(lambda: (access(), lineno())[1])
+    message = str(found[0].message) if found else ""
+    assert name in message and HERE in message, message
+    plain = np.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        assert plain.__array__() is plain and plain.ctypes.data  # untraced: untouched
+
+
+def test_object_dtype_of_traced_data_warns_instead_of_failing(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, line = caught_loss(lambda: (x.astype(object), lineno())[1])
+    assert_points_here(found, "object", line)
+    boxed = x.astype(object)
+    assert boxed.dtype == object and type(boxed) is np.ndarray
+    assert boxed[0, 0] == np.asarray(x)[0, 0]
+
+
+def test_resize_of_traced_data_in_place(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    y = x * 2
+    y.resize((2, 6), refcheck=False)  # same size: a reshape in place, recorded
+    assert y.shape == (2, 6)
+    with pytest.raises(patchport.PatchportError, match=r"ndarray.resize.*np.resize"):
+        (x * 3).resize((5, 5), refcheck=False)
+    gm = finish(rec, y)
+    fresh = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    np.testing.assert_allclose(gm(torch.from_numpy(fresh)).numpy(), (fresh * 2).reshape(2, 6))

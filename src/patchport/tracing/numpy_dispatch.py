@@ -14,9 +14,19 @@ import torch
 
 from . import numpy_table as table
 from . import shape_reads
-from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from .dtypes import (
+    HELD_AS_INT64,
+    NP_TO_TORCH,
+    real_torch_dtype,
+    to_numpy_side,
+    to_torch_side,
+    torch_dtype,
+    wrap_unsigned,
+)
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
+from ..errors import UnsupportedCaseError
+from .location import user_location
 from .loss import report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
@@ -378,7 +388,7 @@ def _unmapped_method(name: str) -> Callable:
     return method
 
 
-INPLACE_UNMAPPED = {"put", "partition", "resize", "itemset", "setfield", "byteswap"}
+INPLACE_UNMAPPED = {"put", "partition", "itemset", "setfield", "byteswap"}
 
 
 def _iter(self: TracedArray):
@@ -397,6 +407,8 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     rec = active_recorder(self)
     if rec is None:
         return keep_fresh(result, (self,))
+    if result.dtype not in NP_TO_TORCH and result.dtype not in HELD_AS_INT64:
+        return _lost(rec, result, f"ndarray.astype({result.dtype}) (no torch dtype holds it)")
     node = self._pp.node
     if result.dtype != self.dtype:
         if torch_dtype(result.dtype) != torch_dtype(self.dtype):
@@ -471,6 +483,88 @@ def _sort_inplace(self: TracedArray, axis: int = -1, *args: Any, **kwargs: Any) 
     rebind(self, rec.call(table.np_sort, (self._pp.node, dim)))
 
 
+def _resize(self: TracedArray, *shape: Any, refcheck: bool = True) -> None:
+    """``a.resize(shape)`` in place: a traced array is a view (NumPy resizes only arrays
+    owning their memory), so the same size is a reshape in place, recorded; another size
+    is refused, naming the fix."""
+    rec = active_recorder(self)
+    if rec is None:  # NumPy's own rules (a view resizes only to its own size)
+        return np.ndarray.resize(self, *shape, refcheck=refcheck)
+    if len(shape) == 1 and (shape[0] is None or isinstance(shape[0], (tuple, list))):
+        shape = shape[0]
+    if shape is None:
+        return None
+    new = tuple(int(n) for n in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+    state = self._pp
+    if int(np.prod(new, dtype=np.int64)) != self.size or state.view_of or state.views:
+        why = "change its size" if state.view_of is None and not state.views else "be resized"
+        raise UnsupportedCaseError(
+            f"ndarray.resize({new}) at {user_location(2)}: traced data cannot {why} in place "
+            f"(it is a view of the traced result, or shares memory with another traced array); "
+            f"write a = np.resize(a, {new}) (repeats the data), or "
+            f"a = np.pad(a.ravel(), (0, n))[:n].reshape({new}) (fills with zeros)"
+        )
+    node = rec.call(torch.reshape, (self._pp.node, new))
+    np.ndarray.resize(self, new, refcheck=False)
+    rebind(self, node)
+    return None
+
+
+def _hash(self: TracedArray) -> int:
+    """A traced NumPy scalar hashes as the scalar it stands for (a dict key, a set member),
+    a trace loss: which keys collide depends on the traced values; arrays stay unhashable."""
+    if self.ndim != 0 or not self._pp.scalar:
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(
+            rec,
+            "hash() of a traced value (a dict key, a set member, a cache key)",
+            "which entries are equal or distinct is decided by the traced values and frozen",
+        )
+    return hash(np.ndarray.view(self, np.ndarray)[()])
+
+
+def _reduce_ex(self: TracedArray, protocol: Any = 2) -> Any:
+    """Pickling (pickle, multiprocessing, joblib) hands out the data as a plain array."""
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "pickling traced data (pickle, multiprocessing, a cache)")
+    return np.ndarray.view(self, np.ndarray).__reduce_ex__(protocol)
+
+
+def _reduce(self: TracedArray) -> Any:
+    return _reduce_ex(self, 2)
+
+
+def _dunder_array(self: TracedArray, dtype: Any = None, copy: Any = None) -> Any:
+    """``x.__array__()`` is how other array libraries take the data: a plain array."""
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "ndarray.__array__() on traced data")
+    base = np.ndarray.view(self, np.ndarray)
+    if dtype is not None and np.dtype(dtype) != base.dtype:
+        return base.astype(dtype)
+    return base.copy() if copy else base
+
+
+def _raw_property(name: str) -> property:
+    """A property handing out raw memory (a pointer, an interface dict): a trace loss."""
+    getter = getattr(np.ndarray, name).__get__
+
+    def get(self: TracedArray) -> Any:
+        rec = active_recorder(self)
+        if rec is not None:
+            report_loss(
+                rec,
+                f"ndarray.{name} on traced data (raw memory for C code or another library)",
+                "what is computed from that memory outside NumPy is not traced",
+            )
+        return getter(np.ndarray.view(self, np.ndarray))
+
+    return property(get)
+
+
 def _flatten(self: TracedArray, order: str = "C") -> Any:
     if order not in ("C", "A", "K"):
         return _unmapped_method("flatten")(self, order)
@@ -526,6 +620,14 @@ SPECIAL: dict[str, Any] = {
     "fill": _fill,
     "put": _via_function(np.put),
     "sort": _sort_inplace,
+    "resize": _resize,
+    "__hash__": _hash,
+    "__reduce_ex__": _reduce_ex,
+    "__reduce__": _reduce,
+    "__array__": _dunder_array,
+    "ctypes": _raw_property("ctypes"),
+    "__array_interface__": _raw_property("__array_interface__"),
+    "__array_struct__": _raw_property("__array_struct__"),
     "flatten": _flatten,
     "__round__": _round,
     "T": property(_transpose_property),
@@ -557,6 +659,4 @@ def install(cls: type) -> None:
         if name in table.LOSS_METHODS:
             setattr(cls, name, _loss_method(name))
         elif not name.startswith("__") or name in ("__array__",):
-            if name == "__array__":
-                continue
             setattr(cls, name, _unmapped_method(name))
