@@ -263,17 +263,72 @@ def test_loss_inside_a_pure_python_library_names_the_users_line(arr) -> None:  #
 
 
 @pytest.mark.parametrize("use", ["ufunc", "function"])
-def test_scalar_type_cast_of_traced_array_warns_where_it_is_used(arr, use) -> None:  # noqa: ANN001
+def test_scalar_type_cast_of_traced_array_warns_at_the_cast(arr, use) -> None:  # noqa: ANN001
     rec, x = arr
     cast = np.float32(x)  # NumPy's scalar-type call copies without any hook: unrecorded
+    made = lineno() - 1
 
     def act():  # noqa: ANN202
         _ = cast + 1 if use == "ufunc" else np.sum(cast)
         return lineno() - 1
 
-    found, line = caught_loss(act)
-    assert_points_here(found, "without being recorded", line)
+    found, used = caught_loss(act)
+    assert_points_here(found, "without being recorded", made)  # reported on first use
     assert "np.float32(x)" in str(found[0].message)
+    assert f"first used at {HERE}:{used}" in str(found[0].message)
+
+
+@pytest.mark.parametrize("convert", ["float32", "float16", "int64", "float(np.float32)"])
+def test_numpy_scalar_made_from_a_traced_value_is_reported_at_the_conversion(
+    arr,  # noqa: ANN001
+    convert: str,
+) -> None:
+    rec, x = arr
+    total = x.sum() * 1.37  # a traced 0-d value (not a whole number)
+    scalar_type = getattr(np, convert, np.float32)
+
+    def act():  # noqa: ANN202
+        s = scalar_type(total) if convert in dir(np) else float(np.float32(total))  # no hook
+        line = lineno() - 1
+        _ = x * s  # the plain number reaches a traced operation: frozen
+        return line
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "made a plain number", line)
+    assert len(found) == 1
+
+
+@pytest.mark.parametrize("text", ["format", "str", "repr"])
+def test_number_parsed_back_from_the_text_of_a_traced_value_is_reported(
+    arr,  # noqa: ANN001
+    text: str,
+) -> None:
+    rec, x = arr
+    mean = x.mean() * 1.37
+    assert repr(mean) == repr(np.asarray(mean)[()])  # shows as the NumPy scalar it stands for
+    written = {"format": lambda v: f"{v:.4f}", "str": str, "repr": repr}[text]
+
+    def act():  # noqa: ANN202
+        act.s = float(written(mean).removeprefix("np.float64(").removesuffix(")"))
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert not found  # text alone (printing, logging) loses nothing
+    found, _ = caught_loss(lambda: (x - act.s, lineno())[1])
+    assert found and "formatted as text" in str(found[0].message)
+    assert HERE in str(found[0].message)
+
+
+def test_conversions_without_a_traced_use_and_unrelated_numbers_stay_quiet(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    total = x.sum() * 1.37
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        shown = f"{total:.3f} {total} {np.float32(total)}"  # display only
+        y = x * 2.0 + np.float32(0.125) - 1.5 + np.int64(3)
+        z = y * np.float32(1.37)  # a NumPy scalar that no traced value was turned into
+    assert shown and z.shape == (3, 4)
+    finish(rec, y)
 
 
 def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN001

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import UnsupportedCaseError
 from . import numpy_table as table
 from . import shape_reads
 from .dtypes import (
@@ -25,19 +26,19 @@ from .dtypes import (
 )
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
-from ..errors import UnsupportedCaseError
 from .location import user_location
-from .loss import report_loss
+from .loss import report_loss, report_loss_at
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
+from .unhooked import check_numbers, note_text
 from .values import (
     TracedArray,
     TracedTensor,
     active_recorder,
+    find_orphan,
     find_recorder,
     make_traced,
-    orphan_recorder,
     plain,
     plain_tree,
 )
@@ -69,13 +70,22 @@ def _lost(rec: Recorder, result: Any, what: str) -> Any:
 
 def _report_orphans(args: tuple, kwargs: dict) -> None:
     """Plain data computed from an array NumPy copied off traced data without a hook is
-    a loss; it is reported where the copy is first used (its making left no trace)."""
-    orphan_rec = orphan_recorder(args, kwargs)
-    if orphan_rec is not None:
-        report_loss(
-            orphan_rec,
-            "an array copied from traced data without being recorded (a NumPy scalar-type "
-            "call such as np.float32(x) on an array; use x.astype(np.float32))",
+    a loss; it is reported at the line that made the copy (seen by ``__array_finalize__``),
+    else where the copy is first used."""
+    found = find_orphan(args, kwargs)
+    if found is None:
+        return
+    orphan, rec = found
+    what = (
+        "an array copied from traced data without being recorded (a NumPy scalar-type "
+        "call such as np.float32(x) on an array; use x.astype(np.float32))"
+    )
+    if orphan._pp.made_at is None:
+        report_loss(rec, what)
+    else:
+        filename, lineno = orphan._pp.made_at
+        report_loss_at(
+            rec, filename, lineno, what, f"first used at {user_location(3)}; it is frozen"
         )
 
 
@@ -99,6 +109,8 @@ def array_ufunc(
                 np.ndarray.view(x, np.ndarray) if type(x) is TracedArray else x for x in inputs
             ]
             if all(type(x) not in _SLOW_TYPES for x in inputs):
+                if rec.unhooked:
+                    check_numbers(rec, inputs)
                 result = ufunc(*plain_inputs)
                 node = table.record_ufunc(rec, ufunc, inputs, result, None)
                 return wrap_result(rec, result, node)
@@ -110,6 +122,8 @@ def array_ufunc(
             kwargs["out"] = plain_tree(out)
             return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
         return keep_fresh(getattr(ufunc, method)(*plain_tree(inputs), **kwargs), inputs)
+    if rec.unhooked:
+        check_numbers(rec, inputs)
     if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _TORCH_BINOPS:
         rerouted = _as_torch_binop(ufunc, inputs)
         if rerouted is not NotImplemented:
@@ -206,6 +220,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None or func in table.METADATA_FUNCTIONS:
         result = func(*plain_tree(args), **plain_tree(kwargs))
         return result if kwargs.get("out") is not None else keep_fresh(result, args)
+    if rec.unhooked:
+        check_numbers(rec, args, kwargs)
     name = _NAMES.get(func) or _NAMES.setdefault(func, f"np.{_qualname(func)}")
     out = kwargs.get("out")
     target = None
@@ -328,6 +344,8 @@ def setitem(self: TracedArray, index: Any, value: Any) -> None:
     if rec is None and other is not None and adopt(other, self):
         rec = other  # a fresh buffer: its content so far is the graph's starting value
     np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
+    if rec is not None and rec.unhooked:
+        check_numbers(rec, (value,))
     if rec is None:
         if other is not None:
             report_loss(other, "writing traced data into an untraced array with [...] =")
@@ -460,6 +478,8 @@ def _fill(self: TracedArray, value: Any) -> None:
     rec = active_recorder(self)
     if rec is None:
         return
+    if rec.unhooked:
+        check_numbers(rec, (value,))
     shape = tuple(self.shape)
     if isinstance(value, (np.ndarray, torch.Tensor)) and active_recorder(value) is rec:
         val = table.Call(rec, self).t(value, self.dtype)
@@ -557,12 +577,34 @@ def _raw_property(name: str) -> property:
         if rec is not None:
             report_loss(
                 rec,
-                f"ndarray.{name} on traced data (raw memory for C code or another library)",
+                f"ndarray.{name} on traced data (raw memory for C code, another array "
+                f"library, or np.lib.stride_tricks.as_strided)",
                 "what is computed from that memory outside NumPy is not traced",
             )
         return getter(np.ndarray.view(self, np.ndarray))
 
     return property(get)
+
+
+def _text_method(name: str) -> Callable:
+    """``str`` / ``repr`` / ``format``: a traced NumPy scalar shows as the scalar it stands
+    for; the text of a traced 0-d value is remembered (a number parsed back from it and
+    used in a traced operation is a loss, see unhooked)."""
+    original = getattr(np.ndarray, name)
+
+    def method(self: TracedArray, *args: Any) -> str:
+        base = np.ndarray.view(self, np.ndarray)
+        if self.ndim or not self._pp.scalar:
+            text = original(base, *args)
+        else:
+            text = getattr(base[()], name)(*args)
+        rec = active_recorder(self)
+        if rec is not None and self.ndim == 0:
+            note_text(rec, text)
+        return text
+
+    method.__name__ = name
+    return method
 
 
 def _flatten(self: TracedArray, order: str = "C") -> Any:
@@ -621,6 +663,9 @@ SPECIAL: dict[str, Any] = {
     "put": _via_function(np.put),
     "sort": _sort_inplace,
     "resize": _resize,
+    "__str__": _text_method("__str__"),
+    "__repr__": _text_method("__repr__"),
+    "__format__": _text_method("__format__"),
     "__hash__": _hash,
     "__reduce_ex__": _reduce_ex,
     "__reduce__": _reduce,

@@ -48,6 +48,8 @@ class Recorder:
         self.active = True
         self.finished = False
         self.losses: list[str] = []
+        # numbers copied out of the trace with no hook (np.float32(x)), see unhooked
+        self.unhooked: dict[Any, Any] = {}
         self.input_names: list[str] = []
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}

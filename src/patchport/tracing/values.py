@@ -15,10 +15,11 @@ import numpy as np
 import torch
 from torch import fx
 
-from .location import user_location
+from .location import user_frame, user_location
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT, Recorder
 from .trace_state import TraceState
+from .unhooked import note_scalar_copy
 
 
 class TracedArray(np.ndarray):
@@ -30,6 +31,8 @@ class TracedArray(np.ndarray):
         # views made outside our dispatch are untracked until wrap() sets the node
         state = getattr(obj, "_pp", None)
         self._pp = TraceState(None if state is None else state.rec)
+        if state is not None and state.node is not None and state.rec is not None:
+            _made_without_hook(self, obj, state.rec)
 
 
 class TracedTensor(torch.Tensor):
@@ -39,6 +42,19 @@ class TracedTensor(torch.Tensor):
 
 
 _TRACED_TYPES = (TracedArray, TracedTensor)
+
+
+def _made_without_hook(made: TracedArray, source: TracedArray, rec: Recorder) -> None:
+    """NumPy made ``made`` from traced ``source`` in C, outside the dispatch (a NumPy scalar
+    type called on it, ``as_strided``...): remember where, for the loss report."""
+    if not rec.active:
+        return
+    if made.ndim == 0 and source.ndim == 0:  # on its way to a NumPy scalar
+        note_scalar_copy(rec, made, source)
+        return
+    frame = user_frame(3)
+    if frame is not None:
+        made._pp.made_at = (frame.f_code.co_filename, frame.f_lineno)
 
 
 def active_recorder(value: Any) -> Recorder | None:
@@ -108,10 +124,11 @@ def _find_in(obj: Any) -> Recorder | None:
     return None
 
 
-def orphan_recorder(*structures: Any) -> Recorder | None:
-    """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
-    with no node, made from traced data by a copy NumPy gives no hook for (``np.float32(x)``
-    on an array); it is claimed here so that each orphan is reported once."""
+def find_orphan(*structures: Any) -> tuple[TracedArray, Recorder] | None:
+    """An orphan in ``structures``: a TracedArray of an active recorder with no node, made
+    from traced data by a copy NumPy gives no hook for (``np.float32(x)`` on an array); its
+    recorder is cleared here so that each orphan is reported once (its ``_pp.made_at``
+    says where it was made, when known)."""
     if not _ACTIVE_COUNT[0]:
         return None
     stack = list(structures)
@@ -124,7 +141,7 @@ def orphan_recorder(*structures: Any) -> Recorder | None:
             if rec is not None and rec.active and state.node is None and state.fresh is None:
                 if state.view_of is None:
                     state.rec = None
-                    return rec
+                    return item, rec
         elif kind is tuple or kind is list:
             stack.extend(item)
         elif kind is dict:
