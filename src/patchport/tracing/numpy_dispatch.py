@@ -406,7 +406,7 @@ def _unmapped_method(name: str) -> Callable:
     return method
 
 
-INPLACE_UNMAPPED = {"put", "partition", "itemset", "setfield", "byteswap"}
+INPLACE_UNMAPPED = {"put", "itemset", "setfield", "byteswap"}
 
 
 def _iter(self: TracedArray):
@@ -607,6 +607,22 @@ def _text_method(name: str) -> Callable:
     return method
 
 
+def _partition_inplace(
+    self: TracedArray, kth: Any, axis: int = -1, *args: Any, **kwargs: Any
+) -> None:
+    """``a.partition(kth)`` in place: recorded as ``np.partition`` (a sort, see the table)."""
+    rec = active_recorder(self)
+    if rec is None:
+        return np.ndarray.partition(self, kth, axis, *args, **kwargs)
+    result = np.partition(self, kth, axis, *args, **kwargs)
+    np.ndarray.view(self, np.ndarray)[...] = np.ndarray.view(result, np.ndarray)
+    if type(result) is TracedArray and active_recorder(result) is rec:
+        rebind(self, result._pp.node)
+    else:
+        _snapshot(rec, self, "ndarray.partition()")
+    return None
+
+
 def _flatten(self: TracedArray, order: str = "C") -> Any:
     if order not in ("C", "A", "K"):
         return _unmapped_method("flatten")(self, order)
@@ -632,6 +648,8 @@ def _real_property(self: TracedArray) -> Any:
 
 
 def _imag_property(self: TracedArray) -> Any:
+    if np.iscomplexobj(self):
+        return np.imag(self)
     return np.zeros_like(self)
 
 
@@ -663,6 +681,7 @@ SPECIAL: dict[str, Any] = {
     "put": _via_function(np.put),
     "sort": _sort_inplace,
     "resize": _resize,
+    "partition": _partition_inplace,
     "__str__": _text_method("__str__"),
     "__repr__": _text_method("__repr__"),
     "__format__": _text_method("__format__"),

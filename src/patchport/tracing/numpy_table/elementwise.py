@@ -85,15 +85,33 @@ def _fix(call: Call, x: Any, out: Any = None) -> Any:
 
 @implements(np.real)
 def _real(call: Call, val: Any) -> Any:
-    return None if np.iscomplexobj(val) else call.n(val)
+    if np.iscomplexobj(val):  # an FFT's spectrum
+        return call.rec.call(torch.real, (call.n(val),))
+    return call.n(val)
 
 
 @implements(np.imag)
 def _imag(call: Call, val: Any) -> Any:
     if np.iscomplexobj(val):
-        return None
+        return call.rec.call(torch.imag, (call.n(val),))
     res = call.result
     return call.rec.call(torch.zeros, (tuple(res.shape),), {"dtype": torch_dtype(res.dtype)})
+
+
+@implements(np.angle)
+def _angle(call: Call, z: Any, deg: bool = False) -> Any:
+    """The phase: atan2(imag, real) as NumPy computes it (real input: 0 or pi)."""
+    res = call.result.dtype
+    if np.iscomplexobj(z):
+        node = call.n(z)
+        parts = (call.rec.call(torch.imag, (node,)), call.rec.call(torch.real, (node,)))
+    else:
+        real = call.t(z, res)
+        parts = (call.rec.call(torch.zeros_like, (real,)), real)
+    node = call.rec.call(torch.atan2, parts)
+    if deg:
+        node = call.rec.call(torch.mul, (node, 180 / np.pi))
+    return node
 
 
 @implements(np.interp)

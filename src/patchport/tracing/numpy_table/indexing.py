@@ -102,6 +102,32 @@ def _sort(
     return call.op(np_sort, a, dim)
 
 
+@implements(np.partition)
+def _partition(
+    call: Call, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    return _partitioned(call, a, axis, order, indices=False)
+
+
+@implements(np.argpartition)
+def _argpartition(
+    call: Call, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    return _partitioned(call, a, axis, order, indices=True)
+
+
+def _partitioned(call: Call, a: Any, axis: Any, order: Any, indices: bool) -> Any:
+    """A partition is recorded as a full sort: a valid partition for every ``kth``. NumPy
+    leaves the order inside each partition unspecified, so an output that depends on it
+    may differ from NumPy's (compile_graph's replay of the traced samples shows it)."""
+    if order is not None:
+        return None
+    dim = None if axis is None else int(axis) % a.ndim
+    if indices:
+        return call.op(np_argsort, a, dim, False)
+    return call.op(np_sort, a, dim)
+
+
 @implements(np.searchsorted)
 def _searchsorted(call: Call, a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     if sorter is not None:
