@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import inspect
+import io
 import math
 import pickle
 import struct
@@ -140,12 +141,12 @@ def c_fstring(x):  # noqa: ANN001, ANN201
 
 
 def c_dict_key(x):  # noqa: ANN001, ANN201
-    seen = {v: i for i, v in enumerate(x[0])}  # <- lost
+    seen = {v: i for i, v in enumerate(x.ravel().round(1))}  # <- lost
     return {"y": x * len(seen)}
 
 
 def c_set(x):  # noqa: ANN001, ANN201
-    distinct = len(set(x.ravel().round()))  # <- lost
+    distinct = len(set((x * 3).round().ravel()))  # <- lost
     return {"y": x * distinct}
 
 
@@ -246,17 +247,17 @@ def c_tobytes(x):  # noqa: ANN001, ANN201
 
 
 def c_frombuffer(x):  # noqa: ANN001, ANN201
-    flat = np.frombuffer(x, dtype=np.float64)  # <- lost
+    flat = np.frombuffer(x, dtype=np.float64)
     return {"y": flat.reshape(3, 4) * 2 + x}
 
 
 def c_memoryview(x):  # noqa: ANN001, ANN201
     view = memoryview(x)
-    return {"y": np.asarray(view) * 2 + x}  # <- lost
+    return {"y": np.asarray(view) * 2 + x}
 
 
 def c_data(x):  # noqa: ANN001, ANN201
-    view = x.data  # <- lost
+    view = x.data
     return {"y": np.asarray(view) * 2 + x}
 
 
@@ -335,7 +336,13 @@ def c_sort_inplace(x):  # noqa: ANN001, ANN201
 
 def c_resize(x):  # noqa: ANN001, ANN201
     y = x.copy()
-    y.resize((2, 6), refcheck=False)  # <- lost
+    y.resize((2, 6), refcheck=False)
+    return {"y": y * 2}
+
+
+def c_resize_grow(x):  # noqa: ANN001, ANN201
+    y = x.copy()
+    y.resize((4, 4), refcheck=False)  # <- lost
     return {"y": y * 2}
 
 
@@ -343,6 +350,34 @@ def c_setitem_plain(x):  # noqa: ANN001, ANN201
     buf = _PLAIN_TABLE.copy()
     buf[0] = x[0]  # <- lost
     return {"y": buf + x}
+
+
+def c_plain_table_read(x):  # noqa: ANN001, ANN201
+    index = np.argmax(x, axis=1)
+    return {"y": _PLAIN_TABLE[0][index] + x[:, 0]}  # <- lost
+
+
+# ------------------------------------------------------------------ NumPy helpers
+def c_vectorize(x):  # noqa: ANN001, ANN201
+    root = np.vectorize(math.sqrt)(x)  # <- lost
+    return {"y": root + x}
+
+
+def c_fromiter(x):  # noqa: ANN001, ANN201
+    values = np.fromiter((v * 2 for v in x[0]), dtype=float)  # <- lost
+    return {"y": x + values}
+
+
+def c_apply_along_axis(x):  # noqa: ANN001, ANN201
+    peak = np.apply_along_axis(np.max, 1, x)  # <- lost
+    return {"y": x - peak[:, None]}
+
+
+def c_save_load(x):  # noqa: ANN001, ANN201
+    stream = io.BytesIO()
+    np.save(stream, x)  # <- lost
+    stream.seek(0)
+    return {"y": np.load(stream) * 2 + x}
 
 
 # ------------------------------------------------------------------ torch side
@@ -390,7 +425,7 @@ CASES = [
     Case("math.floor", c_math_floor, "__float__", "loud"),
     Case("round() builtin", c_round_builtin),
     Case("range(traced)", c_range, "__index__", "loud"),
-    Case("slice bound", c_slice_bound, "__index__", "loud"),
+    Case("slice bound", c_slice_bound),
     Case("max() builtin", c_builtin_max, "__bool__", "loud"),
     Case("sorted()", c_sorted, "__bool__", "loud"),
     Case("struct.pack", c_struct_pack, "__float__", "loud"),
@@ -399,7 +434,7 @@ CASES = [
     Case("dict keys", c_dict_key, "hash", "loud"),
     Case("set()", c_set, "hash", "loud"),
     Case("np.float32(array)", c_np_float32_array, "np.float32(x)", "loud"),
-    Case("np.float64(array)", c_np_float64_array, "np.float32(x)", "loud"),
+    Case("np.float64(array)", c_np_float64_array),  # the same dtype: the array itself
     Case("np.int32(array)", c_np_int32_array, "np.float32(x)", "loud"),
     Case("np.float32(0-d)", c_np_float32_scalar, "", "loud"),
     Case("np.float64(0-d)", c_np_float64_scalar, "", "loud"),
@@ -417,9 +452,9 @@ CASES = [
     Case("pickle round trip", c_pickle, "pickle", "loud"),
     Case("x.__array__()", c_dunder_array, "__array__", "loud"),
     Case("x.tobytes()", c_tobytes, "tobytes", "loud"),
-    Case("np.frombuffer(x)", c_frombuffer, "frombuffer", "loud"),
-    Case("memoryview(x)", c_memoryview, "memoryview", "loud"),
-    Case("x.data", c_data, "data", "loud"),
+    Case("np.frombuffer(x)", c_frombuffer),
+    Case("memoryview(x)", c_memoryview),
+    Case("x.data", c_data),
     Case("x.ctypes", c_ctypes, "ctypes", "loud"),
     Case("x.view(np.uint8)", c_view_uint8),
     Case("cv2 without a patch", c_native_cv2, "cv2.pyrDown", "loud"),
@@ -432,8 +467,26 @@ CASES = [
     Case("np.putmask", c_putmask),
     Case("x.fill()", c_fill),
     Case("x.sort()", c_sort_inplace),
-    Case("x.resize()", c_resize, "resize", "loud"),
-    Case("plain[i] = traced", c_setitem_plain, "untraced array", "loud"),
+    Case("x.resize()", c_resize),
+    Case("x.resize() to a new size", c_resize_grow, "np.resize", "loud"),
+    Case(
+        "plain[i] = traced",
+        c_setitem_plain,
+        expected="silent",
+        why="a whole-array write into an array made before the session (or a .copy() of "
+        "one) runs in C with no hook on either array; use a buffer created in the session",
+    ),
+    Case(
+        "plain_table[traced]",
+        c_plain_table_read,
+        expected="silent",
+        why="indexing an array made before the session runs in C with no hook; "
+        "np.take(table, index) or a table built in the session is a gather",
+    ),
+    Case("np.vectorize", c_vectorize, "copied from traced data", "loud"),
+    Case("np.fromiter", c_fromiter, "__float__", "loud"),
+    Case("np.apply_along_axis", c_apply_along_axis, "apply_along_axis", "loud"),
+    Case("np.save / np.load", c_save_load, "", "loud"),
     Case("Tensor.item()", c_torch_item, "item", "loud"),
     Case("int(Tensor)", c_torch_int, "__int__", "loud"),
     Case("Tensor.tolist()", c_torch_tolist, "tolist", "loud"),

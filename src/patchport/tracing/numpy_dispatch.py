@@ -77,8 +77,9 @@ def _report_orphans(args: tuple, kwargs: dict) -> None:
         return
     orphan, rec = found
     what = (
-        "an array copied from traced data without being recorded (a NumPy scalar-type "
-        "call such as np.float32(x) on an array; use x.astype(np.float32))"
+        "an array copied from traced data without being recorded (NumPy copied it in C "
+        "with no hook: a NumPy scalar type called on an array such as np.float32(x), for "
+        "which x.astype(np.float32) is traced, or a library converting it, e.g. np.vectorize)"
     )
     if orphan._pp.made_at is None:
         report_loss(rec, what)
