@@ -337,6 +337,8 @@ CASES = [
         ),
         [a((12,))],
     ),
+    ("place", lambda x, v: _placed(x, v), [a((3, 4)), a((5,), seed=2)]),
+    ("place-cycles-masked-values", lambda x: _placed(x * 0 + x, x[x > 1]), [a((4, 4), I64)]),
     # signal processing
     (
         "convolve-modes",
@@ -450,6 +452,12 @@ CASES = [
         [a((10,)), a((6, 4), I64, seed=2)],
     ),
 ]
+
+
+def _placed(x, values):  # noqa: ANN001, ANN202
+    out = x.copy()
+    np.place(out, x > 0.5, values)  # in place: the cells of the mask, in order, cycling
+    return out
 
 
 @pytest.mark.parametrize(("fn", "inputs"), [pytest.param(f, i, id=n) for n, f, i in CASES])

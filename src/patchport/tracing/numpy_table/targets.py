@@ -662,6 +662,15 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
     return out.reshape(base.shape)
 
 
+def np_place(base: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``np.place``: a copy of ``base`` whose True cells of ``mask`` (C order) take the
+    1-d ``values`` one after the other, repeated when there are fewer values than cells."""
+    flat = torch.broadcast_to(mask, base.shape).reshape(-1)
+    order = torch.clamp(torch.cumsum(flat.to(torch.int64), 0) - 1, min=0)
+    picked = values[torch.remainder(order, values.shape[0])].to(base.dtype)
+    return torch.where(flat, picked, base.reshape(-1)).reshape(base.shape)
+
+
 def np_ufunc_at(
     base: torch.Tensor, indices: list[torch.Tensor], values: torch.Tensor, reduce: str
 ) -> torch.Tensor:
