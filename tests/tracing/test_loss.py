@@ -63,6 +63,26 @@ def test_unmapped_numpy_function(arr) -> None:  # noqa: ANN001
     assert_points_here(found, "np.unique", line)
 
 
+@pytest.mark.parametrize(
+    ("culprit", "call"),
+    [
+        ("np.fft.rfft2", lambda x: np.fft.rfft2(x)),
+        ("np.linalg.eigvals", lambda x: np.linalg.eigvals(x[:, :3])),
+        ("np.lib.stride_tricks.sliding_window_view", lambda x: _windows_writeable(x)),
+    ],
+)
+def test_unmapped_function_is_named_by_its_public_path(arr, culprit: str, call) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, _ = caught_loss(lambda: (call(x), lineno())[1])
+    assert found and f"{culprit} (not mapped" in str(found[0].message), found
+
+
+def _windows_writeable(x):  # noqa: ANN001, ANN202
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    return sliding_window_view(x, (2, 2), writeable=True)
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])

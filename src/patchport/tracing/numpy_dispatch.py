@@ -313,9 +313,13 @@ _NAMES: dict[Callable, str] = {}  # NumPy function -> its name in messages
 
 
 def _qualname(func: Callable) -> str:
+    """NumPy's public path of ``func`` below ``np``: ``fft.rfft2``, ``linalg.eig``, ``pad``."""
     module = getattr(func, "__module__", "") or ""
     name = getattr(func, "__name__", repr(func))
-    return f"linalg.{name}" if module.endswith("linalg") else name
+    path = module.removeprefix("numpy").lstrip(".")
+    if not path or any(part.startswith("_") for part in path.split(".")):
+        return name
+    return f"{path}.{name}"
 
 
 # ------------------------------------------------------------------------ indexing
