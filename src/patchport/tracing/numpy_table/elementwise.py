@@ -102,15 +102,18 @@ def _imag(call: Call, val: Any) -> Any:
 def _angle(call: Call, z: Any, deg: bool = False) -> Any:
     """The phase: atan2(imag, real) as NumPy computes it (real input: 0 or pi)."""
     res = call.result.dtype
+    rec = call.rec
     if np.iscomplexobj(z):
         node = call.n(z)
-        parts = (call.rec.call(torch.imag, (node,)), call.rec.call(torch.real, (node,)))
-    else:
+        parts = (rec.call(torch.imag, (node,)), rec.call(torch.real, (node,)))
+        node = rec.call(torch.atan2, parts)
+    else:  # atan2(0, x): pi where x's sign bit is set (-0 too), NaN stays NaN
         real = call.t(z, res)
-        parts = (call.rec.call(torch.zeros_like, (real,)), real)
-    node = call.rec.call(torch.atan2, parts)
+        half_turn = rec.call(torch.full_like, (real, float(np.pi)))
+        node = rec.call(torch.where, (rec.call(torch.signbit, (real,)), half_turn, 0.0))
+        node = rec.call(torch.where, (rec.call(torch.isnan, (real,)), real, node))
     if deg:
-        node = call.rec.call(torch.mul, (node, 180 / np.pi))
+        node = rec.call(torch.mul, (node, 180 / np.pi))
     return node
 
 
