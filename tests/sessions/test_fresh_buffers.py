@@ -127,6 +127,26 @@ def test_lookup_table_built_in_the_session_is_a_gather(tmp_path):
         np.testing.assert_array_equal(replay[key], expected[key])
 
 
+def test_tables_from_numpy_window_and_frequency_functions_are_gathers(tmp_path):
+    """Tables NumPy's own functions make for user code (FFT bin frequencies, windows,
+    log-spaced grids) read with traced indices are gathers, like np.arange's."""
+
+    def peaks(spectrum):
+        k = np.argmax(spectrum, axis=0)
+        freqs = np.fft.rfftfreq(2 * (spectrum.shape[0] - 1), d=1 / 100)
+        window = np.hanning(spectrum.shape[0])
+        grid = np.logspace(0, 2, spectrum.shape[0])
+        return {"f": freqs[k], "w": window[k] * grid[k], "half": np.fft.fftfreq(8)[k % 8]}
+
+    first = {"spectrum": RNG.uniform(size=(9, 3))}
+    second = {"spectrum": RNG.uniform(size=(9, 3))}
+    replay, warned = export_and_replay(peaks, first, second, tmp_path)
+    assert not warned, [str(w.message) for w in warned]
+    expected = peaks(**second)
+    for key in expected:
+        np.testing.assert_allclose(replay[key], expected[key])
+
+
 def test_a_kernel_made_with_np_ones_reaches_a_replacement_as_a_plain_array(tmp_path):
     cv2 = pytest.importorskip("cv2")
 

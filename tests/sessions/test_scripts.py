@@ -19,7 +19,8 @@ ALIASES = Script(
 CAMERA = Script(
     "camera_from_import", lambda folder: [sys.executable, HERE / "camera_from_import.py", folder]
 )
-BACKGROUND = [ALIASES, CAMERA]
+SIGNAL = Script("signal_script", lambda folder: [sys.executable, HERE / "signal_script.py", folder])
+BACKGROUND = [ALIASES, CAMERA, SIGNAL]
 
 pytestmark = pytest.mark.slow
 
@@ -38,3 +39,11 @@ def test_from_imported_functions_in_a_script():
 def test_camera_pipeline_with_from_imports_exports_on_every_backend():
     out = CAMERA.result().output().splitlines()
     assert out == [f"{b}: replays like OpenCV" for b in ("onnx", "pt2", "jit")] * 2
+
+
+def test_spectral_pipeline_with_from_imports_in_a_script():
+    out = SIGNAL.result().output().splitlines()
+    assert out == [
+        "from-imported spectral pipeline replays",
+        "np.float32 of a traced value reported at the script line",
+    ]

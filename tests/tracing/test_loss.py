@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+import patchport
 from patchport.errors import TraceLossError, TraceLossWarning
 from patchport.tracing import Recorder, finish, trace_input, watch_natives
 
@@ -64,6 +65,26 @@ def test_unmapped_numpy_function(arr) -> None:  # noqa: ANN001
     assert_points_here(found, "np.unique", line)
 
 
+@pytest.mark.parametrize(
+    ("culprit", "call"),
+    [
+        ("np.fft.rfft2", lambda x: np.fft.rfft2(x)),
+        ("np.linalg.eigvals", lambda x: np.linalg.eigvals(x[:, :3])),
+        ("np.lib.stride_tricks.sliding_window_view", lambda x: _windows_writeable(x)),
+    ],
+)
+def test_unmapped_function_is_named_by_its_public_path(arr, culprit: str, call) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, _ = caught_loss(lambda: (call(x), lineno())[1])
+    assert found and f"{culprit} (not mapped" in str(found[0].message), found
+
+
+def _windows_writeable(x):  # noqa: ANN001, ANN202
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    return sliding_window_view(x, (2, 2), writeable=True)
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])
@@ -97,8 +118,8 @@ def test_ufunc_at_into_plain_data_warns_and_into_traced_data_is_recorded(arr) ->
 
 def test_unmapped_ndarray_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
-    found, line = caught_loss(lambda: (x.argpartition(1), lineno())[1])
-    assert_points_here(found, "ndarray.argpartition", line)
+    found, line = caught_loss(lambda: (x.compress([True, False, True], axis=0), lineno())[1])
+    assert_points_here(found, "ndarray.compress", line)
 
 
 @pytest.mark.parametrize(
@@ -302,8 +323,15 @@ def test_scalar_type_call_on_a_0d_traced_array_warns_at_its_line(arr, cast) -> N
     """``np.float32(q[0])`` gives a NumPy scalar (a Unitree deploy script's gravity from the
     IMU quaternion, written one line differently): no trace, so it is reported there."""
     rec, x = arr
-    found, line = caught_loss(lambda: (cast(x[0, 1]), lineno())[1])
-    assert_points_here(found, "np.float32(x) on a 0-d traced array", line)
+
+    def act():  # noqa: ANN202
+        g = cast(x[0, 1])  # a NumPy scalar: no trace
+        made = lineno() - 1
+        _ = x * g  # the plain number reaches a traced operation: frozen
+        return made
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "made a plain number", line)
 
 
 def test_scalar_type_call_on_a_vector_tries_no_float_conversion_loss(arr) -> None:  # noqa: ANN001
@@ -330,6 +358,75 @@ def test_unhooked_array_that_is_no_cast_warns_at_its_line(arr) -> None:  # noqa:
     assert_points_here(found, "not a cast", line)
 
 
+def test_unhooked_array_of_another_shape_warns_at_the_line_that_made_it(arr) -> None:  # noqa: ANN001
+    """An unbound ndarray method that changes the shape (NumPy's C code, no dispatch) makes
+    an orphan: it is reported at the line that made it, naming where it was first used."""
+    rec, x = arr
+    flat = np.ndarray.flatten(x)  # C code, no hook: unrecorded
+    made = lineno() - 1
+
+    def act():  # noqa: ANN202
+        _ = flat + 1
+        return lineno() - 1
+
+    found, used = caught_loss(act)
+    assert_points_here(found, "without being recorded", made)
+    assert f"first used at {HERE}:{used}" in str(found[0].message)
+
+
+@pytest.mark.parametrize("convert", ["float32", "float16", "int64", "float(np.float32)"])
+def test_numpy_scalar_made_from_a_traced_value_is_reported_at_the_conversion(
+    arr,  # noqa: ANN001
+    convert: str,
+) -> None:
+    rec, x = arr
+    total = x.sum() * 1.37  # a traced 0-d value (not a whole number)
+    scalar_type = getattr(np, convert, np.float32)
+
+    def act():  # noqa: ANN202
+        s = scalar_type(total) if convert in dir(np) else float(np.float32(total))  # no hook
+        line = lineno() - 1
+        _ = x * s  # the plain number reaches a traced operation: frozen
+        return line
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "made a plain number", line)
+    assert len(found) == 1
+
+
+@pytest.mark.parametrize("text", ["format", "str", "repr"])
+def test_number_parsed_back_from_the_text_of_a_traced_value_is_reported(
+    arr,  # noqa: ANN001
+    text: str,
+) -> None:
+    rec, x = arr
+    mean = x.mean() * 1.37
+    assert repr(mean) == repr(np.asarray(mean)[()])  # shows as the NumPy scalar it stands for
+    written = {"format": lambda v: f"{v:.4f}", "str": str, "repr": repr}[text]
+
+    def act():  # noqa: ANN202
+        act.s = float(written(mean).removeprefix("np.float64(").removesuffix(")"))
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert not found  # text alone (printing, logging) loses nothing
+    found, _ = caught_loss(lambda: (x - act.s, lineno())[1])
+    assert found and "formatted as text" in str(found[0].message)
+    assert HERE in str(found[0].message)
+
+
+def test_conversions_without_a_traced_use_and_unrelated_numbers_stay_quiet(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    total = x.sum() * 1.37
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        shown = f"{total:.3f} {total} {np.float32(total)}"  # display only
+        y = x * 2.0 + np.float32(0.125) - 1.5 + np.int64(3)
+        z = y * np.float32(1.37)  # a NumPy scalar that no traced value was turned into
+    assert shown and z.shape == (3, 4)
+    finish(rec, y)
+
+
 def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN001
     rec, x = arr
     cells = (x * 2).astype(np.int64).ravel()
@@ -343,3 +440,73 @@ def test_bincount_length_read_from_traced_data_warns(arr) -> None:  # noqa: ANN0
     assert "minlength" in str(found[0].message)
     found, _ = caught_loss(lambda: (np.bincount(cells, minlength=8), lineno())[1])
     assert not found  # the bins are stated: nothing depends on the data
+
+
+# ------------------------------------------------------- exits with no NumPy-level hook
+def test_traced_numpy_scalars_hash_like_numpy_scalars_and_warn(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    plain = {v: i for i, v in enumerate(np.asarray(x)[0])}
+
+    def act():  # noqa: ANN202
+        act.seen = {v: i for i, v in enumerate(x[0])}
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "hash()", line)
+    assert list(act.seen.values()) == list(plain.values())
+    assert [float(np.asarray(k)) for k in act.seen] == [float(k) for k in plain]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x[0])  # a 1-d array stays unhashable, as in NumPy
+
+
+def test_pickling_traced_data_warns_and_unpickles_plain_data(arr) -> None:  # noqa: ANN001
+    import pickle
+
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        act.again = pickle.loads(pickle.dumps(x * 2))
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "pickl", line)
+    assert type(act.again) is np.ndarray
+    np.testing.assert_array_equal(act.again, np.asarray(x) * 2)
+
+
+@pytest.mark.parametrize("name", ["__array__", "ctypes", "__array_interface__"])
+def test_raw_access_to_traced_data_warns(arr, name: str) -> None:  # noqa: ANN001
+    rec, x = arr
+    access = {
+        "__array__": lambda: x.__array__(),
+        "ctypes": lambda: x.ctypes.data,
+        "__array_interface__": lambda: x.__array_interface__["data"],
+    }[name]
+    found, line = caught_loss(lambda: (access(), lineno())[1])
+    message = str(found[0].message) if found else ""
+    assert name in message and HERE in message, message
+    plain = np.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        assert plain.__array__() is plain and plain.ctypes.data  # untraced: untouched
+
+
+def test_object_dtype_of_traced_data_warns_instead_of_failing(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    found, line = caught_loss(lambda: (x.astype(object), lineno())[1])
+    assert_points_here(found, "object", line)
+    boxed = x.astype(object)
+    assert boxed.dtype == object and type(boxed) is np.ndarray
+    assert boxed[0, 0] == np.asarray(x)[0, 0]
+
+
+def test_resize_of_traced_data_in_place(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    y = x * 2
+    y.resize((2, 6), refcheck=False)  # same size: a reshape in place, recorded
+    assert y.shape == (2, 6)
+    with pytest.raises(patchport.PatchportError, match=r"ndarray.resize.*np.resize"):
+        (x * 3).resize((5, 5), refcheck=False)
+    gm = finish(rec, y)
+    fresh = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    np.testing.assert_allclose(gm(torch.from_numpy(fresh)).numpy(), (fresh * 2).reshape(2, 6))

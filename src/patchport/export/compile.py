@@ -17,7 +17,13 @@ import numpy as np
 
 from ..bundle.pipeline import graph_ports, run_order, split_edges
 from ..bundle.spec import SYSTEM_KEY, digests_of, system_info, write_spec
-from ..errors import ExportBackendError, PatchDefinitionError, PatchStateError, ValidationError
+from ..errors import (
+    ExportBackendError,
+    OnnxKernelError,
+    PatchDefinitionError,
+    PatchStateError,
+    ValidationError,
+)
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
@@ -387,6 +393,28 @@ def compile_graph(
         return build_then_swap(session.directory, functools.partial(_compile, session, options))
 
 
+def _refuse_complex_onnx_ports(traces: list[NodeTrace]) -> None:
+    """Raise :class:`OnnxKernelError` for a complex input or output of an ONNX node: ONNX
+    files hold complex tensors as real pairs, so such a port would change shape and dtype
+    (refused before any model is written; complex values inside a graph are fine)."""
+    lines = [
+        f"  {trace.name + '/' + port.name!r} is {port.dtype}"
+        for trace in traces
+        if trace.export_with in ("onnx", "onnx-torchscript")
+        for port in (*trace.inputs, *trace.outputs)
+        if port.dtype.startswith("complex")
+    ]
+    if lines:
+        raise OnnxKernelError(
+            "compile_graph(): ONNX files hold complex tensors as real pairs, so these ports "
+            "cannot keep their dtype:\n"
+            + "\n".join(lines)
+            + "\nfix: return real data from the node (np.abs(s), s.real and s.imag, or "
+            "np.angle(s)), or export it with export_with='pt2' or 'jit', which keep complex "
+            "ports."
+        )
+
+
 def _stopped_session() -> Session:
     """The one session compile_graph compiles: the last one stopped."""
     if current_session() is not None:
@@ -425,6 +453,7 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
         )
     refuse_narrowings([t for t in nodes.values() if not t.skip_export])
     refuse_dynamic_feedback(list(nodes.values()))
+    _refuse_complex_onnx_ports([t for t in nodes.values() if not t.skip_export])
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}
     for index, (name, trace) in enumerate(nodes.items(), 1):

@@ -5,7 +5,8 @@ traced write.
 A plain ndarray's ``__setitem__`` gives Python no hook, so the session's creation
 replacements (``np.zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``identity``) return
 a :class:`TracedArray` view that belongs to no recorder when the caller is user code
-(the alias scan's user-module rule); library calls get the original's plain array. Such
+(the alias scan's user-module rule); library calls get the original's plain array. NumPy's
+table makers called from user code (``np.hanning``, ``np.fft.rfftfreq``...) do the same. Such
 a buffer behaves as plain data until traced data is written into it (any write form:
 ``[...] =``, ``np.copyto``, ``np.put``, ``out=``); then its content before the write
 becomes the graph's starting value (``torch.full`` when uniform, else a constant) and
@@ -75,9 +76,24 @@ def _creation(original: Callable) -> Callable:
     return replacement
 
 
+# NumPy functions that build tables for user code from sizes alone (windows, FFT bin
+# frequencies, log grids): a table read with traced indices is a gather, as np.arange's is
+TABLE_MAKERS = (
+    (np, "hanning"),
+    (np, "hamming"),
+    (np, "blackman"),
+    (np, "bartlett"),
+    (np, "kaiser"),
+    (np, "logspace"),
+    (np, "geomspace"),
+    (np.fft, "fftfreq"),
+    (np.fft, "rfftfreq"),
+)
+
 # (module, attribute) -> replacement; installed by the session with the interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
-    (np, name): _creation(getattr(np, name)) for name in CREATION_NAMES
+    (module, name): _creation(getattr(module, name))
+    for module, name in (*((np, n) for n in CREATION_NAMES), *TABLE_MAKERS)
 }
 
 

@@ -1,7 +1,8 @@
 """NumPy <-> torch conversions that keep traced data traced.
 
-``torch.from_numpy``, ``torch.as_tensor``, ``torch.tensor``, ``np.asarray``, ``np.array``
-and ``np.ascontiguousarray`` are C functions that would silently drop the trace. This
+``torch.from_numpy``, ``torch.as_tensor``, ``torch.tensor``, ``np.asarray``, ``np.array``,
+``np.ascontiguousarray`` and ``np.frombuffer`` are C functions that would silently drop the
+trace (the last three also read a traced array's memory through a ``memoryview``). This
 module provides traced replacements (``REPLACEMENTS``) and :func:`interop_patch_infos`,
 the PatchInfo objects a session installs; :func:`interop_patches` applies the same ones
 for a block (the engine's tests and benchmarks).
@@ -19,6 +20,7 @@ import torch
 from ..patching import PatchDetails, PatchFamily, PatchInfo
 from ..patching.source_diff import wraps_original
 from .dtypes import (
+    HELD_AS_INT64,
     NP_TO_TORCH,
     real_torch_dtype,
     to_numpy_side,
@@ -39,6 +41,7 @@ _ORIGINALS: dict[str, Callable] = {
     "np.asarray": np.asarray,
     "np.array": np.array,
     "np.ascontiguousarray": np.ascontiguousarray,
+    "np.frombuffer": np.frombuffer,
 }
 
 
@@ -101,6 +104,8 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
 
     def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
         rec = active_recorder(a)
+        if rec is None and type(a) is memoryview and _traced_buffer(a) is not None:
+            return replacement(_memory_of(a), *args, **kwargs)
         if rec is None:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
             if rec is None:
@@ -120,6 +125,9 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         result = original(data, *args, **kwargs)
         if not isinstance(result, np.ndarray):
             return result
+        if result.dtype not in NP_TO_TORCH and result.dtype not in HELD_AS_INT64:
+            report_loss(rec, f"{name}(..., dtype={result.dtype}) of traced data (no torch dtype)")
+            return result
         node = a._pp.node
         if type(a) is TracedArray:
             if torch_dtype(result.dtype) != torch_dtype(a.dtype):
@@ -133,6 +141,67 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         return make_traced(rec, result, node)
 
     return wraps_original(original)(replacement)  # NumPy's name, doc, signature
+
+
+def _traced_buffer(buffer: Any) -> TracedArray | None:
+    """The active traced array whose memory ``buffer`` is: the array, or a memoryview of it
+    (``memoryview(x)``, ``x.data``, a cast or slice of one)."""
+    if type(buffer) is memoryview:
+        try:
+            buffer = buffer.obj
+        except ValueError:  # released
+            return None
+    if type(buffer) is TracedArray and active_recorder(buffer) is not None:
+        return buffer
+    return None
+
+
+def _memory_node(source: TracedArray, result: np.ndarray) -> Any:
+    """Node of ``result``, a plain array over ``source``'s memory: the same array, or (for
+    C-contiguous data) the same bytes read as another dtype from an item offset; else None."""
+    rec = source._pp.rec
+    base = np.ndarray.view(source, np.ndarray)
+    start = result.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    same = (result.shape, result.strides, result.dtype) == (base.shape, base.strides, base.dtype)
+    if start == 0 and same:
+        return source._pp.node
+    item = result.dtype.itemsize
+    if not (base.flags.c_contiguous and result.flags.c_contiguous) or start % item:
+        return None
+    if start < 0 or start + result.nbytes > base.nbytes or base.nbytes % item:
+        return None
+    node = rec.call(torch.reshape, (to_torch_side(rec, source._pp.node, base.dtype), (-1,)))
+    if result.dtype != base.dtype:
+        node = rec.call("view", (node, real_torch_dtype(result.dtype)), None, "call_method")
+    if start or result.size != base.nbytes // item:
+        node = rec.call(torch.narrow, (node, 0, start // item, result.size))
+    node = rec.call(torch.reshape, (node, result.shape))
+    return to_numpy_side(rec, node, result.dtype)
+
+
+def _memory_of(buffer: memoryview) -> Any:
+    """``np.asarray(buffer)`` (no copy) traced as the bytes of the traced array under it."""
+    source = _traced_buffer(buffer)
+    result = _ORIGINALS["np.asarray"](buffer)
+    node = _memory_node(source, result)
+    if node is None:
+        report_loss(source._pp.rec, "a memoryview of traced data read as an array")
+        return result
+    return make_traced(source._pp.rec, result, node)
+
+
+def frombuffer(buffer: Any, *args: Any, **kwargs: Any) -> Any:
+    """``np.frombuffer`` of a traced array (or a memoryview of one): the same bytes, traced."""
+    source = _traced_buffer(buffer)
+    original = _ORIGINALS["np.frombuffer"]
+    if source is None:
+        return original(buffer, *args, **kwargs)
+    result = original(buffer, *args, **kwargs)
+    node = _memory_node(source, result)
+    if node is None:
+        report_loss(source._pp.rec, "np.frombuffer() of traced data at this offset or layout")
+        return result
+    return make_traced(source._pp.rec, result, node)
 
 
 def _eager_tree(data: Any) -> Any:
@@ -183,6 +252,7 @@ tensor = wraps_original(_ORIGINALS["torch.tensor"])(tensor)
 asarray = _numpy_entry("np.asarray")
 array = _numpy_entry("np.array", fresh_tables=True)
 ascontiguousarray = _numpy_entry("np.ascontiguousarray")
+frombuffer = wraps_original(_ORIGINALS["np.frombuffer"])(frombuffer)
 
 # (module, attribute) -> traced replacement; what a session installs as interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
@@ -192,6 +262,7 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (np, "asarray"): asarray,
     (np, "array"): array,
     (np, "ascontiguousarray"): ascontiguousarray,
+    (np, "frombuffer"): frombuffer,
     **ARANGE_REPLACEMENTS,
 }
 

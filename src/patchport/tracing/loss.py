@@ -57,6 +57,19 @@ def report_loss(recorder: Recorder | None, what: str, consequence: str | None = 
     return where
 
 
+def report_loss_at(
+    recorder: Recorder | None, filename: str, lineno: int, what: str, consequence: str
+) -> None:
+    """:func:`report_loss` for a loss found after the fact: the warning points at the user's
+    line that made it (``filename:lineno``), which is no longer on the stack."""
+    message = f"trace lost at {filename}:{lineno}: {what}; {consequence}"
+    if recorder is not None:
+        recorder.losses.append(message)
+        if recorder.strict:
+            raise TraceLossError(message)
+    warnings.warn_explicit(message, TraceLossWarning, filename, lineno)
+
+
 def _level_of(target: FrameType | None) -> int:
     """``stacklevel`` making a warning from ``report_loss`` point at frame ``target``."""
     frame, level = sys._getframe(2), 2

@@ -54,6 +54,8 @@ class Recorder:
         # content of arrays made before the session at their first traced write; checked
         # when the graph is sealed (see prior_buffers)
         self.prior_starts: list[tuple[Any, tuple[int, ...], str, str]] = []
+        # numbers copied out of the trace with no hook (np.float32(x)), see unhooked
+        self.unhooked: dict[Any, Any] = {}
         self.input_names: list[str] = []
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}

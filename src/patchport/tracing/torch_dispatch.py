@@ -23,6 +23,7 @@ from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
 from .torchscript import _SCRIPT_METHOD, record_script_call
 from .trace_state import TraceState
+from .unhooked import check_numbers
 from .values import (
     TracedArray,
     TracedTensor,
@@ -208,6 +209,8 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None:
         with _DISABLE():
             return func(*args, **kwargs)
+    if rec.unhooked:
+        check_numbers(rec, args, kwargs)
     if type(func) is _SCRIPT_METHOD:
         return record_script_call(rec, func, args, kwargs)
     kind, target, op = _plan(func)
@@ -307,6 +310,8 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     rec = first._pp.rec
     if rec is None or not rec.active:
         return None
+    if rec.unhooked:
+        check_numbers(rec, args)
     nodes = []
     for a in args:
         kind = type(a)

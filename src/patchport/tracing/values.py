@@ -108,11 +108,11 @@ def _find_in(obj: Any) -> Recorder | None:
     return None
 
 
-def orphan_recorder(*structures: Any) -> Recorder | None:
-    """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
-    with no node, made from traced data by a copy NumPy gives no hook for (an unbound
-    ``np.ndarray`` method of another shape); it is claimed here so that each orphan is
-    reported once."""
+def find_orphan(*structures: Any) -> tuple[TracedArray, Recorder] | None:
+    """An orphan in ``structures``: a TracedArray of an active recorder with no node, made
+    from traced data by a copy NumPy gives no hook for (``np.float32(x)`` on an array); its
+    recorder is cleared here so that each orphan is reported once (its ``_pp.made_at``
+    says where it was made, when known)."""
     if not _ACTIVE_COUNT[0]:
         return None
     stack = list(structures)
@@ -125,7 +125,7 @@ def orphan_recorder(*structures: Any) -> Recorder | None:
             if rec is not None and rec.active and state.node is None and state.fresh is None:
                 if state.view_of is None:
                     state.rec = None
-                    return rec
+                    return item, rec
         elif kind is tuple or kind is list:
             stack.extend(item)
         elif kind is dict:

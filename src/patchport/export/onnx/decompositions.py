@@ -1,6 +1,7 @@
 """Torch ops that torch.onnx cannot convert, rewritten in ops it can, for ONNX export only.
 
-``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation.
+``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation, and
+torch.onnx's ``atan2`` and ``signbit`` misread signed zeros.
 Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
 decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
 prefix product), which export to plain ONNX operators. Shifts by a tensor (no
@@ -12,6 +13,7 @@ Other backends keep the originals.
 from __future__ import annotations
 
 import copy
+import math
 import operator
 from typing import Any
 
@@ -207,6 +209,32 @@ def onnx_np_divmod(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torc
     return onnx_np_floor_divide(x, y), onnx_np_remainder(x, y)
 
 
+def onnx_signbit(x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.signbit`` that sees -0.0 (torch.onnx's is ``x < 0``): a zero's sign is that of
+    its reciprocal, an infinity."""
+    if not x.is_floating_point():
+        return x < 0
+    return torch.where(x == 0, torch.reciprocal(x) < 0, x < 0)
+
+
+def onnx_atan2(y: torch.Tensor, x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.atan2`` with C's quadrant rules (torch.onnx's puts atan2(+0, -1) at -pi and
+    atan2(0, -0) at 0): the sign bits of ``y`` and ``x`` pick the half-turn, zeros and
+    infinities take their limits."""
+    if not y.is_floating_point() or not x.is_floating_point():
+        y, x = y.to(torch.float32), x.to(torch.float32)
+    y, x = torch.broadcast_tensors(y, x)
+    half_turn = torch.where(onnx_signbit(y), -math.pi, math.pi).to(y.dtype)
+    left = onnx_signbit(x)
+    out = torch.atan(y / x)
+    out = torch.where(left, out + half_turn, out)
+    zeros = (y == 0) & (x == 0)
+    out = torch.where(zeros, torch.where(left, half_turn, y), out)
+    corners = torch.isinf(y) & torch.isinf(x)
+    corner = torch.where(left, 0.75 * math.pi, 0.25 * math.pi).to(y.dtype)
+    return torch.where(corners, torch.where(onnx_signbit(y), -corner, corner), out)
+
+
 def _table_decompositions() -> dict[Any, Any]:
     """Swaps for the NumPy table's own graph helpers (imported on first use)."""
     from ...tracing.numpy_table import np_argsort
@@ -228,6 +256,9 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.cumprod: onnx_cumprod,
     torch.floor_divide: onnx_floor_divide,
     torch.remainder: onnx_remainder,
+    torch.atan2: onnx_atan2,
+    torch.signbit: onnx_signbit,
+    torch.arctan2: onnx_atan2,
     operator.floordiv: onnx_floor_divide,
     operator.mod: onnx_remainder,
     operator.lshift: onnx_lshift,
@@ -250,6 +281,8 @@ _METHODS = {
     "bitwise_right_shift": onnx_rshift,
     "clamp": onnx_clamp,
     "clip": onnx_clamp,
+    "atan2": onnx_atan2,
+    "signbit": onnx_signbit,
 }
 
 
