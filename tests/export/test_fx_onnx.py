@@ -65,6 +65,10 @@ def torch_calls(x):
         "cat": torch.cat([flat, head], dim=1).transpose(0, 1),
         "narrow": conv.narrow(3, 1, 3).sum(-1),
         "gather": torch.gather(conv.reshape(-1), 0, torch.arange(0, 40, 3)),  # int32 index
+        # whole-tensor and elementwise forms of Tensor.max / min (equalizeHist's darkest value)
+        "extremes": conv.max() - conv.min() + torch.max(conv, conv * 0.5).sum(),
+        "reorder": conv[..., [2, 0, 1]] + conv[:, [3, 1]].sum(),  # index lists: constant Gathers
+        "int_min": image.reshape(-1).mul(255).long().min().reshape(1),
         "histogram": torch.zeros(16, dtype=torch.int64).scatter_add(
             0, (image.reshape(-1) * 15).long(), (image.reshape(-1) > 0.5).long()
         ),

@@ -324,7 +324,7 @@ def _where(b: Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any 
     return b.cast(result, compute, out.dtype)
 
 
-def _extreme_op(op: str) -> Emitter:
+def extreme_op(op: str) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
         if _stays_uint8(out, x, y):
             compute = torch.uint8
@@ -337,8 +337,8 @@ def _extreme_op(op: str) -> Emitter:
     return emit
 
 
-emits("maximum")(_extreme_op("Max"))
-emits("minimum")(_extreme_op("Min"))
+emits("maximum")(extreme_op("Max"))
+emits("minimum")(extreme_op("Min"))
 
 
 @emits("__lshift__", "bitwise_left_shift")

@@ -16,6 +16,7 @@ from .registry import emits
 @emits("__getitem__")
 def _getitem(b: Builder, out: torch.Tensor, x: torch.Tensor, index: Any) -> str:
     items = index if isinstance(index, tuple) else (index,)
+    items = tuple(_as_index_tensor(i) for i in items)  # x[..., [2, 1, 0]]: a constant Gather
     if any(isinstance(i, torch.Tensor) for i in items):
         return _gather_index(b, out, x, items)
     if any(not (i is None or i is Ellipsis or type(i) in (int, slice)) for i in items):
@@ -52,6 +53,13 @@ def _getitem(b: Builder, out: torch.Tensor, x: torch.Tensor, index: Any) -> str:
     if tuple(out.shape) == tuple(sliced) and axes:
         return name  # no axis dropped or added: the Slice is the result
     return b.node("Reshape", [name, b.ints(out.shape)])
+
+
+def _as_index_tensor(item: Any) -> Any:
+    """A list of Python ints in an index is the integer tensor NumPy and torch take it for."""
+    if isinstance(item, list) and item and all(type(v) is int for v in item):
+        return torch.tensor(item, dtype=torch.int64)
+    return item
 
 
 def _gather_index(b: Builder, out: torch.Tensor, x: torch.Tensor, items: tuple) -> str:

@@ -8,7 +8,7 @@ import torch
 
 from ...errors import Untranslatable
 from .builder import Builder, onnx_arithmetic_dtype
-from .elementwise import truth
+from .elementwise import extreme_op, truth
 from .registry import Emitter, emits
 
 
@@ -63,6 +63,20 @@ emits("all")(_all_any("ReduceMin"))
 emits("any")(_all_any("ReduceMax"))
 
 
-@emits("max", "min")
-def _max_min(b: Builder, out: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
-    raise Untranslatable("max/min")  # dim forms return (values, indices)
+def _max_min(reduce: str, pairwise: str) -> Emitter:
+    """``x.max()`` (the whole tensor) and ``x.max(other)`` (elementwise); the dim forms
+    return (values, indices) and go to torch.onnx."""
+    whole, elementwise = _reduce(reduce), extreme_op(pairwise)
+
+    def emit(b: Builder, out: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+        if not args and not kwargs:
+            return whole(b, out, x)
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            return elementwise(b, out, x, args[0])
+        raise Untranslatable(f"{reduce} over a dim (values and indices)")
+
+    return emit
+
+
+emits("max")(_max_min("ReduceMax", "Max"))
+emits("min")(_max_min("ReduceMin", "Min"))
