@@ -45,6 +45,11 @@ def last_session() -> Session | None:
     return SESSIONS.current or SESSIONS.last
 
 
+def forget_last_session() -> None:
+    """Drop the last stopped session (what ``compile_graph`` would compile); no-op if none."""
+    SESSIONS.last = None
+
+
 def require_session(caller: str) -> Session:
     """The active session, or a clear error naming ``caller``."""
     session = SESSIONS.current
