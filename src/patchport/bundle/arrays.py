@@ -137,10 +137,11 @@ class TorchArrays:
             return torch.randint(0, 2, shape).to(torch.bool)
         return torch.randint(0, 256, shape).to(dtype)
 
-    def load(self, path: str) -> dict[str, Any]:
-        from safetensors.torch import load_file
+    def loads(self, data: bytes) -> dict[str, Any]:
+        """A safetensors file's tensors, from its bytes."""
+        from safetensors.torch import load
 
-        return load_file(path)
+        return load(data)
 
 
 class NumpyArrays:
@@ -179,10 +180,11 @@ class NumpyArrays:
             return np.random.randint(0, 2, shape).astype(dtype)
         return np.random.randint(0, 256, shape).astype(dtype)
 
-    def load(self, path: str) -> dict[str, Any]:
-        from safetensors.numpy import load_file
+    def loads(self, data: bytes) -> dict[str, Any]:
+        """A safetensors file's arrays, from its bytes."""
+        from safetensors.numpy import load
 
-        return load_file(path)
+        return load(data)
 
 
 def arrays_for(choice: str | None) -> TorchArrays | NumpyArrays:

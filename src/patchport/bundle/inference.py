@@ -26,6 +26,7 @@ import numpy as np
 
 from .arrays import arrays_for, numpy_dtype, numpy_tensor
 from .bundle_safety import read_verified
+from .initial_values import checked_initial_values, read_initial_values
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
 from .loaders import load_runner
@@ -99,6 +100,8 @@ class InferenceManager:
         self._routes = merge_flows(self.data_flow, self.feedback_flow)
         self._slots_out = set(self.outputs)
         self._check_routes()
+        initial_file = self.pipeline.get("initial_values")
+        initial_data = read_initial_values(self.path, initial_file) if initial_file else None
         if arrays not in (None, "torch", "numpy"):
             raise ValueError(f"InferenceManager(arrays={arrays!r}): use 'torch', 'numpy' or None.")
         # all ports static: run_policy refuses any other shape or dtype, so a runtime that
@@ -113,6 +116,11 @@ class InferenceManager:
         self._arrays = arrays_for(arrays)  # after loading: a .pt/.pt2 model imports torch
         self._tensor = self._arrays.native if self._arrays.name == "torch" else None
         self._runners = {node: self._converted(run) for node, run in self._loaded.items()}
+        self._initial = (
+            checked_initial_values(initial_data, initial_file, self.models, self._arrays)
+            if initial_data is not None
+            else {}
+        )
         self.nodes = {
             node: NodeInfo(
                 node,
@@ -290,19 +298,12 @@ class InferenceManager:
             for p in model["outputs"] or []
             if f"{node}/{p['name']}" in self._slots_out
         }
-        filename = self.pipeline.get("initial_values")
-        if filename:
-            self._load_initial_values(filename)
+        for key, value in self._initial.items():  # feedback inputs start from them
+            node, _, port = key.partition("/")
+            self._buffers[node][port] = self._arrays.copy(value)
         self._steps = self._plan()
         self._fast = self._fast_checks()
         self._viewed: dict[str, tuple[Any, Any]] = {}  # key -> (NumPy array, its tensor)
-
-    def _load_initial_values(self, filename: str) -> None:
-        """Feedback inputs start from the values saved beside the YAML (safetensors)."""
-        for key, value in self._arrays.load(str(self.path.parent / filename)).items():
-            self._port(key)
-            node, _, port = key.partition("/")
-            self._buffers[node][port] = value
 
     def set_input_value(self, node_name: str, input_name: str, value: Any) -> None:
         """Write one input buffer (copied into it; shape and dtype are kept)."""
