@@ -11,6 +11,7 @@ import torch
 import patchport
 from patchport import annotate
 from patchport.errors import PatchMismatchError, PatchRestoreWarning, TraceLossWarning
+from patchport.sessions.lifecycle import current_session
 
 from . import alias_user
 
@@ -95,12 +96,34 @@ def test_patching_needs_global_patching():
         )
 
 
-def test_start_while_active_is_refused():
+def test_start_inside_a_session_block_is_refused():
     with patchport.session("first"):
         with pytest.raises(RuntimeError, match="session 'first' is still active"):
             patchport.start("second")
     with pytest.raises(RuntimeError, match="no tracing session is active"):
         patchport.stop()
+
+
+def test_start_after_an_unstopped_start_replaces_it_as_leapp_does(tmp_path):
+    """LEAPP's start() warns and begins a new graph when the last one was never stopped (a
+    failed test, a re-run notebook cell); the abandoned session's patches are restored
+    first, so nothing of it stays patched and no patches mix."""
+    original = cv2.cvtColor
+    patch = patchport.FunctionPatch(cv2, "cvtColor", flip_channels)
+    abandoned = patchport.start("abandoned", save_path=tmp_path, patching=[patch])
+    annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})  # never finished
+    with pytest.warns(patchport.PatchportWarning, match="'abandoned' was still active.*stop"):
+        patchport.start("fresh", save_path=tmp_path)
+    try:
+        assert not abandoned.active and current_session().name == "fresh"
+        assert list(patchport.ExportManager().nodes) == []
+        frame = annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})
+        with pytest.warns(TraceLossWarning, match="cvtColor"):  # watched, not flipped
+            cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+        annotate.output_tensors("n", {"y": frame + 1})
+    finally:
+        patchport.stop()
+    assert cv2.cvtColor is original
 
 
 class FrozenModule(types.ModuleType):

@@ -19,6 +19,7 @@ from typing import Any
 from .._stack import user_stacklevel
 from ..errors import (
     PatchDefinitionError,
+    PatchportWarning,
     PatchStateError,
     PatchTargetError,
     TraceLossError,
@@ -195,11 +196,6 @@ def start(
     nodes described but not exported, ``max_cached_io`` passes per node are kept for
     validation.
     """
-    if SESSIONS.current is not None:
-        raise PatchStateError(
-            f"patchport.start({name!r}): session {SESSIONS.current.name!r} is still active; call "
-            f"patchport.stop() before starting another (its patches would otherwise mix)."
-        )
     check_start_arguments(name, save_path)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
@@ -208,6 +204,8 @@ def start(
             "module attributes for the whole process, which global_patching=False forbids. "
             "Use global_patching=True (the default) or drop patching=."
         )
+    if SESSIONS.current is not None:  # after the arguments are known valid
+        _replace_unstopped(name)
     session = Session(
         name=name,
         directory=Path(save_path) / name,
@@ -253,6 +251,31 @@ def _set_leapp_options(session: Session, dry_run: Any, non_traced: Any, max_cach
     session.dry_run = bool(dry_run)
     session.non_traced = frozenset(names)
     session.max_cached_io = max_cached_io
+
+
+def _replace_unstopped(name: str) -> None:
+    """A second ``start`` while a session is active: refused inside ``with session(...)``
+    (the block owns it); after a plain ``start`` it ends the old session with a warning and
+    drops its nodes, as LEAPP's ``start`` begins a new graph (a failed test, a re-run cell)."""
+    old = SESSIONS.current
+    if old.scoped:
+        raise PatchStateError(
+            f"patchport.start({name!r}): session {old.name!r} is still active (its "
+            f"`with patchport.session(...)` block owns it); start the new session after the "
+            f"block ends."
+        )
+    warnings.warn(
+        f"patchport.start({name!r}): session {old.name!r} was still active (never stopped); "
+        f"it is ended now and its nodes are dropped, as LEAPP's start() does. Call "
+        f"patchport.stop() first to compile it.",
+        PatchportWarning,
+        stacklevel=user_stacklevel(),
+    )
+    try:
+        for node in old.nodes.values():
+            node.close()
+    finally:
+        _release(old, remember=False)
 
 
 def stop() -> Session:
@@ -305,6 +328,7 @@ def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[
     try:
         try:
             active = start(name, save_path, **options)
+            active.scoped = True
             yield active
         finally:
             if active is not None and SESSIONS.current is active:
