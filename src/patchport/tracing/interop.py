@@ -10,6 +10,7 @@ for a block (the engine's tests and benchmarks).
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -98,8 +99,15 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
     """A traced ``np.asarray``-like entry; with ``fresh_tables``, a new array user code
     builds from Python lists is a fresh buffer (see fresh)."""
     original = _ORIGINALS[name]
+    first = _first_parameter(original)  # np.array's is "object", np.asarray's "a"
 
-    def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
+    def replacement(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            a, args = args[0], args[1:]
+        elif first in kwargs:
+            a = kwargs.pop(first)
+        else:
+            return original(*args, **kwargs)  # NumPy's own error for a missing argument
         rec = active_recorder(a)
         if rec is None:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
@@ -133,6 +141,14 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         return make_traced(rec, result, node)
 
     return wraps_original(original)(replacement)  # NumPy's name, doc, signature
+
+
+def _first_parameter(function: Callable) -> str:
+    """The name of ``function``'s first parameter, for keyword calls (``np.array(object=x)``)."""
+    try:
+        return next(iter(inspect.signature(function).parameters))
+    except (StopIteration, TypeError, ValueError):
+        return "a"
 
 
 def _eager_tree(data: Any) -> Any:
