@@ -266,3 +266,26 @@ def test_a_single_restore_error_is_raised_as_it_is():
             details.restore()
     finally:
         PatchInfo.undo(details[0])
+
+
+def test_yobx_attribute_names():
+    """yobx's tests read ``details.patched``, ``patch.function_to_patch`` and ``to_tuple()``."""
+    import types
+
+    module = types.ModuleType("yobx_names_target")
+
+    def target(x):
+        return x
+
+    def replacement(x):
+        return x + 1
+
+    module.target = target
+    info = PatchInfo.make(replacement, module, "target", family="demo")
+    details = PatchDetails([info])
+    assert details.patched == [info]
+    assert info.function_to_patch is target  # before, while and after being applied
+    with details:
+        assert info.function_to_patch is target and module.target(1) == 2
+        assert info.to_tuple() == ("demo", target, replacement)
+    assert info.function_to_patch is target
