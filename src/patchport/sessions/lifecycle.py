@@ -275,7 +275,7 @@ def _replace_unstopped(name: str) -> None:
         for node in old.nodes.values():
             node.close()
     finally:
-        _release(old, remember=False)
+        _release_surely(old, remember=False)
 
 
 def stop() -> Session:
@@ -291,9 +291,19 @@ def stop() -> Session:
                     stacklevel=user_stacklevel(),
                 )
     finally:
-        _release(session, remember=True)
+        _release_surely(session, remember=True)
     logger.info("patchport: session %r stopped", session.name)
     return session
+
+
+def _release_surely(session: Session, remember: bool) -> None:
+    """:func:`_release`, run again when an interrupt or error cut it short (it is
+    idempotent), so a Ctrl-C inside ``stop()`` leaves no session half-active."""
+    try:
+        _release(session, remember)
+    except BaseException:
+        _release(session, remember)
+        raise
 
 
 def _release(session: Session, remember: bool) -> None:
