@@ -1,6 +1,8 @@
 """FunctionPatch validation, all-or-nothing install, restore, and the replacement rules."""
 
+import sys
 import threading
+import warnings
 import types
 
 import cv2
@@ -346,3 +348,44 @@ def test_strict_session_raises_on_trace_loss(frame):
         traced = annotate.input_tensors("n", {"bgr": frame})
         with pytest.raises(patchport.TraceLossError, match="cv2.GaussianBlur"):
             cv2.GaussianBlur(traced, (3, 3), 0)
+
+
+def test_an_error_inside_a_replacement_names_it_and_the_users_call(tmp_path):
+    """The replacement's own exception propagates unchanged (type and message), with a
+    note naming the replacement, what it replaces and the user's line that called it."""
+    if sys.version_info < (3, 11):
+        pytest.skip("exception notes need Python 3.11")
+
+    def broken(src, code, dst=None, dstCn=0):
+        raise ValueError("unsupported code")
+
+    def too_few(src):
+        return src
+
+    for replacement, kind, phrase in (
+        (broken, ValueError, "unsupported code"),
+        (too_few, TypeError, "positional argument"),
+    ):
+        with patchport.session(
+            "err",
+            save_path=tmp_path,
+            patching=[patchport.FunctionPatch(cv2, "cvtColor", replacement)],
+        ):
+            x = annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})
+            with pytest.raises(kind, match=phrase) as caught:
+                cv2.cvtColor(x, cv2.COLOR_BGR2RGB)
+            annotate.output_tensors("n", {"y": x + 1})
+        (note,) = caught.value.__notes__
+        assert f"{replacement.__name__}, the replacement of cv2.cvtColor" in note
+        assert f"{__file__}:" in note
+
+
+def test_an_exception_leaving_a_session_block_is_not_buried_in_warnings(tmp_path):
+    """`with session(...)` left by an exception: the exception is the report; no extra
+    'node was never finished' warning for the node it interrupted."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        with pytest.raises(ZeroDivisionError):
+            with patchport.session("abort", save_path=tmp_path):
+                annotate.input_tensors("n", {"x": np.zeros(3)})
+                1 / 0  # noqa: B018

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import types
 import warnings
 from collections.abc import Iterable, Iterator
@@ -280,10 +281,16 @@ def _replace_unstopped(name: str) -> None:
 
 def stop() -> Session:
     """Close the active session: unfinished nodes are closed, every patch is restored."""
+    return _stop(warn_unfinished=True)
+
+
+def _stop(warn_unfinished: bool) -> Session:
+    """``stop()``; without the unfinished-node warnings when an exception ends the
+    session (the exception is the report)."""
     session = require_session("patchport.stop()")
     try:
         for node in session.nodes.values():
-            if node.close():  # it was never finished
+            if node.close() and warn_unfinished:  # it was never finished
                 warnings.warn(
                     f"patchport.stop(): node {node.name!r} was never finished with "
                     f"annotate.output_tensors({node.name!r}, ...); it will not be exported.",
@@ -342,7 +349,7 @@ def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[
             yield active
         finally:
             if active is not None and SESSIONS.current is active:
-                stop()
+                _stop(warn_unfinished=sys.exc_info()[0] is None)
     except BaseException:
         if active is not None:
             _release(active, remember=True)  # finishes a stop() an interrupt cut short
