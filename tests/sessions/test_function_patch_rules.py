@@ -2,8 +2,8 @@
 
 import sys
 import threading
-import warnings
 import types
+import warnings
 
 import cv2
 import numpy as np
