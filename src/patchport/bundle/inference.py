@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UnknownPolicyInputError
 from .arrays import arrays_for, numpy_dtype, numpy_tensor
 from .bundle_safety import read_verified
 from .initial_values import checked_initial_values, read_initial_values
@@ -272,8 +273,9 @@ class InferenceManager:
         for description in (self.models.get(node) or {}).get("inputs") or []:
             if description["name"] == port:
                 return description
-        raise KeyError(
-            f"InferenceManager: {key!r} is not a node input; pipeline inputs: {self.inputs}."
+        raise UnknownPolicyInputError(
+            f"InferenceManager: {key!r} is not a node input; pipeline inputs: {self.inputs} "
+            f"(every node input is addressable as 'node/port')."
         )
 
     def reset(self) -> None:

@@ -35,6 +35,7 @@ from .dynamic_check import (
     dynamic_axes,
     generated_size_problems,
     merge_smallest,
+    refuse_changed_samples,
     refuse_dynamic_feedback,
     refuse_narrowings,
     smallest_sizes,
@@ -441,7 +442,9 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
             f"call annotate.output_tensors(...) for each node."
         )
     skip = {name: options.dry_run or t.skip_export for name, t in nodes.items()}
-    refuse_narrowings([t for name, t in nodes.items() if not skip[name]])
+    exported = [t for name, t in nodes.items() if not skip[name]]
+    refuse_changed_samples(exported)
+    refuse_narrowings(exported)
     refuse_dynamic_feedback(list(nodes.values()))
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}

@@ -198,6 +198,19 @@ def start(
     validation.
     """
     check_start_arguments(name, save_path)
+    _check_flags(
+        strict=strict,
+        verbose=verbose,
+        dry_run=dry_run,
+        global_patching=global_patching,
+        patch_aliases=patch_aliases,
+    )
+    if verify not in (None, True, False):
+        raise PatchDefinitionError(
+            f"patchport.start(verify={verify!r}): expected True, False or None (the default: "
+            f"warn on a mismatch)."
+        )
+    options = _leapp_options(dry_run, non_traced, max_cached_io)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
         raise PatchDefinitionError(
@@ -215,7 +228,7 @@ def start(
         verbose=verbose,
         patches=PatchDetails(),
     )
-    _set_leapp_options(session, dry_run, non_traced, max_cached_io)
+    session.dry_run, session.non_traced, session.max_cached_io = options
     session.collector = hold_collector()  # before the session's own allocations
     try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
         details = session.patches
@@ -235,23 +248,34 @@ def start(
         raise
 
 
-def _set_leapp_options(session: Session, dry_run: Any, non_traced: Any, max_cached_io: Any) -> None:
-    """Check and store start()'s LEAPP options (before any patch is applied)."""
+def _check_flags(**flags: Any) -> None:
+    """start()'s on/off options are booleans (0 and 1 accepted): ``strict='yes'`` is refused."""
+    for key, value in flags.items():
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise PatchDefinitionError(f"patchport.start({key}={value!r}): expected True or False.")
+
+
+def _leapp_options(
+    dry_run: Any, non_traced: Any, max_cached_io: Any
+) -> tuple[bool, frozenset, int]:
+    """Check start()'s LEAPP options (before anything changes); return them as stored."""
     if isinstance(non_traced, str):
         non_traced = [non_traced]
-    names = list(non_traced or [])
+    try:
+        names = list(non_traced or [])
+    except TypeError:
+        names = [non_traced]
     if not all(isinstance(n, str) for n in names):
         raise PatchDefinitionError(
-            f"patchport.start(non_traced={non_traced!r}): expected node names (strings)."
+            f"patchport.start(non_traced={non_traced!r}): expected node names (strings), e.g. "
+            f"non_traced=['camera']."
         )
     if isinstance(max_cached_io, bool) or not isinstance(max_cached_io, int) or max_cached_io < 1:
         raise PatchDefinitionError(
             f"patchport.start(max_cached_io={max_cached_io!r}): expected a whole number >= 1 "
             f"(passes kept per node for validation)."
         )
-    session.dry_run = bool(dry_run)
-    session.non_traced = frozenset(names)
-    session.max_cached_io = max_cached_io
+    return bool(dry_run), frozenset(names), max_cached_io
 
 
 def _replace_unstopped(name: str) -> None:
