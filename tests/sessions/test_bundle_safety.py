@@ -246,3 +246,28 @@ def test_malformed_port_descriptions_are_refused_before_any_model_loads(
     monkeypatch.setattr(inference, "load_runner", lambda *a, **k: pytest.fail("a model loaded"))
     with pytest.raises(BundleFormatError, match=f"models.policy.inputs.*{phrase}"):
         patchport.InferenceManager(yaml_path)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (exec, ("import builtins; builtins.PATCHPORT_PWNED = True",))
+
+
+@pytest.mark.parametrize("content", ["pickle", "garbage"])
+def test_a_model_file_that_is_not_its_backends_format_is_refused_naming_the_node(
+    jit_bundle, tmp_path, content
+):
+    """The hash matches (the attacker rewrote it), but the file is a plain pickle or junk:
+    refused as a bundle error naming the node and file, with no code run."""
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    model = folder / "policy.pt"
+    if content == "pickle":
+        torch.save(_Payload(), model)
+    else:
+        model.write_bytes(b"PK\x03\x04" + b"\x00" * 64)
+    (folder / "shared.yaml").write_text(jit_bundle.yaml_path.read_text())
+    edit_spec(folder / "shared.yaml", sha256=hashlib.sha256(model.read_bytes()).hexdigest())
+    with pytest.raises(BundleFormatError, match=r"node 'policy'.*policy\.pt.*jit"):
+        patchport.InferenceManager(folder / "shared.yaml")
+    assert not hasattr(builtins, "PATCHPORT_PWNED")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownPolicyInputError
+from ..errors import BundleFormatError, PatchportError, UnknownPolicyInputError
 from .arrays import arrays_for, numpy_dtype, numpy_tensor
 from .bundle_safety import read_verified
 from .initial_values import checked_initial_values, read_initial_values
@@ -169,9 +169,19 @@ class InferenceManager:
         recorded = parameters.get("sha256sum") or parameters.get("sha256")
         model_path, data = read_verified(self.path, node, parameters["model_path"], recorded)
         names = [port["name"] for port in model["inputs"]]
-        return load_runner(
-            parameters["backend"], model_path, names, data=data, inputs_checked=self._all_static
-        )
+        try:
+            return load_runner(
+                parameters["backend"], model_path, names, data=data, inputs_checked=self._all_static
+            )
+        except (PatchportError, ImportError):  # our own refusals; a runtime not installed
+            raise
+        except Exception as exc:  # the bytes match the YAML but are no model of that kind
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise BundleFormatError(
+                f"InferenceManager: node {node!r}: {model_path.name} is not a loadable "
+                f"{parameters['backend']} model ({type(exc).__name__}: {first[:200]}); "
+                f"re-export the bundle with compile_graph()."
+            ) from exc
 
     def _converted(self, run: Any) -> Any:
         """The runner, its outputs in the manager's array type."""
