@@ -173,6 +173,23 @@ def test_dry_run_writes_the_description_but_no_model(tmp_path):
     assert spec["pipeline"]["data_flow"] == {"a/y": ["b/y"]}
 
 
+def test_dry_run_asked_at_compile_writes_the_description_but_no_model(tmp_path):
+    """Newer LEAPP takes compile_graph(dry_run=True) after an ordinary trace."""
+    trace_two_nodes(tmp_path)
+    result = patchport.compile_graph(visualize=False, dry_run=True)
+    assert (
+        result.models == {}
+        and result.validation == []
+        and dict(result.items())
+        == {
+            "a": True,
+            "b": True,
+        }
+    )
+    assert sorted(p.name for p in result.directory.iterdir()) == ["opts.yaml"]
+    assert patchport.compile_graph(visualize=False).models.keys() == {"a", "b"}  # still there
+
+
 def test_non_traced_nodes_and_max_cached_io(tmp_path):
     trace_two_nodes(tmp_path, non_traced=["b"], max_cached_io=2)
     result = patchport.compile_graph(visualize=False)
@@ -180,3 +197,15 @@ def test_non_traced_nodes_and_max_cached_io(tmp_path):
     assert [(v.node, v.samples) for v in result.validation] == [("a", 2)]
     with pytest.raises(TypeError, match="max_cached_io=0"):
         patchport.start("bad", max_cached_io=0)
+
+
+def test_the_compile_result_reads_as_leapps_results_by_node(tmp_path):
+    """LEAPP's compile_graph returns {node: passed}; LEAPP's tests index and list it."""
+    trace_two_nodes(tmp_path, non_traced=["b"])
+    result = patchport.compile_graph(visualize=False)
+    assert set(result.keys()) == {"a", "b"} and list(result) == ["a", "b"] and len(result) == 2
+    assert result["a"] is True and result["b"] is True  # b: not exported, nothing to fail
+    assert dict(result.items()) == {"a": True, "b": True} and all(result.values())
+    assert "a" in result and "c" not in result and bool(result)
+    with pytest.raises(KeyError, match="'c'.*nodes: \\['a', 'b'\\]"):
+        result["c"]

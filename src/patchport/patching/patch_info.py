@@ -260,6 +260,15 @@ class PatchInfo:
         raw = self.original if self.original is not None else self._original_at_creation
         return getattr(raw, "__func__", raw)
 
+    @property
+    def function_to_patch(self) -> Any:
+        """yobx's name for :meth:`original_callable`."""
+        return self.original_callable()
+
+    def to_tuple(self) -> tuple[str, Any, Any]:
+        """``(family, function_to_patch, patch)``, as yobx's ``PatchInfo.to_tuple``."""
+        return (str(self.family), self.function_to_patch, self.patch)
+
     def make_diff(self) -> str:
         """Unified diff between the original source and the replacement source."""
         diff = unified_diff(source_of(self.original_callable()), source_of(self.patch))

@@ -29,6 +29,7 @@ class Session:
     output_views: dict[tuple, tuple[Any, str]] = field(default_factory=dict)
     checks: dict[str, list[float]] = field(default_factory=dict)  # target -> [largest, calls]
     active: bool = True
+    scoped: bool = False  # opened by `with patchport.session(...)`, which owns it
     dry_run: bool = False  # trace and describe; write no models (LEAPP's start(dry_run=))
     non_traced: frozenset[str] = frozenset()  # nodes described but not exported
     max_cached_io: int = 5  # passes kept per node for validation (the first included)

@@ -11,6 +11,7 @@ for a block (the engine's tests and benchmarks).
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -101,8 +102,15 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
     """A traced ``np.asarray``-like entry; with ``fresh_tables``, a new array user code
     builds from Python lists is a fresh buffer (see fresh)."""
     original = _ORIGINALS[name]
+    first = _first_parameter(original)  # np.array's is "object", np.asarray's "a"
 
-    def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
+    def replacement(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            a, args = args[0], args[1:]
+        elif first in kwargs:
+            a = kwargs.pop(first)
+        else:
+            return original(*args, **kwargs)  # NumPy's own error for a missing argument
         rec = active_recorder(a)
         if rec is None and type(a) is memoryview and _traced_buffer(a) is not None:
             return replacement(_memory_of(a), *args, **kwargs)
@@ -202,6 +210,14 @@ def frombuffer(buffer: Any, *args: Any, **kwargs: Any) -> Any:
         report_loss(source._pp.rec, "np.frombuffer() of traced data at this offset or layout")
         return result
     return make_traced(source._pp.rec, result, node)
+
+
+def _first_parameter(function: Callable) -> str:
+    """The name of ``function``'s first parameter, for keyword calls (``np.array(object=x)``)."""
+    try:
+        return next(iter(inspect.signature(function).parameters))
+    except (StopIteration, TypeError, ValueError):
+        return "a"
 
 
 def _eager_tree(data: Any) -> Any:
