@@ -62,6 +62,17 @@ def test_unmapped_numpy_function(arr) -> None:  # noqa: ANN001
     assert_points_here(found, "np.unique", line)
 
 
+def test_unmappable_linalg_says_why_and_what_is_traced(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    sym = x[:, :3] + x[:, :3].T
+    for culprit, reason in (("np.linalg.eigh", "eigvalsh"), ("np.linalg.svd", "compute_uv=False")):
+        call = getattr(np.linalg, culprit.rsplit(".", 1)[1])
+        found, line = caught_loss(lambda: (call(sym), lineno())[1])  # noqa: B023
+        assert_points_here(found, culprit, line)
+        message = str(found[0].message)
+        assert "LAPACK" in message and reason in message, message
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])

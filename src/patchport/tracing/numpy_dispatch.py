@@ -213,7 +213,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
-    settled = _settle(rec, name, node, target, result)
+    reason = table.LOSS_REASONS.get(func, "not mapped to torch") if node is None else ""
+    settled = _settle(rec, name, node, target, result, reason)
     if node is not None and target is None and func in _LAYOUT_FUNCTIONS:
         if type(settled) is TracedArray:
             _link_layout(rec, func, args, kwargs, settled)
@@ -236,15 +237,22 @@ def _inplace_function(
     return result
 
 
-def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> Any:
+def _settle(
+    rec: Recorder,
+    name: str,
+    node: Any,
+    target: Any,
+    result: Any,
+    reason: str = "not mapped to torch",
+) -> Any:
     """The value a recorded NumPy call returns: the traced result, the ``out=`` target
-    holding the new node, or (when the call is not mapped) a reported loss."""
+    holding the new node, or (when the call is not mapped, for ``reason``) a reported loss."""
     if node is None:
         if target is not None:
-            report_loss(rec, f"{name} is not mapped to torch")
+            report_loss(rec, f"{name} ({reason})")
             _snapshot(rec, target, name)
             return target
-        return _lost(rec, result, f"{name} (not mapped to torch)")
+        return _lost(rec, result, f"{name} ({reason})")
     if target is not None:
         rebind(target, node)
         return target

@@ -1,9 +1,11 @@
 """Torch ops that torch.onnx cannot convert, rewritten in ops it can, for ONNX export only.
 
-``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation.
-Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
-decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
-prefix product), which export to plain ONNX operators. Other backends keep the originals.
+``torch.linalg.inv`` / ``det`` / ``solve`` / ``cholesky`` / ``pinv`` / ``svdvals`` /
+``eigvalsh`` and ``torch.cumprod`` have no ONNX translation. Before an fx graph goes to
+``torch.onnx.export``, calls to them are pointed at the decompositions below (Gauss-Jordan
+elimination with partial pivoting, Cholesky by columns, Jacobi rotations in
+:mod:`.jacobi`, a log-depth prefix product), which export to plain ONNX operators. Other
+backends keep the originals.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 import torch
 from torch import fx
+
+from . import jacobi
 
 
 def _eliminate(a: torch.Tensor, rhs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,6 +64,27 @@ def onnx_solve(a: torch.Tensor, b: torch.Tensor, *, left: bool = True, out: Any 
     rhs = torch.broadcast_to(rhs, (*a.shape[:-2], *rhs.shape[-2:])) if a.ndim > 2 else rhs
     x = _eliminate(a, rhs)[0]
     return x.squeeze(-1) if vector else x
+
+
+def onnx_cholesky(a: torch.Tensor, *, upper: bool = False, out: Any = None) -> torch.Tensor:
+    """``torch.linalg.cholesky`` column by column (Cholesky-Banachiewicz), unrolled over the
+    static size: the same sums in the same order as LAPACK's unblocked potrf. A matrix that
+    is not positive definite gives NaN (NumPy raises)."""
+    n = a.shape[-1]
+    columns: list[torch.Tensor] = []  # column j of L, rows j..n-1, as (..., n - j)
+    for j in range(n):
+        below = a[..., j:, j]
+        if j:
+            done = torch.stack([col[..., j - k :] for k, col in enumerate(columns)], -1)
+            row = torch.stack([col[..., j - k] for k, col in enumerate(columns)], -1)
+            below = below - (done * row.unsqueeze(-2)).sum(-1)
+        pivot = torch.sqrt(below[..., :1])
+        columns.append(torch.cat([pivot, below[..., 1:] / pivot], -1))
+    zeros = torch.zeros_like(a[..., :, 0])  # (..., n)
+    lower = torch.stack(
+        [torch.cat([zeros[..., :j], c], -1) if j else c for j, c in enumerate(columns)], -1
+    )
+    return lower.transpose(-1, -2) if upper else lower
 
 
 def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Any:
@@ -169,6 +194,10 @@ def _table_decompositions() -> dict[Any, Any]:
 
 DECOMPOSITIONS: dict[Any, Any] = {
     torch.linalg.inv: onnx_inv,
+    torch.linalg.cholesky: onnx_cholesky,
+    torch.linalg.pinv: jacobi.onnx_pinv,
+    torch.linalg.svdvals: jacobi.onnx_svdvals,
+    torch.linalg.eigvalsh: jacobi.onnx_eigvalsh,
     torch.linalg.det: onnx_det,
     torch.det: onnx_det,
     torch.linalg.solve: onnx_solve,
@@ -201,6 +230,36 @@ def full_like_exact(x: torch.Tensor, fill: torch.Tensor, **kwargs: Any) -> torch
 _FULLS = {torch.full: full_exact, torch.full_like: full_like_exact}
 
 
+_LINALG = {
+    torch.linalg.inv,
+    torch.linalg.det,
+    torch.det,
+    torch.linalg.solve,
+    torch.linalg.cholesky,
+    torch.linalg.pinv,
+    torch.linalg.svdvals,
+    torch.linalg.eigvalsh,
+}
+
+
+def decompose_linalg(module: Any, args: tuple) -> Any:
+    """A copy of an fx GraphModule with only its linear algebra decomposed, for the direct
+    translator (which writes the decompositions' elementwise ops itself); the module
+    itself where there is none. Oversized Jacobi decompositions are refused."""
+    if not isinstance(module, fx.GraphModule) or not any(
+        n.op == "call_function" and n.target in _LINALG for n in module.graph.nodes
+    ):
+        return module
+    graph = copy.deepcopy(module.graph)
+    out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    _refuse_oversized_jacobi(out, args)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in _LINALG:
+            node.target = DECOMPOSITIONS[node.target]
+    out.recompile()
+    return out
+
+
 def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
 
@@ -213,6 +272,8 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    if args:
+        _refuse_oversized_jacobi(out, args)
     for node in graph.nodes:
         if node.op == "call_function" and node.target in swaps:
             node.target = swaps[node.target]
@@ -222,6 +283,37 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
         _exact_float64_literals(out, args)
     out.recompile()
     return out
+
+
+_JACOBI_NAMES = {
+    torch.linalg.pinv: "np.linalg.pinv / torch.linalg.pinv",
+    torch.linalg.svdvals: "np.linalg.svd(compute_uv=False) / torch.linalg.svdvals",
+    torch.linalg.eigvalsh: "np.linalg.eigvalsh / torch.linalg.eigvalsh",
+}
+
+
+def _refuse_oversized_jacobi(module: fx.GraphModule, args: tuple) -> None:
+    """Refuse, before torch.onnx runs, a Jacobi decomposition of more than
+    ``jacobi.MAX_SIZE`` columns, naming the call, its size, its line and the fix."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    from ...errors import ExportBackendError
+
+    nodes = [n for n in module.graph.nodes if n.op == "call_function" and n.target in _JACOBI_NAMES]
+    if not nodes:
+        return
+    ShapeProp(module).propagate(*args)
+    for node in nodes:
+        meta = getattr(node.args[0], "meta", {}).get("tensor_meta")
+        shape = tuple(getattr(meta, "shape", ()))
+        if len(shape) >= 2 and min(shape[-2:]) > jacobi.MAX_SIZE:
+            where = node.meta.get("pp_location", "<unknown>")
+            raise ExportBackendError(
+                f"ONNX export: {_JACOBI_NAMES[node.target]} of a {shape[-2]}x{shape[-1]} matrix "
+                f"(recorded at {where}): ONNX has no SVD or eigen-solver, and patchport's "
+                f"unrolled Jacobi decomposition stops at {jacobi.MAX_SIZE} columns (its graph "
+                f"grows as n^2 log n). Export this node with 'pt2' or 'jit'."
+            )
 
 
 def _inexact_in_float32(value: Any) -> bool:
