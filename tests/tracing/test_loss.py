@@ -73,6 +73,19 @@ def test_unmappable_linalg_says_why_and_what_is_traced(arr) -> None:  # noqa: AN
         assert "LAPACK" in message and reason in message, message
 
 
+def test_flat_writes_without_a_traced_equivalent_warn_and_do_what_numpy_does(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    m = x * 1.0
+    found, line = caught_loss(lambda: (m.T.flat.__setitem__(slice(0, 2), x[0, :2]), lineno())[1])
+    assert_points_here(found, "non-contiguous", line)
+    found, line = caught_loss(lambda: (m.flat.__setitem__([0, 1, 2], x[1, :2]), lineno())[1])
+    assert_points_here(found, "repeats a shorter value", line)
+    want = np.asarray(x).copy() * 1.0
+    want.T.flat[0:2] = np.asarray(x)[0, :2]
+    want.flat[[0, 1, 2]] = np.asarray(x)[1, :2]
+    np.testing.assert_array_equal(np.asarray(m), want)
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])

@@ -15,6 +15,7 @@ import torch
 from . import numpy_table as table
 from . import shape_reads
 from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .loss import report_loss
@@ -510,7 +511,7 @@ def _imag_property(self: TracedArray) -> Any:
 def _flat_property(self: TracedArray) -> Any:
     rec = active_recorder(self)
     if rec is not None:
-        report_loss(rec, "ndarray.flat on traced data", "the flat iterator is untraced")
+        return TracedFlat(self, rec)
     return np.ndarray.view(self, np.ndarray).flat
 
 
