@@ -11,7 +11,8 @@ stereo disparity -> 3-D, OpenCV camera calibration calls, IMU preintegration and
 log-odds occupancy grid. Each is traced once, exported with every backend and replayed on
 fresh inputs against the plain code; classes are those of ``bench/real_pipelines.py``.
 
-Run: python bench/real_pipelines_geometry.py [pipeline-name ...]
+Run: python bench/real_pipelines_geometry.py [--variants] [pipeline-name ...]
+(``--variants`` adds one-line changes of the idioms, which must stay loud or right.)
 """
 
 from __future__ import annotations
@@ -802,8 +803,167 @@ PIPELINES = [
 ]
 
 
+# ------------------------------------------------------------------ one-line variants
+# Each changes one line of an idiom above; the answer must stay loud or right, never silent.
+def fov_points(velo, imu2velo):
+    """lidar_to_camera returning the points inside the image (data-dependent count)."""
+    out = lidar_to_camera(velo, imu2velo)
+    return {"inside": velo[out["fov"]]}
+
+
+def valid_cloud(depth, pose):
+    """depth_to_cloud keeping only the pixels with depth (Open3D's depth_trunc mask)."""
+    world = depth_to_cloud(depth, pose)["world"]
+    return {"valid": world[depth.reshape(-1) < 3.0]}
+
+
+def unique_pillars(points):
+    """pillar_bev's coordinates made unique (hard voxelisation's np.unique)."""
+    coords = pillar_bev(points)["coords"]
+    return {"pillars": np.unique(coords[:, :2], axis=0)}
+
+
+def mat2quat_branches(R_in):
+    """The trace-branch rotation-to-quaternion (Shepperd), as transforms3d's old code."""
+    m = R_in
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    if trace > 0:
+        s = 0.5 / np.sqrt(trace + 1.0)
+        q = np.array(
+            [0.25 / s, (m[2, 1] - m[1, 2]) * s, (m[0, 2] - m[2, 0]) * s, (m[1, 0] - m[0, 1]) * s]
+        )
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = np.array(
+            [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+        )
+    return {"q": q}
+
+
+def mat2quat_where(R_in):
+    """mat2quat with its sign flip written as np.where (eigh still LAPACK's)."""
+    Qxx, Qyx, Qzx, Qxy, Qyy, Qzy, Qxz, Qyz, Qzz = R_in.flat
+    K = (
+        np.array(
+            [
+                [Qxx - Qyy - Qzz, 0, 0, 0],
+                [Qyx + Qxy, Qyy - Qxx - Qzz, 0, 0],
+                [Qzx + Qxz, Qzy + Qyz, Qzz - Qxx - Qyy, 0],
+                [Qyz - Qzy, Qzx - Qxz, Qxy - Qyx, Qxx + Qyy + Qzz],
+            ]
+        )
+        / 3.0
+    )
+    vals, vecs = np.linalg.eigh(K)
+    q = vecs[[3, 0, 1, 2], np.argmax(vals)]
+    return {"q": np.where(q[0] < 0, -q, q)}
+
+
+def kalman_solve(zs, x0):
+    """kalman_track with the gain from np.linalg.solve instead of inv."""
+    kf = KalmanFilter(dim_x=4, dim_z=2)
+    kf.inv = lambda S: np.linalg.solve(S, np.eye(len(S)))
+    kf.x = x0.reshape(4, 1)
+    kf.F = np.array([[1, 0.1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0.1], [0, 0, 0, 1]])
+    kf.H = np.array([[1.0, 0, 0, 0], [0, 0, 1.0, 0]])
+    for z in zs:
+        kf.predict()
+        kf.update(z)
+    return {"x": kf.x, "P": kf.P}
+
+
+def monodepth_inverse(disp, axisangle, translation, K):
+    """monodepth_warp with torch.inverse of the intrinsics instead of np.linalg.pinv."""
+    K4 = torch.eye(4)
+    K4[:3, :3] = torch.from_numpy(K)
+    inv_K = torch.inverse(K4)
+    _, depth = disp_to_depth(torch.from_numpy(disp), 0.1, 100.0)
+    cam = _BACKPROJECT(depth, inv_K[None])
+    return {"cam": cam.numpy()}
+
+
+def spectral_norm(R_in):
+    """The matrix 2-norm (largest singular value) as a conditioning check."""
+    return {"norm": np.linalg.norm(R_in - np.eye(3), ord=2), "fro": np.linalg.norm(R_in, "fro")}
+
+
+def madgwick_unguarded(gyr, acc):
+    """madgwick_window without ahrs' norm > 0 guards."""
+    q = np.array([1.0, 0.0, 0.0, 0.0])
+    for g, a in zip(gyr, acc):
+        qDot = 0.5 * q_prod(q, [0, *g])
+        a = a / np.linalg.norm(a)
+        qw, qx, qy, qz = q
+        f = np.array(
+            [
+                2.0 * (qx * qz - qw * qy) - a[0],
+                2.0 * (qw * qx + qy * qz) - a[1],
+                2.0 * (0.5 - qx**2 - qy**2) - a[2],
+            ]
+        )
+        J = np.array(
+            [
+                [-2.0 * qy, 2.0 * qz, -2.0 * qw, 2.0 * qx],
+                [2.0 * qx, 2.0 * qw, 2.0 * qz, 2.0 * qy],
+                [0.0, -4.0 * qx, -4.0 * qy, 0.0],
+            ]
+        )
+        gradient = J.T @ f
+        q = q + (qDot - 0.033 * gradient / np.linalg.norm(gradient)) * 0.01
+        q /= np.linalg.norm(q)
+    return {"q": q}
+
+
+def occupancy_fancy_add(ranges, pose):
+    """occupancy_grid with the hits added by fancy-index += (NumPy: once per cell)."""
+    x, y, theta = pose
+    ix = np.clip(
+        (x / _RES + ranges * np.cos(theta + _ANGLES) / _RES + _SIZE // 2).astype(int), 0, _SIZE - 1
+    )
+    iy = np.clip(
+        (y / _RES + ranges * np.sin(theta + _ANGLES) / _RES + _SIZE // 2).astype(int), 0, _SIZE - 1
+    )
+    log_odds = np.zeros((_SIZE, _SIZE))
+    log_odds[iy, ix] += _L_OCC
+    return {"log_odds": log_odds}
+
+
+def undistort_image(image):
+    """A camera front end undistorting a whole frame (cv2.undistort)."""
+    return {"rectified": cv2.undistort(image, _K_DEPTH, np.array([-0.1, 0.01, 0, 0, 0]))}
+
+
+_pose_in = {
+    "velo": lambda r: _r((128, 3), r, -20, 40).astype(np.float64),
+    "imu2velo": lambda r: _pose(r)[:3],
+}
+VARIANTS = [
+    P("fov_points", fov_points, lambda r: {k: f(r) for k, f in _pose_in.items()}),
+    P(
+        "valid_cloud",
+        valid_cloud,
+        lambda r: {"depth": r.uniform(0.5, 4, (24, 32)), "pose": _pose(r)},
+    ),
+    P("unique_pillars", unique_pillars, PIPELINES[3].make_inputs),
+    P("mat2quat_branches", mat2quat_branches, lambda r: {"R_in": _rotation(r)[0]}),
+    P("mat2quat_where", mat2quat_where, lambda r: {"R_in": _rotation(r)[0]}),
+    P("kalman_solve", kalman_solve, PIPELINES[6].make_inputs),
+    P("monodepth_inverse", monodepth_inverse, PIPELINES[5].make_inputs),
+    P("spectral_norm", spectral_norm, lambda r: {"R_in": _rotation(r)[0]}),
+    P("madgwick_unguarded", madgwick_unguarded, _madgwick_inputs),
+    P("occupancy_fancy_add", occupancy_fancy_add, PIPELINES[-1].make_inputs),
+    P(
+        "undistort_image",
+        undistort_image,
+        lambda r: {"image": r.integers(0, 256, (24, 32, 3)).astype(np.uint8)},
+    ),
+]
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
-    chosen = [p for p in PIPELINES if not names or p.name in names]
+    every = PIPELINES + VARIANTS if "--variants" in names else PIPELINES
+    names = [n for n in names if n != "--variants"]
+    chosen = [p for p in every if not names or p.name in names]
     counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
     folder = tempfile.mkdtemp(prefix="patchport-geometry-pipelines-")
     rows = []

@@ -86,6 +86,14 @@ def test_flat_writes_without_a_traced_equivalent_warn_and_do_what_numpy_does(arr
     np.testing.assert_array_equal(np.asarray(m), want)
 
 
+def test_a_branch_on_traced_data_says_what_it_freezes_and_the_fix(arr, ten) -> None:  # noqa: ANN001
+    for x in (arr[1], ten[1]):
+        found, line = caught_loss(lambda: (1 if x.sum() > 0 else 0, lineno())[1])  # noqa: B023
+        assert_points_here(found, "__bool__", line)
+        message = str(found[0].message)
+        assert "keeps only that branch" in message and "np.where / torch.where" in message
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])

@@ -6,6 +6,7 @@ import logging
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -20,6 +21,8 @@ from patchport.export.onnx.decompositions import (
     onnx_cumprod,
     onnx_det,
     onnx_inv,
+    onnx_matrix_norm,
+    onnx_norm,
     onnx_solve,
 )
 from patchport.export.onnx.jacobi import onnx_eigvalsh, onnx_pinv, onnx_svdvals
@@ -313,3 +316,80 @@ def test_jacobi_beyond_its_size_is_refused_for_onnx_naming_the_line(tmp_path: Pa
         ExportBackendError, match=rf"np\.linalg\.pinv.*40x40.*:{line}\).*'pt2' or 'jit'"
     ):
         write_model("onnx", job)
+    rec = Recorder("norms", strict=True)
+    spectral = np.linalg.norm(trace_input(rec, "a", a), 2)
+    line = sys._getframe().f_lineno - 1
+    job = ExportJob(finish(rec, (spectral,)), [a], ["a"], ["y"], tmp_path / "s.onnx")
+    with pytest.raises(ExportBackendError, match=rf"np\.linalg\.norm.*40x40.*:{line}\)"):
+        write_model("onnx", job)
+    rec = Recorder("rows", strict=True)  # a row-wise vector norm of it is exported
+    rows = np.linalg.norm(trace_input(rec, "a", a), axis=1)
+    write_model("onnx", ExportJob(finish(rec, (rows,)), [a], ["a"], ["y"], tmp_path / "r.onnx"))
+
+
+@pytest.mark.parametrize(
+    "ord", [None, 2, -2, 1, -1, float("inf"), float("-inf"), 0, 3, "fro", "nuc"]
+)
+def test_norms_in_elementwise_ops_match_torch(ord: Any) -> None:
+    gen = torch.Generator().manual_seed(0)
+    cases = [
+        (torch.randn(6, generator=gen, dtype=torch.float64), [None, 0, -1]),
+        (torch.randn(4, 3, generator=gen, dtype=torch.float64), [None, (0, 1), (1, 0), 0, 1]),
+        (torch.randn(3, 4, 5, generator=gen, dtype=torch.float64), [None, (0, 2), (2, 1), 2]),
+    ]
+    checked = 0
+    for x, dims in cases:
+        for dim in dims:
+            for keepdim in (False, True):
+                try:
+                    want = torch.linalg.norm(x, ord, dim, keepdim)
+                except RuntimeError:  # an ord that dims do not take
+                    continue
+                torch.testing.assert_close(onnx_norm(x, ord, dim, keepdim), want)
+                if isinstance(dim, tuple) and ord is not None:
+                    got = onnx_matrix_norm(x, ord, dim, keepdim)
+                    torch.testing.assert_close(got, torch.linalg.matrix_norm(x, ord, dim, keepdim))
+                checked += 1
+    assert checked
+
+
+def _torch_linear_algebra(a: torch.Tensor, v: torch.Tensor) -> tuple:
+    """torch's aliases and method forms of the decomposed linear algebra."""
+    spd = a @ a.T + torch.eye(3, dtype=a.dtype)
+    return (
+        torch.inverse(a) @ v,
+        a.inverse(),
+        torch.pinverse(a[:2]),
+        a[:, :2].pinverse(),
+        torch.cholesky(spd),
+        spd.cholesky(),
+        torch.linalg.norm(a, 2),
+        torch.linalg.norm(a, -2, dim=(0, 1)),
+        torch.linalg.matrix_norm(a, "nuc"),
+        torch.linalg.norm(a, "fro"),
+        torch.linalg.norm(v, 2),
+    )
+
+
+def test_torch_linear_algebra_aliases_export_to_onnx(tmp_path: Path) -> None:
+    from patchport.export.backends import ExportJob, load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    gen = torch.Generator().manual_seed(5)
+    a = torch.randn(3, 3, generator=gen, dtype=torch.float64) + 3 * torch.eye(
+        3, dtype=torch.float64
+    )
+    v = torch.randn(3, generator=gen, dtype=torch.float64)
+    rec = Recorder("aliases", strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch.cholesky's deprecation
+        outs = _torch_linear_algebra(trace_input(rec, "a", a), trace_input(rec, "v", v))
+        names = [f"y{i}" for i in range(len(outs))]
+        path = tmp_path / "m.onnx"
+        write_model("onnx", ExportJob(finish(rec, outs), [a, v], ["a", "v"], names, path))
+        fresh = [a + 0.3 * torch.randn(3, 3, generator=gen, dtype=torch.float64), v.flip(0)]
+        want = _torch_linear_algebra(*fresh)
+    for got, expected in zip(
+        load_runner("onnx", path, ["a", "v"])([f.numpy() for f in fresh]), want
+    ):
+        np.testing.assert_allclose(np.asarray(got), expected.numpy(), rtol=1e-9, atol=1e-12)

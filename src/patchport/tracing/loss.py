@@ -19,6 +19,19 @@ if TYPE_CHECKING:
     from .recorder import Recorder
 
 
+# what a conversion to a Python value does to the graph, and how to keep it traced
+PYTHON_VALUE_CONSEQUENCES = {
+    "__bool__": "a Python if / while / and / or on traced data takes this sample's branch "
+    "and the graph keeps only that branch; compute both sides and pick with np.where / "
+    "torch.where (guards such as `if norm > 0: x / norm` become np.where(norm > 0, x / "
+    "np.maximum(norm, tiny), x))",
+    "__float__": "the number is frozen into the graph as a constant; keep it an array or tensor "
+    "(x[()] or x.reshape(())) and use NumPy / torch functions on it (np.sqrt, not math.sqrt)",
+}
+PYTHON_VALUE_CONSEQUENCES["__int__"] = PYTHON_VALUE_CONSEQUENCES["__float__"]
+PYTHON_VALUE_CONSEQUENCES["item"] = PYTHON_VALUE_CONSEQUENCES["__float__"]
+
+
 def report_loss(recorder: Recorder | None, what: str, consequence: str | None = None) -> str:
     """Warn (or raise when strict) that ``what`` took data out of the trace; return the location."""
     target = user_frame(2)

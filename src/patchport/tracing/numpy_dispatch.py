@@ -18,7 +18,7 @@ from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype,
 from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
-from .loss import report_loss
+from .loss import PYTHON_VALUE_CONSEQUENCES, report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
@@ -359,7 +359,9 @@ def _loss_method(name: str) -> Callable:
     def method(self, *args, **kwargs):
         rec = active_recorder(self)
         if rec is not None:
-            report_loss(rec, f"ndarray.{name}() on traced data")
+            report_loss(
+                rec, f"ndarray.{name}() on traced data", PYTHON_VALUE_CONSEQUENCES.get(name)
+            )
         return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
 
     method.__name__ = name

@@ -18,7 +18,7 @@ import torch
 from .dtypes import to_numpy_side
 from .fresh_tensors import adopt_tensor
 from .indexing import record_setitem
-from .loss import report_loss
+from .loss import PYTHON_VALUE_CONSEQUENCES, report_loss
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
@@ -232,7 +232,8 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     with _DISABLE():
         result = func(*eager_args, **kwargs)
     if kind is PlanKind.LOSS:
-        report_loss(rec, f"{_torch_name(func)} on a traced tensor")
+        consequence = PYTHON_VALUE_CONSEQUENCES.get(target)
+        report_loss(rec, f"{_torch_name(func)} on a traced tensor", consequence)
         return result
     if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):

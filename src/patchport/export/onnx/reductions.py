@@ -66,3 +66,25 @@ emits("any")(_all_any("ReduceMax"))
 @emits("max", "min")
 def _max_min(b: Builder, out: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
     raise Untranslatable("max/min")  # dim forms return (values, indices)
+
+
+def _arg_extreme(op: str) -> Emitter:
+    def emit(
+        b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
+    ) -> str:
+        if x.dtype == torch.bool or x.dtype.is_complex:
+            raise Untranslatable(f"{op} on {x.dtype}")
+        data = b.value(x, onnx_arithmetic_dtype(x.dtype))  # widening keeps the order
+        if dim is None:
+            data = b.node("Reshape", [data, b.ints([-1])])
+            result = b.node(op, [data], axis=0, keepdims=0, select_last_index=0)
+            return b.node("Reshape", [result, b.ints([1] * x.ndim)]) if keepdim else result
+        axis = dim % max(x.ndim, 1)
+        return b.node(op, [data], axis=axis, keepdims=int(bool(keepdim)), select_last_index=0)
+
+    return emit
+
+
+# torch returns the first index of the extreme value, as ONNX with select_last_index=0
+emits("argmax")(_arg_extreme("ArgMax"))
+emits("argmin")(_arg_extreme("ArgMin"))

@@ -96,7 +96,8 @@ def _norm(call: Call, x: Any, ord: Any = None, axis: Any = None, keepdims: bool 
     dims = None if axis is None else tuple(int(a) for a in np.atleast_1d(axis))
     if dims is not None and len(dims) == 1:
         dims = dims[0]
-    return call.rec.call(torch.linalg.norm, (call.t(x), ord, dims, bool(keepdims)))
+    node = call.rec.call(torch.linalg.norm, (call.t(x), ord, dims, bool(keepdims)))
+    return _located(node) if ord in (2, -2, "nuc") else node
 
 
 @implements(np.linalg.inv)
