@@ -265,7 +265,12 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
             **dynamic,
         )
 
-    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+    with (
+        warnings.catch_warnings(),
+        _quiet_logger("torch.onnx"),
+        _quiet_logger("onnx_ir"),  # "attribute type is ambiguous" notes of its own translation
+        _onnx_export_patches(),
+    ):
         warnings.simplefilter("ignore")
         program = job.export_dynamic(export, args)
     name_onnx_ports(job.path, job.input_names, job.output_names)
