@@ -147,7 +147,7 @@ def test_cholesky_by_columns_matches_lapack(dtype: type) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize(
-    ("m", "n"), [(1, 1), (2, 2), (3, 3), (4, 4), (5, 3), (3, 7), (9, 9), (16, 12)]
+    ("m", "n"), [(1, 1), (2, 2), (3, 3), (4, 4), (5, 3), (3, 7), (16, 12)]
 )
 def test_jacobi_values_and_pseudo_inverse_match_lapack(dtype: type, m: int, n: int) -> None:
     rng = np.random.default_rng(m * 100 + n)
