@@ -1,6 +1,6 @@
-"""Rodrigues, projectPoints, undistortPoints, getAffineTransform and getRotationMatrix2D vs
-real cv2 (every output, jacobians included), traced end to end and replayed in ONNX
-Runtime on fresh poses, points and intrinsics."""
+"""Rodrigues, projectPoints, undistortPoints, getAffineTransform, getRotationMatrix2D and
+reprojectImageTo3D vs real cv2 (every output, jacobians included), traced end to end and
+replayed in ONNX Runtime on fresh poses, points, intrinsics and disparities."""
 
 from __future__ import annotations
 
@@ -224,6 +224,14 @@ REFUSED = [
     ),
     (calibration.getAffineTransform, (np.ones((4, 2), np.float32),) * 2, {}, "src=float32[4, 2]"),
     (calibration.getRotationMatrix2D, ((1.0,), 30.0, 1.0), {}, "center=(1.0,)"),
+    (calibration.reprojectImageTo3D, (np.ones((4, 5)), np.eye(4)), {}, "disparity=float64"),
+    (calibration.reprojectImageTo3D, (np.ones((4, 5), np.float32), np.eye(3)), {}, "Q=[3, 3]"),
+    (
+        calibration.reprojectImageTo3D,
+        (np.ones((4, 5), np.float32), np.eye(4)),
+        {"ddepth": cv2.CV_16S},
+        "ddepth=3",
+    ),
 ]
 
 
@@ -404,3 +412,61 @@ def test_undistort_refuses_a_traced_calibration_naming_it():
     camera = trace_input(rec, "K", np.eye(3))
     with pytest.raises(ValueError, match="argument cameraMatrix=traced data"):
         calibration.undistort(np.zeros((4, 4), np.uint8), camera, None)
+
+
+def stereo_q(rng: np.random.Generator, dtype: str = "float64") -> np.ndarray:
+    """cv2.stereoRectify's disparity-to-depth matrix, perturbed (a few cells with w = 0)."""
+    q = np.array([[1, 0, 0, -15.5], [0, 1, 0, -11.5], [0, 0, 0, 40.0], [0, 0, -8.0, 0.25]])
+    return (q + rng.normal(size=(4, 4)) * 0.01 * (rng.random((4, 4)) < 0.5)).astype(dtype)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    dtype=st.sampled_from(["uint8", "int16", "int32", "float32"]),
+    missing=st.booleans(),
+    qtype=floats,
+)
+def test_reproject_image_to_3d_matches_opencv_exactly(seed, dtype, missing, qtype):
+    rng = np.random.default_rng(seed)
+    disparity = rng.integers(0, 64, size=(7, 9)) * 16 - 16
+    disparity = (disparity / 16.0 if dtype == "float32" else disparity).astype(dtype)
+    if dtype == "uint8":
+        disparity = rng.integers(0, 256, size=(7, 9)).astype(np.uint8)
+    q = stereo_q(rng, qtype)
+    if seed % 5 == 0:
+        q[3] = [0, 0, 0, 0]  # w = 0 everywhere: OpenCV divides by zero
+    want = cv2.reprojectImageTo3D(disparity, q, handleMissingValues=missing)
+    got = calibration.reprojectImageTo3D(disparity, q, handleMissingValues=missing)
+    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def stereo_step(disparity, q):
+    xyz = cv2.reprojectImageTo3D(disparity / 16.0, q, handleMissingValues=True)
+    return {"xyz": xyz, "plain_q": cv2.reprojectImageTo3D(disparity, Q_PLAIN)}
+
+
+Q_PLAIN = stereo_q(np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
+def test_reprojected_disparity_traces_and_replays_on_fresh_inputs(tmp_path, backend):
+    rng = np.random.default_rng(4)
+
+    def inputs():
+        return {
+            "disparity": (rng.integers(-1, 64, size=(6, 8)) * 16).astype(np.float32),
+            "q": stereo_q(rng),
+        }
+
+    with patchport.session("st", str(tmp_path), patching=["opencv"], strict=True):
+        for _ in range(2):
+            traced = annotate.input_tensors("st", inputs())
+            annotate.output_tensors("st", stereo_step(*traced), export_with=backend)
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    for _ in range(3):
+        fresh = inputs()
+        got = manager.run_policy({f"st/{k}": v for k, v in fresh.items()})
+        for name, want in stereo_step(**fresh).items():
+            np.testing.assert_allclose(got[f"st/{name}"].numpy(), want, rtol=1e-6)

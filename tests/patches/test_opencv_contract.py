@@ -80,6 +80,7 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
         np.float32([[1, 1], [4, 2], [3, 9]]),
     ),
     "getRotationMatrix2D": ((15.5, 10.25), 20.0, 0.9),
+    "reprojectImageTo3D": (FRAME[..., 0].astype(np.float32) / 8, np.eye(4) + 0.1),
     "GaussianBlur": (FRAME, (5, 3), 1.3),
     "blur": (FRAME, (4, 3)),
     "boxFilter": (FRAME, -1, (3, 5)),
@@ -231,6 +232,7 @@ def test_every_function_of_the_issue_is_replaced():
         "cvtColor resize remap warpAffine warpPerspective GaussianBlur blur boxFilter "
         "copyMakeBorder flip rotate perspectiveTransform invertAffineTransform "
         "Rodrigues projectPoints undistortPoints getAffineTransform getRotationMatrix2D "
+        "reprojectImageTo3D "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
         "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply "
@@ -278,6 +280,7 @@ def all_functions(bgr, gray):
             bgr[:3, 0, :2].astype(np.float32), np.float32([[1, 1], [4, 2], [3, 9]])
         ),
         "getRotationMatrix2D": cv2.getRotationMatrix2D((15.0, 10.0), bgr[0, 0, 0] / 2.0, 0.9),
+        "reprojectImageTo3D": cv2.reprojectImageTo3D(gray, np.eye(4) + 0.1, None, True),
         "resize_cubic": cv2.resize(bgr / 255.0, (41, 17), interpolation=cv2.INTER_CUBIC),
         "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
         "blur": cv2.blur(gray, (3, 3)),

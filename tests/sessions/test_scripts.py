@@ -20,7 +20,10 @@ CAMERA = Script(
     "camera_from_import", lambda folder: [sys.executable, HERE / "camera_from_import.py", folder]
 )
 SIGNAL = Script("signal_script", lambda folder: [sys.executable, HERE / "signal_script.py", folder])
-BACKGROUND = [ALIASES, CAMERA, SIGNAL]
+FILTER = Script(
+    "filter_from_import", lambda folder: [sys.executable, HERE / "filter_from_import.py", folder]
+)
+BACKGROUND = [ALIASES, CAMERA, SIGNAL, FILTER]
 
 pytestmark = pytest.mark.slow
 
@@ -47,3 +50,8 @@ def test_spectral_pipeline_with_from_imports_in_a_script():
         "from-imported spectral pipeline replays",
         "np.float32 of a traced value reported at the script line",
     ]
+
+
+def test_filter_and_pose_code_with_from_imports_exports_on_every_backend():
+    out = FILTER.result().output().splitlines()
+    assert out == [f"{b}: replays like NumPy and torch" for b in ("onnx", "pt2", "jit")] * 2

@@ -85,6 +85,39 @@ def _windows_writeable(x):  # noqa: ANN001, ANN202
     return sliding_window_view(x, (2, 2), writeable=True)
 
 
+def test_unmappable_linalg_says_why_and_what_is_traced(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    sym = x[:, :3] + x[:, :3].T
+    for culprit, reason in (("np.linalg.eigh", "eigvalsh"), ("np.linalg.svd", "compute_uv=False")):
+        call = getattr(np.linalg, culprit.rsplit(".", 1)[1])
+        found, line = caught_loss(lambda: (call(sym), lineno())[1])  # noqa: B023
+        assert_points_here(found, culprit, line)
+        message = str(found[0].message)
+        assert "LAPACK" in message and reason in message, message
+
+
+def test_flat_writes_without_a_traced_equivalent_warn_and_do_what_numpy_does(arr) -> None:  # noqa: ANN001
+    rec, x = arr
+    m = x * 1.0
+    found, line = caught_loss(lambda: (m.T.flat.__setitem__(slice(0, 2), x[0, :2]), lineno())[1])
+    assert_points_here(found, "non-contiguous", line)
+    found, line = caught_loss(lambda: (m.flat.__setitem__([0, 1, 2], x[1, :2]), lineno())[1])
+    assert_points_here(found, "repeats a shorter value", line)
+    want = np.asarray(x).copy() * 1.0
+    want.T.flat[0:2] = np.asarray(x)[0, :2]
+    want.flat[[0, 1, 2]] = np.asarray(x)[1, :2]
+    np.testing.assert_array_equal(np.asarray(m), want)
+
+
+def test_a_branch_on_traced_data_says_what_it_freezes_and_the_fix(arr, ten) -> None:  # noqa: ANN001
+    for x in (arr[1], ten[1]):
+        found, line = caught_loss(lambda: (1 if x.sum() > 0 else 0, lineno())[1])  # noqa: B023
+        assert_points_here(found, "__bool__", line)
+        message = str(found[0].message)
+        where = "np.where" if isinstance(x, np.ndarray) else "torch.where"
+        assert "keeps only that branch" in message and where in message
+
+
 def test_unmapped_ufunc_method(arr) -> None:  # noqa: ANN001
     rec, x = arr
     found, line = caught_loss(lambda: (np.add.outer(x[0], x[1]), lineno())[1])

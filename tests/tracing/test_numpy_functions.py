@@ -223,6 +223,50 @@ CASES = [
         [a((3, 3)) + 6 * np.eye(3), a((3,), seed=2)],
     ),
     (
+        "cholesky",
+        lambda x: (
+            np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 3 * np.eye(3)),
+            np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 3 * np.eye(3), upper=True),
+        ),
+        [a((2, 3, 3))],
+    ),
+    (
+        "cholesky-float32",
+        lambda x: np.linalg.cholesky(x @ x.T + 3 * np.eye(3, dtype=F32)),
+        [a((3, 3), F32)],
+    ),
+    (
+        "pinv",
+        lambda x: (
+            np.linalg.pinv(x),
+            np.linalg.pinv(x.T),
+            np.linalg.pinv(x[:, :2] @ x[:, :2].T, rcond=1e-10),  # rank 2 of 3
+            np.linalg.pinv(x[:, :2] @ x[:, :2].T, rtol=1e-10, hermitian=True),
+        ),
+        [a((3, 4))],
+    ),
+    ("pinv-float32-batch", lambda x: np.linalg.pinv(x), [a((2, 4, 3), F32)]),
+    (
+        "eigvalsh-svdvals",
+        lambda x: (
+            np.linalg.eigvalsh(x + x.T),
+            np.linalg.eigvalsh(x, UPLO="U"),
+            np.linalg.svd(x, compute_uv=False),
+            np.linalg.svd(x[:, :3].T, False, False),
+        ),
+        [a((4, 4))],
+    ),
+    (
+        "matrix_power-multi_dot",
+        lambda x, y: (
+            np.linalg.matrix_power(x, 3),
+            np.linalg.matrix_power(x + 6 * np.eye(3), -2),
+            np.linalg.matrix_power(x, 0),
+            np.linalg.multi_dot([x, y, y.T, x[0]]),
+        ),
+        [a((3, 3)), a((3, 4), seed=2)],
+    ),
+    (
         "trace-diagonal-diff",
         lambda x: (np.trace(x), np.diagonal(x), x.diagonal(1), np.diff(x), np.diff(x, n=2, axis=0)),
         [a((4, 4))],

@@ -217,6 +217,7 @@ def _no_metadata(job: ExportJob) -> dict[str, Any]:
 def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
     from ..errors import Untranslatable
+    from .onnx.decompositions import decompose_linalg
     from .onnx.driver import OPSET, write_direct
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
@@ -226,9 +227,8 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     names = onnx_output_names(job.input_names, job.output_names)
     opset = job.params.get("opset_version", OPSET)
     try:
-        optimisation = write_direct(
-            job.graph_module, job.args, job.input_names, names, job.path, opset
-        )
+        module = decompose_linalg(job.graph_module, job.args)
+        optimisation = write_direct(module, job.args, job.input_names, names, job.path, opset)
     except Untranslatable as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
@@ -265,7 +265,12 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
             **dynamic,
         )
 
-    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+    with (
+        warnings.catch_warnings(),
+        _quiet_logger("torch.onnx"),
+        _quiet_logger("onnx_ir"),  # "attribute type is ambiguous" notes of its own translation
+        _onnx_export_patches(),
+    ):
         warnings.simplefilter("ignore")
         program = job.export_dynamic(export, args)
     name_onnx_ports(job.path, job.input_names, job.output_names)

@@ -31,6 +31,7 @@ from .dtypes import (
 )
 from .fresh import REPLACEMENTS as CREATION_REPLACEMENTS
 from .fresh import made_by_user
+from .fresh_tensors import REPLACEMENTS as TENSOR_CREATION_REPLACEMENTS
 from .loss import report_loss
 from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
@@ -283,7 +284,8 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
 }
 
 
-_UNCOUNTED = frozenset(CREATION_REPLACEMENTS.values())
+_CREATIONS = {**CREATION_REPLACEMENTS, **TENSOR_CREATION_REPLACEMENTS}
+_UNCOUNTED = frozenset(_CREATIONS.values())
 
 # finds where user code bound some of the given originals (keyed by id): (module, name, original)
 AliasFinder = Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]]
@@ -301,7 +303,7 @@ def interop_patch_infos(
     """
     from .torchscript import SESSION_PATCHES
 
-    table = {**REPLACEMENTS, **CREATION_REPLACEMENTS} if fresh_buffers else REPLACEMENTS
+    table = {**REPLACEMENTS, **_CREATIONS} if fresh_buffers else REPLACEMENTS
     points = [(module, attribute, r) for (module, attribute), r in table.items()]
     if aliases is not None:
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}

@@ -20,12 +20,15 @@ if TYPE_CHECKING:
 
 
 _BRANCH = (
-    "a Python branch on traced data: the path taken now is fixed in the graph; compute "
-    "both sides and select with {where} instead of if/and/or"
+    "a Python branch on traced data: this sample's path is fixed and the graph keeps only "
+    "that branch; compute both sides and select with {where} instead of if/while/and/or "
+    "(a guard such as `if norm > 0: x / norm` becomes "
+    "{where}(norm > 0, x / maximum(norm, tiny), x))"
 )
 _NUMBER = (
     "a Python number is frozen in the graph as a constant; keep it an array (no {call}), "
-    "e.g. index or compare with the traced value itself"
+    "e.g. x[()] or x.reshape(()), and use NumPy / torch functions on it (np.sqrt, not "
+    "math.sqrt), or index or compare with the traced value itself"
 )
 
 

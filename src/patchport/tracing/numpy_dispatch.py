@@ -24,6 +24,7 @@ from .dtypes import (
     to_torch_side,
     torch_dtype,
 )
+from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .location import user_location
@@ -241,7 +242,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
-    settled = _settle(rec, name, node, target, result)
+    reason = table.LOSS_REASONS.get(func, "not mapped to torch") if node is None else ""
+    settled = _settle(rec, name, node, target, result, reason)
     if node is not None and target is None and func in _LAYOUT_FUNCTIONS:
         if type(settled) is TracedArray:
             _link_layout(rec, func, args, kwargs, settled)
@@ -264,15 +266,22 @@ def _inplace_function(
     return result
 
 
-def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> Any:
+def _settle(
+    rec: Recorder,
+    name: str,
+    node: Any,
+    target: Any,
+    result: Any,
+    reason: str = "not mapped to torch",
+) -> Any:
     """The value a recorded NumPy call returns: the traced result, the ``out=`` target
-    holding the new node, or (when the call is not mapped) a reported loss."""
+    holding the new node, or (when the call is not mapped, for ``reason``) a reported loss."""
     if node is None:
         if target is not None:
-            report_loss(rec, f"{name} is not mapped to torch")
+            report_loss(rec, f"{name} ({reason})")
             _snapshot(rec, target, name)
             return target
-        return _lost(rec, result, f"{name} (not mapped to torch)")
+        return _lost(rec, result, f"{name} ({reason})")
     if target is not None:
         rebind(target, node)
         return target
@@ -661,7 +670,7 @@ def _imag_property(self: TracedArray) -> Any:
 def _flat_property(self: TracedArray) -> Any:
     rec = active_recorder(self)
     if rec is not None:
-        report_loss(rec, "ndarray.flat on traced data", "the flat iterator is untraced")
+        return TracedFlat(self, rec)
     return np.ndarray.view(self, np.ndarray).flat
 
 

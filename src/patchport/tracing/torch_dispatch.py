@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .dtypes import to_numpy_side
+from .fresh_tensors import adopt_tensor
 from .indexing import record_setitem
 from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS, tensor_attribute
@@ -173,9 +174,10 @@ def _fill(x: torch.Tensor, value: Any) -> torch.Tensor:
     return torch.full_like(x, value)
 
 
-def _copy(x: torch.Tensor, src: Any, non_blocking: bool = False) -> torch.Tensor:
-    """Functional ``copy_``: src cast to x's dtype and broadcast to its shape."""
-    return torch.broadcast_to(torch.as_tensor(src).to(x.dtype), x.shape).clone()
+def _copy(x: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    """Functional ``copy_`` (src is a tensor, as copy_ requires): src cast to x's dtype and
+    broadcast to its shape; typed for TorchScript, which scripts it into jit exports."""
+    return torch.broadcast_to(src.to(x.dtype), x.shape).clone()
 
 
 def _zero(x: torch.Tensor) -> torch.Tensor:
@@ -220,6 +222,11 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         return _to_numpy(rec, args[0])
     out = kwargs.get("out")
     inplace_kw = kwargs.get("inplace") is True
+    written = (
+        out if out is not None else args[0] if kind is PlanKind.INPLACE or inplace_kw else None
+    )
+    if type(written) is torch.Tensor:
+        adopt_tensor(rec, written)  # a fresh buffer: traced before the write runs
     eager_args = args
     if any(type(a) is TracedArray for a in args):
         # a 0-d traced array stands for a NumPy scalar, which torch takes as a number
@@ -431,6 +438,8 @@ def _out_kwarg(
 
 def _setitem(rec: Recorder, args: tuple, kwargs: dict) -> None:
     x, index, value = args
+    if type(x) is torch.Tensor:
+        adopt_tensor(rec, x)  # a fresh buffer: traced before the write runs
     with _DISABLE():
         x[index] = value
     if active_recorder(x) is not rec:

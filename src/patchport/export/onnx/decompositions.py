@@ -1,13 +1,14 @@
 """Torch ops that torch.onnx cannot convert, rewritten in ops it can, for ONNX export only.
 
-``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation, and
-torch.onnx's ``atan2`` and ``signbit`` misread signed zeros.
-Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
-decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
-prefix product), which export to plain ONNX operators. Shifts by a tensor (no
-decomposition for ``aten.__lshift__.Tensor``; uint8 shifted wrong), clamps with an int and
-a float bound, and numbers before a tensor (``2.5 - u``, ``7 // j``) are rewritten too.
-Other backends keep the originals.
+``torch.linalg.inv`` / ``det`` / ``solve`` / ``cholesky`` / ``pinv`` / ``svdvals`` /
+``eigvalsh`` and ``torch.cumprod`` have no ONNX translation, and torch.onnx's ``atan2`` and
+``signbit`` misread signed zeros. Before an fx graph goes to ``torch.onnx.export``, calls
+to them are pointed at the decompositions below (Gauss-Jordan elimination with partial
+pivoting, Cholesky by columns, Jacobi rotations in :mod:`.jacobi`, a log-depth prefix
+product), which export to plain ONNX operators. Shifts by a tensor (no decomposition for
+``aten.__lshift__.Tensor``; uint8 shifted wrong), clamps with an int and a float bound, and
+numbers before a tensor (``2.5 - u``, ``7 // j``) are rewritten too. Other backends keep
+the originals.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 
 import torch
 from torch import fx
+
+from . import jacobi
 
 
 def _eliminate(a: torch.Tensor, rhs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -65,6 +68,124 @@ def onnx_solve(a: torch.Tensor, b: torch.Tensor, *, left: bool = True, out: Any 
     rhs = torch.broadcast_to(rhs, (*a.shape[:-2], *rhs.shape[-2:])) if a.ndim > 2 else rhs
     x = _eliminate(a, rhs)[0]
     return x.squeeze(-1) if vector else x
+
+
+def onnx_cholesky(a: torch.Tensor, *, upper: bool = False, out: Any = None) -> torch.Tensor:
+    """``torch.linalg.cholesky`` column by column (Cholesky-Banachiewicz), unrolled over the
+    static size: the same sums in the same order as LAPACK's unblocked potrf. A matrix that
+    is not positive definite gives NaN (NumPy raises)."""
+    n = a.shape[-1]
+    columns: list[torch.Tensor] = []  # column j of L, rows j..n-1, as (..., n - j)
+    for j in range(n):
+        below = a[..., j:, j]
+        if j:
+            done = torch.stack([col[..., j - k :] for k, col in enumerate(columns)], -1)
+            row = torch.stack([col[..., j - k] for k, col in enumerate(columns)], -1)
+            below = below - (done * row.unsqueeze(-2)).sum(-1)
+        pivot = torch.sqrt(below[..., :1])
+        columns.append(torch.cat([pivot, below[..., 1:] / pivot], -1))
+    zeros = torch.zeros_like(a[..., :, 0])  # (..., n)
+    lower = torch.stack(
+        [torch.cat([zeros[..., :j], c], -1) if j else c for j, c in enumerate(columns)], -1
+    )
+    return lower.transpose(-1, -2) if upper else lower
+
+
+def onnx_pinverse(a: torch.Tensor, rcond: float = 1e-15) -> torch.Tensor:
+    """``torch.pinverse``: ``torch.linalg.pinv`` with ``rcond`` as its relative cutoff."""
+    return jacobi.onnx_pinv(a, rtol=rcond)
+
+
+_SPECTRAL = (2, -2, "nuc")
+
+
+def _singular_norm(x: torch.Tensor, ord: Any, dims: tuple[int, int], keepdim: bool) -> Any:
+    """A matrix norm from singular values: largest (2), smallest (-2) or their sum (nuc)."""
+    first, second = (d % x.ndim for d in dims)
+    rest = [d for d in range(x.ndim) if d not in (first, second)]
+    values = jacobi.onnx_svdvals(x.permute(*rest, first, second))
+    norm = {2: values[..., 0], -2: values[..., -1]}.get(ord) if ord != "nuc" else values.sum(-1)
+    if keepdim:
+        for d in sorted((first, second)):
+            norm = norm.unsqueeze(d)
+    return norm
+
+
+def _vector_norm(x: torch.Tensor, ord: Any, dims: Any, keepdim: bool) -> torch.Tensor:
+    """``torch.linalg.vector_norm`` in elementwise ops and reductions."""
+    a = x.abs()
+    if ord is None or ord == 2:
+        return torch.sqrt((a * a).sum(dims, keepdim=keepdim))
+    if ord == float("inf"):
+        return a.amax(dims, keepdim=keepdim)
+    if ord == float("-inf"):
+        return a.amin(dims, keepdim=keepdim)
+    if ord == 0:
+        return (a != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if ord == 1:
+        return a.sum(dims, keepdim=keepdim)
+    return torch.pow(torch.pow(a, ord).sum(dims, keepdim=keepdim), 1.0 / ord)
+
+
+def _matrix_norm(x: torch.Tensor, ord: Any, dims: tuple[int, int], keepdim: bool) -> Any:
+    """``torch.linalg.matrix_norm``: Frobenius, induced 1 / inf norms (largest or smallest
+    absolute column / row sum), and from singular values the 2 and nuclear norms."""
+    if ord in _SPECTRAL:
+        return _singular_norm(x, ord, dims, keepdim)
+    first, second = (d % x.ndim for d in dims)
+    if ord == "fro":
+        return _vector_norm(x, 2, (first, second), keepdim)
+    along = {1: first, -1: first, float("inf"): second, float("-inf"): second}[ord]
+    sums = x.abs().sum(along, keepdim=True)
+    other = second if along == first else first
+    pick = (
+        sums.amax(other, keepdim=True)
+        if ord in (1, float("inf"))
+        else sums.amin(other, keepdim=True)
+    )
+    return pick if keepdim else pick.squeeze(max(first, second)).squeeze(min(first, second))
+
+
+def onnx_norm(
+    x: torch.Tensor,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    out: Any = None,
+    dtype: Any = None,
+) -> torch.Tensor:
+    """``torch.linalg.norm`` in ops every ONNX writer translates; the spectral and nuclear
+    matrix norms from Jacobi singular values."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None and (ord is None or x.ndim == 1):
+        return _vector_norm(
+            x.reshape(-1) if not keepdim else x,
+            ord,
+            None if not keepdim else tuple(range(x.ndim)),
+            keepdim,
+        )
+    if dim is None:
+        dim = (-2, -1)
+    if len(dim) == 1:
+        return _vector_norm(x, ord, dim, keepdim)
+    return _matrix_norm(x, "fro" if ord is None else ord, tuple(dim), keepdim)
+
+
+def onnx_matrix_norm(
+    x: torch.Tensor,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: bool = False,
+    *,
+    out: Any = None,
+    dtype: Any = None,
+) -> torch.Tensor:
+    """``torch.linalg.matrix_norm`` in ops every ONNX writer translates."""
+    return _matrix_norm(x if dtype is None else x.to(dtype), ord, tuple(dim), keepdim)
 
 
 def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Any:
@@ -250,6 +371,15 @@ def _table_decompositions() -> dict[Any, Any]:
 
 DECOMPOSITIONS: dict[Any, Any] = {
     torch.linalg.inv: onnx_inv,
+    torch.inverse: onnx_inv,
+    torch.linalg.cholesky: onnx_cholesky,
+    torch.cholesky: onnx_cholesky,
+    torch.linalg.pinv: jacobi.onnx_pinv,
+    torch.pinverse: onnx_pinverse,
+    torch.linalg.svdvals: jacobi.onnx_svdvals,
+    torch.linalg.eigvalsh: jacobi.onnx_eigvalsh,
+    torch.linalg.norm: onnx_norm,
+    torch.linalg.matrix_norm: onnx_matrix_norm,
     torch.linalg.det: onnx_det,
     torch.det: onnx_det,
     torch.linalg.solve: onnx_solve,
@@ -271,6 +401,9 @@ DECOMPOSITIONS: dict[Any, Any] = {
 _METHODS = {
     "cumprod": onnx_cumprod,
     "det": onnx_det,
+    "inverse": onnx_inv,
+    "pinverse": onnx_pinverse,
+    "cholesky": onnx_cholesky,
     "floor_divide": onnx_floor_divide,
     "__floordiv__": onnx_floor_divide,
     "remainder": onnx_remainder,
@@ -299,6 +432,48 @@ def full_like_exact(x: torch.Tensor, fill: torch.Tensor, **kwargs: Any) -> torch
 _FULLS = {torch.full: full_exact, torch.full_like: full_like_exact}
 
 
+_LINALG = {
+    torch.linalg.inv,
+    torch.inverse,
+    torch.linalg.det,
+    torch.det,
+    torch.linalg.solve,
+    torch.linalg.cholesky,
+    torch.cholesky,
+    torch.linalg.pinv,
+    torch.pinverse,
+    torch.linalg.svdvals,
+    torch.linalg.eigvalsh,
+    torch.linalg.norm,
+    torch.linalg.matrix_norm,
+}
+_LINALG_METHODS = {"det", "inverse", "pinverse", "cholesky"}
+
+
+def _is_linalg(node: fx.Node) -> bool:
+    return (node.op == "call_function" and node.target in _LINALG) or (
+        node.op == "call_method" and node.target in _LINALG_METHODS
+    )
+
+
+def decompose_linalg(module: Any, args: tuple) -> Any:
+    """A copy of an fx GraphModule with only its linear algebra decomposed, for the direct
+    translator (which writes the decompositions' elementwise ops itself); the module
+    itself where there is none. Oversized Jacobi decompositions are refused."""
+    if not isinstance(module, fx.GraphModule) or not any(_is_linalg(n) for n in module.graph.nodes):
+        return module
+    graph = copy.deepcopy(module.graph)
+    out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    _refuse_oversized_jacobi(out, args)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in _LINALG:
+            node.target = DECOMPOSITIONS[node.target]
+        elif node.op == "call_method" and node.target in _LINALG_METHODS:
+            node.op, node.target = "call_function", _METHODS[node.target]
+    out.recompile()
+    return out
+
+
 def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
 
@@ -315,6 +490,8 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    if args:
+        _refuse_oversized_jacobi(out, args)
     for node in graph.nodes:
         if node.op == "call_function" and node.target in swaps:
             node.target = swaps[node.target]
@@ -324,6 +501,64 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
         _exact_float64_literals(out, args)
     out.recompile()
     return out
+
+
+_JACOBI_NAMES = {
+    torch.linalg.norm: "np.linalg.norm / torch.linalg.norm (spectral or nuclear)",
+    torch.linalg.matrix_norm: "torch.linalg.matrix_norm (spectral or nuclear)",
+    torch.linalg.pinv: "np.linalg.pinv / torch.linalg.pinv",
+    torch.pinverse: "torch.pinverse",
+    torch.linalg.svdvals: "np.linalg.svd(compute_uv=False) / torch.linalg.svdvals",
+    torch.linalg.eigvalsh: "np.linalg.eigvalsh / torch.linalg.eigvalsh",
+}
+
+
+def _argument(node: fx.Node, index: int, name: str, default: Any = None) -> Any:
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def _uses_jacobi(node: fx.Node) -> bool:
+    """Whether ``node`` may decompose into Jacobi rotations (spectral or nuclear norms too)."""
+    if node.target in (torch.linalg.norm, torch.linalg.matrix_norm):
+        return _argument(node, 1, "ord") in _SPECTRAL
+    return node.target in _JACOBI_NAMES
+
+
+def _matrix_shape(node: fx.Node, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """The (rows, columns) a Jacobi decomposition of ``node`` would work on, if any."""
+    if node.target in (torch.linalg.norm, torch.linalg.matrix_norm):
+        default = None if node.target is torch.linalg.norm else (-2, -1)
+        dim = _argument(node, 2, "dim", default)
+        if dim is None:
+            dim = (-2, -1) if len(shape) == 2 else None
+        if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+            return None
+        return shape[dim[0]], shape[dim[1]]
+    return (shape[-2], shape[-1]) if len(shape) >= 2 else None
+
+
+def _refuse_oversized_jacobi(module: fx.GraphModule, args: tuple) -> None:
+    """Refuse, before torch.onnx runs, a Jacobi decomposition of more than
+    ``jacobi.MAX_SIZE`` columns, naming the call, its size, its line and the fix."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    from ...errors import ExportBackendError
+
+    nodes = [n for n in module.graph.nodes if n.op == "call_function" and _uses_jacobi(n)]
+    if not nodes:
+        return
+    ShapeProp(module).propagate(*args)
+    for node in nodes:
+        meta = getattr(node.args[0], "meta", {}).get("tensor_meta")
+        matrix = _matrix_shape(node, tuple(getattr(meta, "shape", ())))
+        if matrix is not None and min(matrix) > jacobi.MAX_SIZE:
+            where = node.meta.get("pp_location", "<unknown>")
+            raise ExportBackendError(
+                f"ONNX export: {_JACOBI_NAMES[node.target]} of a {matrix[0]}x{matrix[1]} matrix "
+                f"(recorded at {where}): ONNX has no SVD or eigen-solver, and patchport's "
+                f"unrolled Jacobi decomposition stops at {jacobi.MAX_SIZE} columns (its graph "
+                f"grows as n^2 log n). Export this node with 'pt2' or 'jit'."
+            )
 
 
 def _inexact_in_float32(value: Any) -> bool:

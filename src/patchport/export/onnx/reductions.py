@@ -78,5 +78,25 @@ def _max_min(reduce: str, pairwise: str) -> Emitter:
     return emit
 
 
+def _arg_extreme(op: str) -> Emitter:
+    def emit(
+        b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
+    ) -> str:
+        if x.dtype == torch.bool or x.dtype.is_complex:
+            raise Untranslatable(f"{op} on {x.dtype}")
+        data = b.value(x, onnx_arithmetic_dtype(x.dtype))  # widening keeps the order
+        if dim is None:
+            data = b.node("Reshape", [data, b.ints([-1])])
+            result = b.node(op, [data], axis=0, keepdims=0, select_last_index=0)
+            return b.node("Reshape", [result, b.ints([1] * x.ndim)]) if keepdim else result
+        axis = dim % max(x.ndim, 1)
+        return b.node(op, [data], axis=axis, keepdims=int(bool(keepdim)), select_last_index=0)
+
+    return emit
+
+
 emits("max")(_max_min("ReduceMax", "Max"))
 emits("min")(_max_min("ReduceMin", "Min"))
+# torch returns the first index of the extreme value, as ONNX with select_last_index=0
+emits("argmax")(_arg_extreme("ArgMax"))
+emits("argmin")(_arg_extreme("ArgMin"))

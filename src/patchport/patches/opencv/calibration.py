@@ -1,5 +1,6 @@
-"""Camera geometry on traced data: Rodrigues, projectPoints, undistortPoints and the
-2-D transform builders getAffineTransform and getRotationMatrix2D.
+"""Camera geometry on traced data: Rodrigues, projectPoints, undistortPoints, stereo's
+reprojectImageTo3D and the 2-D transform builders getAffineTransform and
+getRotationMatrix2D.
 
 A predicted pose, detected keypoints or calibrated intrinsics flow through these in real
 pipelines. Everything runs in float64 like OpenCV (its formulas, term by term), with every
@@ -526,6 +527,63 @@ def undistortPoints(
         x, y = xx * ww, yy * ww
     dtype = torch.float32 if src.dtype == np.float32 else _F64
     return torch.stack([x, y], -1).reshape(-1, 1, 2).to(dtype).numpy()
+
+
+# -- reprojectImageTo3D -----------------------------------------------------------------
+_DISPARITY_TYPES = ("uint8", "int16", "int32", "float32")
+_BIG_Z = 10000.0
+_FLT_EPSILON = float(np.finfo(np.float32).eps)
+
+
+@replaces(
+    "reprojectImageTo3D",
+    family="calibration",
+    dtypes=_DISPARITY_TYPES,
+    channels=(1,),
+    accuracy="bit-exact: OpenCV's double products Q (x, y, d, 1), rounded to float32, "
+    "times 1/w in double; w = 0 gives inf/NaN as in OpenCV",
+    float_atol=0.0,
+    arguments={
+        "disparity": ("an (H, W) uint8, int16, int32 or float32 array, plain or traced",),
+        "Q": ("a 4x4 float array, plain or traced",),
+        "ddepth": ("-1 or CV_32F (float32 output)",),
+    },
+    notes="handleMissingValues=True gives Z = 10000 where the disparity is within "
+    "FLT_EPSILON of the image's smallest, as OpenCV.",
+)
+def reprojectImageTo3D(
+    disparity: Any,
+    Q: Any,  # noqa: N803 - OpenCV's name
+    _3dImage: Any = None,  # noqa: N803 - OpenCV's name
+    handleMissingValues: bool = False,  # noqa: N803 - OpenCV's name
+    ddepth: int = -1,
+) -> Any:
+    """Traceable ``cv2.reprojectImageTo3D``: the (H, W, 3) float32 points of a disparity map."""
+    name = "reprojectImageTo3D"
+    no_dst(name, _3dImage, "_3dImage")
+    if not isinstance(disparity, np.ndarray) or disparity.dtype.name not in _DISPARITY_TYPES:
+        got = (
+            disparity.dtype.name if isinstance(disparity, np.ndarray) else type(disparity).__name__
+        )
+        raise refuse(name, "disparity", got, "a uint8, int16, int32 or float32 array")
+    if disparity.ndim != 2 and not (disparity.ndim == 3 and disparity.shape[2] == 1):
+        raise refuse(name, "disparity", list(disparity.shape), "(H, W) or (H, W, 1)")
+    if ddepth not in (-1, cv2.CV_32F):
+        raise refuse(name, "ddepth", ddepth, "-1 or CV_32F (integer outputs are not replaced)")
+    if not isinstance(Q, np.ndarray) or Q.shape != (4, 4) or Q.dtype.kind not in "fiu":
+        raise refuse(name, "Q", list(np.shape(Q)), "a 4x4 numeric array")
+    q = torch.as_tensor(Q).to(_F64)
+    d = torch.as_tensor(disparity).reshape(disparity.shape[:2]).to(torch.float32).to(_F64)
+    h, w = disparity.shape[:2]
+    y = torch.arange(h, dtype=_F64).reshape(h, 1).expand(h, w)
+    x = torch.arange(w, dtype=_F64).reshape(1, w).expand(h, w)
+    homogeneous = [q[i, 0] * x + q[i, 1] * y + q[i, 2] * d + q[i, 3] for i in range(4)]
+    scale = 1.0 / homogeneous[3]
+    xyz = [(c.to(torch.float32).to(_F64) * scale).to(torch.float32) for c in homogeneous[:3]]
+    if handleMissingValues:
+        missing = torch.abs(d - d.amin()) <= _FLT_EPSILON
+        xyz[2] = torch.where(missing, torch.full_like(xyz[2], _BIG_Z), xyz[2])
+    return torch.stack(xyz, -1).numpy()
 
 
 # -- 2-D transforms ---------------------------------------------------------------------

@@ -24,6 +24,10 @@ FUNCTIONS: dict[Callable, Callable] = {
 }
 
 
+# NumPy functions left unmapped on purpose -> why (said in their trace-loss warning)
+LOSS_REASONS: dict[Callable, str] = {**linalg.LOSS_REASONS}
+
+
 # functions that only read metadata: answered eagerly, nothing recorded, no warning
 METADATA_FUNCTIONS: set[Callable] = {
     np.shape,
