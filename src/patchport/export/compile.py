@@ -405,7 +405,8 @@ def compile_graph(
     verbose: bool | None = None,
     dry_run: bool = False,
 ) -> CompileResult:
-    """Export each node of the last session, write ``<name>.yaml`` (and a PNG), and replay.
+    """Export each node of the last session, write ``<name>.yaml`` (and the pipeline's
+    picture as ``<name>.png`` and ``<name>.svg``), and replay.
 
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
@@ -513,7 +514,10 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
     picture = None
     if options.visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])
-        picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
+        # both pictures, as LEAPP writes them: <name>.png and <name>.svg
+        picture = draw_pipeline(
+            spec, order, directory / f"{session.name}.png", directory / f"{session.name}.svg"
+        )
     model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
     if options.validate:
