@@ -106,3 +106,25 @@ def test_dry_run_and_non_traced_nodes_trace_like_any_other(tmp_path, options):
     assert result["raw"] is True
     assert not (tmp_path / "skip" / "raw.pt").exists()
     assert (tmp_path / "skip" / "after.pt").exists() == ("non_traced" in options)
+
+
+def test_handed_back_values_serve_glue_code_as_plain_data(tmp_path):
+    """What robot code does with a node's result between nodes gives ordinary data."""
+    import copy
+    import io
+
+    with patchport.session("glue", save_path=tmp_path):
+        x = annotate.input_tensors("n", {"x": torch.arange(4.0)})
+        action = annotate.output_tensors("n", {"action": x * 0.5}, export_with="jit")
+        logged = io.BytesIO()
+        torch.save(action, logged)
+        logged.seek(0)
+        results = [
+            copy.deepcopy(action),
+            torch.load(logged),
+            action.clone(),
+            action + 1.0,
+            torch.cat([action, action]),
+        ]
+        assert all(type(value) is torch.Tensor for value in results)
+        assert type(action.numpy()) is np.ndarray and action.tolist() == [0.0, 0.5, 1.0, 1.5]
