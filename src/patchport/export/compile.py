@@ -411,7 +411,7 @@ def compile_graph(
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
     ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
-    (or with ``dry_run=True`` here, as newer LEAPP takes it) only the YAML (and picture)
+    (or with ``dry_run=True`` here, an earlier LEAPP spelling) only the YAML (and pictures)
     is written. ``verbose`` (by default the session's) logs one
     line per node as it is exported and as it is validated. The bundle is built aside and
     replaces ``<save_path>/<name>/`` only when complete (see :mod:`.staging`).
