@@ -254,8 +254,15 @@ def module(node: str, model: torch.nn.Module, buffer_names: list[str] | None = N
 
 def mirror_leapp_tags(source: Any, target: Any) -> Any:
     """Give ``target`` (equal data computed outside tracing) the traced identity of
-    ``source``; outside a session return ``target``."""
-    if current_session() is None or plain(source) is source:
+    ``source``; outside a session return ``target``.
+
+    For a value of a node still recording, the traced ``source`` is returned (in the
+    target's kind) to compute on. For a finished node's output, ``target`` itself becomes
+    that output (as LEAPP promotes it): handed to ``input_tensors``, it is wired as the
+    output's edge, whether or not the caller keeps the returned value (``target``).
+    """
+    session = current_session()
+    if session is None or plain(source) is source:
         return target
     a, b = plain(source), plain(target)
     a_np = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
@@ -266,6 +273,10 @@ def mirror_leapp_tags(source: Any, target: Any) -> Any:
             f"of source (source {a_np.dtype}{list(a_np.shape)}, target "
             f"{b_np.dtype}{list(b_np.shape)})."
         )
+    port = None if source.is_tracing else output_source(session, source)
+    if port is not None:
+        remember_output(session, target, port)
+        return target
     if isinstance(target, torch.Tensor) == isinstance(a, torch.Tensor):
         return source
     return torch.from_numpy(source) if isinstance(target, torch.Tensor) else source.numpy()
