@@ -577,8 +577,9 @@ def _lu_solve(matrix: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, to
         # OpenCV's scan keeps the first largest (strict ">"): NaN never wins, but stays
         # when it comes first; a NaN pivot is not "below epsilon"
         scan = torch.where(torch.isnan(column), -1.0, column)
-        k = torch.where(torch.isnan(column[0]), 0, torch.argmax(scan)) + i
-        pivot = torch.abs(rows[k, i])
+        first_nan = torch.isnan(column[0])
+        k = torch.where(first_nan, 0, torch.argmax(scan)) + i
+        pivot = torch.where(first_nan, column[0], torch.amax(scan))  # |rows[k, i]|
         ok = ok & ~(pivot < _LU_EPSILON)
         swap = torch.where(order == i, k, torch.where(order == k, i, order))
         rows, b = rows[swap], b[swap]
