@@ -218,6 +218,7 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
     from ..errors import Untranslatable
     from .onnx.driver import OPSET, write_direct
+    from .onnx.exact_resize import exact_where_discrete
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
     if any("dynamic" in key and value for key, value in declared.items()):
@@ -226,9 +227,8 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     names = onnx_output_names(job.input_names, job.output_names)
     opset = job.params.get("opset_version", OPSET)
     try:
-        optimisation = write_direct(
-            job.graph_module, job.args, job.input_names, names, job.path, opset
-        )
+        module = exact_where_discrete(job.graph_module, job.args)
+        optimisation = write_direct(module, job.args, job.input_names, names, job.path, opset)
     except Untranslatable as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
@@ -280,10 +280,13 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
 def _write_onnx_torchscript(job: ExportJob) -> None:
     """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
     args, dynamic = job.export_arguments("onnx-torchscript")
+    from .onnx.exact_resize import exact_where_discrete
+
+    module = exact_where_discrete(job.graph_module, job.args)
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            job.graph_module.eval(),
+            module.eval(),
             args,
             str(job.path),
             dynamo=False,
