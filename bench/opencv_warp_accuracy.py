@@ -13,7 +13,7 @@ from collections import defaultdict
 import cv2
 import numpy as np
 
-from patchport.patches.opencv import geometry, perspective
+from patchport.patches.opencv import geometry, warp_positions
 
 
 def homography(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
@@ -61,7 +61,11 @@ def main(cases: int) -> None:
         diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
         if dtype == "float32":
             diff /= max(float(np.abs(src).max()), 1e-30)
-        path = "kernel" if perspective.ipp_declines(matrix, size, src.shape, border) else "ipp"
+        path = (
+            "kernel"
+            if warp_positions.ipp_declines_perspective(matrix, size, src.shape, border)
+            else "ipp"
+        )
         if path == "kernel" and border == cv2.BORDER_REPLICATE and -0.1 < corner_w(matrix, size):
             path = "band"  # IPP may take these (its test is not public)
         entry = stats[(path, dtype, "constant" if border == 0 else "replicate")]

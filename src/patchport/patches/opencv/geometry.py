@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import perspective, traced_warp
+from . import traced_warp, warp_positions
 from ._base import (
     as_tensor,
     constant_name,
@@ -589,8 +589,10 @@ def _warp_arguments(
     channels=(1, 3, 4),
     accuracy="uint8 and uint16 within 1 (as remap; OpenCV 5.0's last columns after its "
     "16-wide blocks round positions differently, about 1 call in 200 differs by 1; OpenCV "
-    "5.1's positions in double, about 1 pixel in 2000 differs by 1); float32 within 1e-5; "
-    "OpenCV 4: exact (its 1/1024-pixel positions and 1/32-pixel table)",
+    "5.1 through Intel IPP, positions in double, about 1 pixel in 2000 differs by 1); "
+    "float32 within 1e-5; OpenCV 5.1 with IPP off or a one-pixel-high or -wide source: "
+    "exact (OpenCV's own float32 kernel); OpenCV 4: exact (its 1/1024-pixel positions and "
+    "1/32-pixel table)",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -624,6 +626,9 @@ def warpAffine(
     rules = current()
     if not rules.float_positions:
         out = _sample(t, _warp_positions_fixed(matrix, size), border, value)
+    elif rules.warp_positions_in_double and not warp_positions.ipp_takes_affine(tuple(t.shape)):
+        positions = warp_positions.affine_in_kernel(matrix, size)  # OpenCV's own kernel
+        out = _bilinear(t, *positions, border, value, False, fused=(1, 3, 4))
     elif rules.warp_positions_in_double:
         width, height = size
         xs, ys = np.meshgrid(
@@ -705,7 +710,10 @@ def _sample_double_tensors(
     "image's magnitude. IPP's own test is not public: with BORDER_REPLICATE and w at an "
     "output corner in (-0.1, 0] it sometimes takes a warp predicted for the kernel, then "
     "up to 14 uint16 units, 1 uint8 unit, 4e-4 of a float32 image's magnitude (measured, "
-    "bench/opencv_warp_accuracy.py; the session's check warns). OpenCV 5.0: the float32 "
+    "bench/opencv_warp_accuracy.py; the session's check warns). With BORDER_CONSTANT "
+    "IPP also fills a few pixels whose position lies within a pixel past the source's edge "
+    "with the border value where the replacement lerps (seen with 4x4 sources, about 1 "
+    "property example in 3000). OpenCV 5.0: the float32 "
     "kernel (not re-measured on 5.0). OpenCV 4: exact (its per-block double positions and "
     "1/32-pixel table)",
     arguments={
@@ -737,15 +745,17 @@ def warpPerspective(
     value = _fill_value(borderValue, src)
     rules = current()
     if not rules.float_positions:
-        out = _bilinear(t, *perspective.fixed_point(matrix, size), border, value, True)
-    elif rules.warp_positions_in_double and not perspective.ipp_declines(
+        out = _bilinear(
+            t, *warp_positions.perspective_fixed_point(matrix, size), border, value, True
+        )
+    elif rules.warp_positions_in_double and not warp_positions.ipp_declines_perspective(
         matrix, size, tuple(t.shape), border
     ):
-        out = _sample_double(t, *perspective.in_double(matrix, size), border, value)
+        out = _sample_double(t, *warp_positions.perspective_in_double(matrix, size), border, value)
     else:  # OpenCV's own kernel: float32 positions, fused lerps for every channel count
-        positions = perspective.in_kernel(matrix, size)
+        positions = warp_positions.perspective_in_kernel(matrix, size)
         out = _bilinear(t, *positions, border, value, False, fused=(1, 3, 4))
-        odd = perspective.not_a_number(positions, tuple(t.shape), border)
+        odd = warp_positions.not_a_number(positions, tuple(t.shape), border)
         if odd is not None:  # OpenCV stores NaN as the integer type's maximum
             top = float("nan") if src.dtype == np.float32 else np.iinfo(src.dtype).max
             out = torch.where(torch.from_numpy(odd).unsqueeze(-1), top, out).to(out.dtype)

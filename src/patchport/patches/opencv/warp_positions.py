@@ -1,20 +1,24 @@
-"""Where cv2.warpPerspective samples each destination pixel, as the installed OpenCV
-computes it (geometry.warpPerspective samples these positions).
+"""Where cv2.warpPerspective and cv2.warpAffine sample each destination pixel, as the
+installed OpenCV computes it (geometry's warps sample these positions).
 
-OpenCV 4 quantises positions to 1/32 pixel per 64-column block. OpenCV 5.1 on x86-64 hands
-the warp to Intel IPP when it can (wheels built with IPP, ``cv2.ipp.useIPP()``): IPP
-divides in double. IPP declines (see :func:`ipp_declines`) when what it must fill reaches
-behind the camera (the denominator w = m20 x + m21 y + m22 is not positive) and for
-one-pixel-wide or -high sources; OpenCV's own kernel then computes everything in float32:
+OpenCV 4 quantises perspective positions to 1/32 pixel per 64-column block. OpenCV 5.1 on
+x86-64 hands both warps to Intel IPP when it can (wheels built with IPP,
+``cv2.ipp.useIPP()``): IPP computes positions in double. IPP declines one-pixel-wide or
+-high sources, and perspective warps where what it must fill reaches behind the camera
+(the denominator w = m20 x + m21 y + m22 is not positive; :func:`ipp_declines_perspective`);
+OpenCV's own kernel then computes everything in float32:
 the matrix rounded to float32, 16-column blocks (two AVX2 vectors) whose row start is
 ``y*m1 + m2`` and whose position is a fused ``m0*x + start``, a scalar tail for the last
-columns with ``fma(x, m0, y*m1) + m2``, a float32 division, and x86's float-to-int
+columns with ``fma(x, m0, y*m1) + m2``, a float32 division (perspective), and x86's float-to-int
 conversion (out-of-range and NaN positions become INT_MIN; the tail's floor wraps a
 huge negative position to INT_MAX). Measured against OpenCV 5.1.0 (opencv-python-headless,
-x86-64 with AVX2/AVX-512): the kernel positions reproduce OpenCV bit for bit.
+x86-64 with AVX2/AVX-512): the kernel positions reproduce OpenCV bit for bit, for both
+warps (warpAffine's kernel is the same without the division).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,7 +30,7 @@ _TAB = 32  # OpenCV 4's INTER_TAB_SIZE
 _CPU_AVX2 = 11  # cv::CPU_AVX2 (cv2 exports checkHardwareSupport but not the feature names)
 
 
-def ipp_declines(
+def ipp_declines_perspective(
     matrix: np.ndarray, dsize: tuple[int, int], src_shape: tuple[int, ...], border: int
 ) -> bool:
     """Whether OpenCV 5.1 computes this warp with its own float32 kernel rather than IPP.
@@ -53,7 +57,9 @@ def ipp_declines(
     return any(forward[2, 0] * x + forward[2, 1] * y + forward[2, 2] <= 0 for x, y in source)
 
 
-def in_double(matrix: np.ndarray, dsize: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def perspective_in_double(
+    matrix: np.ndarray, dsize: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Positions in double (IPP's): the inverse map divided per pixel."""
     width, height = dsize
     xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
@@ -76,11 +82,29 @@ def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
 
 
-def in_kernel(
+def ipp_takes_affine(src_shape: tuple[int, ...]) -> bool:
+    """Whether OpenCV 5.1 hands this warpAffine to IPP: IPP on, a source wider and higher
+    than one pixel (measured: IPP's results for uint16 and float32 images, OpenCV's kernel's
+    bit for bit with IPP off)."""
+    return bool(cv2.ipp.useIPP()) and src_shape[0] > 1 and src_shape[1] > 1
+
+
+def perspective_in_kernel(
     matrix: np.ndarray, dsize: tuple[int, int]
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Positions as OpenCV 5's own warpPerspective kernel computes them, as integer parts
     and float32 fractions (sx, sy, tx, ty) in the kernel's int32 arithmetic."""
+    return _in_kernel(matrix, dsize, projective=True)
+
+
+def affine_in_kernel(
+    matrix: np.ndarray, dsize: tuple[int, int]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """warpAffine's positions in OpenCV 5's own kernel (the 2x3 inverse ``matrix``)."""
+    return _in_kernel(matrix, dsize, projective=False)
+
+
+def _in_kernel(matrix: np.ndarray, dsize: tuple[int, int], projective: bool) -> Any:
     width, height = dsize
     m = matrix.astype(np.float32).reshape(-1)
     xs = np.arange(width, dtype=np.float32)[None, :]
@@ -94,8 +118,11 @@ def in_kernel(
         return np.where(vector, blocks, tail)
 
     with np.errstate(all="ignore"):
-        w = linear(2)
-        parts = [_split(linear(i) / w, vector) for i in range(2)]
+        if projective:
+            w = linear(2)
+            parts = [_split(linear(i) / w, vector) for i in range(2)]
+        else:
+            parts = [_split(linear(i), vector) for i in range(2)]
     (sx, tx), (sy, ty) = parts
     return sx, sy, tx, ty
 
@@ -143,7 +170,7 @@ def not_a_number(
     return odd if odd.any() else None
 
 
-def fixed_point(matrix: np.ndarray, dsize: tuple[int, int]):
+def perspective_fixed_point(matrix: np.ndarray, dsize: tuple[int, int]):
     """OpenCV 4's warpPerspective positions: per 64-column block, the row start at the
     block's first column in double, then (X0 + M[0]*x1) * 32 / W rounded to an integer
     1/32 pixel (sx, sy, tx, ty, as convertMaps maps give them)."""
