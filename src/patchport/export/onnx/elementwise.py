@@ -295,6 +295,15 @@ for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
     emits(_name)(_unary(_name))
 
 
+@emits("isnan")
+def _isnan(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    """ONNX IsNaN on floats."""
+    if not x.dtype.is_floating_point:
+        raise Untranslatable(f"isnan of {x.dtype}")
+    compute = onnx_arithmetic_dtype(x.dtype)
+    return b.node("IsNaN", [b.value(x, compute)])
+
+
 @emits("relu")
 def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False) -> str:
     compute = onnx_arithmetic_dtype(out.dtype)

@@ -152,12 +152,14 @@ def vector_pixels() -> int:
     return 32 if "AVX2" in usable else 16
 
 
-def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(b, g, r) of a uint8 HSV image with H/2 hues, as OpenCV 5 computes it: float32 with
-    ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding, taken in float64 here), times 255,
-    truncated in its vector blocks and rounded half to even for a row's remaining pixels."""
+def _from_uint8_hue(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(b, g, r) of a uint8 HSV image (H/2 hues, or 0..255 for _FULL) as OpenCV 5's own
+    kernel computes it: float32 with ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding,
+    taken in float64 here), times 255, truncated in its vector blocks and rounded half to
+    even for a row's remaining pixels."""
     f32, f64 = torch.float32, torch.float64
-    h = t[..., 0].to(f32) * float(np.float32(6.0) / np.float32(180.0))
+    hues = np.float32(255.0 if full else 180.0)
+    h = t[..., 0].to(f32) * float(np.float32(6.0) / hues)
     s = t[..., 1].to(f32) * float(np.float32(1.0 / 255.0))
     v = t[..., 2].to(f32) * float(np.float32(1.0 / 255.0))
     sector = torch.floor(h)
@@ -244,18 +246,21 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     family="color",
     dtypes=("uint8", "float32"),
     channels=(1, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables), "
+    "but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 wheels hand those to "
+    "IPP, whose rounding is not reproduced): within 1, about 1 call in 800 has a pixel 1 "
+    "off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
         "hint": ("any (the accurate result is computed)",),
     },
     notes="float32 HSV has H in [0, 360), S and V as given; uint8 HSV has H/2 (H*256/360 "
-    "for _FULL). HSV to BGR/RGB: float32 (OpenCV's float sectors), uint8 _FULL codes, and "
-    "uint8 H/2 (OpenCV 5's fused float32 products, truncated in its vector blocks of 64 "
-    "pixels with AVX-512, 32 with AVX2, rounded for the rest of a row; exact where "
-    "measured, x86-64 AVX-512). Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
+    "for _FULL). HSV to BGR/RGB: float32 (OpenCV's float sectors), uint8 _FULL codes with "
+    "IPP (float32 sectors rounded), and uint8 H/2 and _FULL without IPP (OpenCV 5's fused "
+    "float32 products, truncated in its vector blocks of 64 pixels with AVX-512, 32 with "
+    "AVX2, rounded for the rest of a row; exact where measured, x86-64 AVX-512). "
+    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
 )
 def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: int = 0) -> Any:
     """Traceable ``cv2.cvtColor`` for the codes listed in :data:`Support` (others refused).
@@ -276,8 +281,8 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     elif kind in (_FROM_YCC, _FROM_HSV):
         if kind == _FROM_YCC:
             b, g, r = _from_ycc(t, full)
-        elif t.dtype == torch.uint8 and not full:
-            b, g, r = _from_half_hue(t)
+        elif t.dtype == torch.uint8 and not (full and cv2.ipp.useIPP()):
+            b, g, r = _from_uint8_hue(t, full)  # _FULL with IPP on: IPP rounds (below)
         else:
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
