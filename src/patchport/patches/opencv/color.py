@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
@@ -115,7 +116,7 @@ def _from_hsv(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, 
     """(b, g, r) from HSV as OpenCV's float HSV2RGB computes it, in float32; uint8 input
     is scaled to [0, 1] first (H by 6/180, or 6/255 for _FULL) and rounded back."""
     f32 = torch.float32
-    h, s, v = (t[..., i].to(f32) for i in range(3))
+    h, s, v = (p.to(f32) for p in layout.planes(t))
     if t.dtype == torch.uint8:
         hscale = float(np.float32(6.0 / (255.0 if full else 180.0)))
         s, v = s * float(np.float32(1 / 255)), v * float(np.float32(1 / 255))
@@ -157,9 +158,10 @@ def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding, taken in float64 here), times 255,
     truncated in its vector blocks and rounded half to even for a row's remaining pixels."""
     f32, f64 = torch.float32, torch.float64
-    h = t[..., 0].to(f32) * float(np.float32(6.0) / np.float32(180.0))
-    s = t[..., 1].to(f32) * float(np.float32(1.0 / 255.0))
-    v = t[..., 2].to(f32) * float(np.float32(1.0 / 255.0))
+    h, s, v = layout.planes(t)
+    h = h.to(f32) * float(np.float32(6.0) / np.float32(180.0))
+    s = s.to(f32) * float(np.float32(1.0 / 255.0))
+    v = v.to(f32) * float(np.float32(1.0 / 255.0))
     sector = torch.floor(h)
     h = h - sector
     sector = sector - torch.floor(sector / 6.0) * 6.0
@@ -225,7 +227,7 @@ def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> tor
 
 def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(b, g, r) from (Y, Cr, Cb) or (Y, U, V) like OpenCV."""
-    y, first, second = t[..., 0], t[..., 1], t[..., 2]
+    y, first, second = layout.planes(t)
     cr, cb = (second, first) if yuv else (first, second)
     if t.dtype == torch.uint8:
         y, cr, cb = y.to(torch.float32), cr.to(torch.float32) - 128, cb.to(torch.float32) - 128
@@ -271,9 +273,11 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     if dstCn not in (0, cn_out):
         raise refuse("cvtColor", "dstCn", dstCn, f"0 or {cn_out} for this code")
     t = as_tensor("cvtColor", src, ("uint8", "float32"), (cn_in,))
-    if kind == _FROM_GRAY:
-        out = t.expand(*t.shape[:2], 3)
-    elif kind in (_FROM_YCC, _FROM_HSV):
+    alpha = (255 if t.dtype == torch.uint8 else 1.0) if cn_out == 4 and cn_in != 4 else None
+    if kind in (_FROM_GRAY, _SWAP):  # values copied: channel moves of whole rows
+        picked = (0, 0, 0) if kind == _FROM_GRAY else order + ((3,) if cn_out == cn_in == 4 else ())
+        return to_numpy(layout.reorder(t, picked, alpha))
+    if kind in (_FROM_YCC, _FROM_HSV):
         if kind == _FROM_YCC:
             b, g, r = _from_ycc(t, full)
         elif t.dtype == torch.uint8 and not full:
@@ -281,22 +285,14 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
         else:
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
-    elif kind == _TO_YCC:
-        b, g, r = (t[..., i] for i in order)
-        out = _to_ycc(b, g, r, full)
-    else:
-        b, g, r = (t[..., i] for i in order)
-        if kind == _SWAP:
-            out = torch.stack([b, g, r], dim=-1)
-            if cn_in == 4 and cn_out == 4:
-                out = torch.cat([out, t[..., 3:]], dim=-1)
-        elif kind == _GRAY:
-            return to_numpy(_gray(b, g, r))
-        else:
-            out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
-    if cn_out == 4 and not (kind == _SWAP and cn_in == 4):
-        alpha = 255 if t.dtype == torch.uint8 else 1.0
-        out = torch.cat([out, torch.full_like(out[..., :1], alpha)], dim=-1)
+        return to_numpy(out)
+    planes = layout.planes(t)
+    b, g, r = (planes[i] for i in order)
+    if kind == _TO_YCC:
+        return to_numpy(_to_ycc(b, g, r, full))
+    if kind == _GRAY:
+        return to_numpy(_gray(b, g, r))
+    out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
     return to_numpy(out)
 
 
@@ -335,7 +331,7 @@ def applyColorMap(src: np.ndarray, colormap: Any, dst: Any = None) -> Any:
         )
         raise refuse("applyColorMap", "colormap", shown, "a built-in cv2.COLORMAP_* constant")
     t = as_tensor("applyColorMap", src, ("uint8",), (1, 3))
-    gray = t if t.shape[2] == 1 else _gray(t[..., 0], t[..., 1], t[..., 2])
+    gray = t if t.shape[2] == 1 else _gray(*layout.planes(t))
     index = gray.reshape(-1).to(torch.int64)
     table = _colormap_table(int(colormap))
     return to_numpy(table.index_select(0, index).reshape(*gray.shape[:2], 3))
