@@ -46,11 +46,21 @@ def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
     """True when a uint8 result of uint8 operands (or Python ints 0..255) can be computed
     in uint8 itself: ONNX Runtime's uint8 Add/Sub/Mul wrap modulo 256 like torch, Min/Max
     select, so the int64 round trip (8x the memory traffic, two casts) buys nothing."""
-    if out.dtype != torch.uint8:
+    return _stays_native(out, (torch.uint8,), *operands)
+
+
+_WRAPPING = (torch.uint8, torch.int8, torch.int16)  # ONNX Runtime's Add/Sub/Mul wrap alike
+
+
+def _stays_native(out: torch.Tensor, dtypes: tuple[torch.dtype, ...], *operands: Any) -> bool:
+    """True when ``out``'s dtype is one of ``dtypes`` and every operand is a tensor of it or
+    a Python int it holds: the op runs in that dtype, wrapping like torch."""
+    if out.dtype not in dtypes:
         return False
+    info = torch.iinfo(out.dtype)
     return all(
-        (isinstance(v, torch.Tensor) and v.dtype == torch.uint8)
-        or (type(v) is int and 0 <= v <= 255)
+        (isinstance(v, torch.Tensor) and v.dtype == out.dtype)
+        or (type(v) is int and info.min <= v <= info.max)
         for v in operands
     )
 
@@ -64,8 +74,8 @@ def _binary(op: str, swap: bool = False) -> Emitter:
             return b.node(_BOOL_ARITHMETIC[op], [truth(b, x), truth(b, y)])  # m * True
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
-        native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
-        compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
+        native = op in ("Add", "Sub", "Mul") and _stays_native(out, _WRAPPING, x, y)
+        compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
         x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
         first, second = (y, x) if swap else (x, y)
         result = b.node(op, [b.value(first, compute), b.value(second, compute)])
@@ -340,7 +350,8 @@ def _integer_select(b: Builder, out: torch.Tensor, condition: Any, x: Any, y: An
     value is 0). ONNX Runtime's Where branches on every element: 6-7 ms at 921,600
     elements whatever the type, against 0.2 ms for these uint8 passes."""
     x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
-    compute = torch.uint8 if _stays_uint8(out, x, y) else onnx_arithmetic_dtype(out.dtype)
+    native = _stays_native(out, _WRAPPING, x, y)
+    compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
     flag = truth(b, condition)
     if _zero(b, y) and _shape_of(x, condition) == tuple(out.shape):
         result = b.node("Mul", [b.value(x, compute), b.cast(flag, torch.bool, compute)])

@@ -116,7 +116,7 @@ def _from_hsv(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, 
     """(b, g, r) from HSV as OpenCV's float HSV2RGB computes it, in float32; uint8 input
     is scaled to [0, 1] first (H by 6/180, or 6/255 for _FULL) and rounded back."""
     f32 = torch.float32
-    h, s, v = (p.to(f32) for p in layout.planes(t))
+    h, s, v = (t[..., i].to(f32) for i in range(3))
     if t.dtype == torch.uint8:
         hscale = float(np.float32(6.0 / (255.0 if full else 180.0)))
         s, v = s * float(np.float32(1 / 255)), v * float(np.float32(1 / 255))
@@ -158,10 +158,9 @@ def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding, taken in float64 here), times 255,
     truncated in its vector blocks and rounded half to even for a row's remaining pixels."""
     f32, f64 = torch.float32, torch.float64
-    h, s, v = layout.planes(t)
-    h = h.to(f32) * float(np.float32(6.0) / np.float32(180.0))
-    s = s.to(f32) * float(np.float32(1.0 / 255.0))
-    v = v.to(f32) * float(np.float32(1.0 / 255.0))
+    h = t[..., 0].to(f32) * float(np.float32(6.0) / np.float32(180.0))
+    s = t[..., 1].to(f32) * float(np.float32(1.0 / 255.0))
+    v = t[..., 2].to(f32) * float(np.float32(1.0 / 255.0))
     sector = torch.floor(h)
     h = h - sector
     sector = sector - torch.floor(sector / 6.0) * 6.0
@@ -186,12 +185,21 @@ def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
 _GRAY_FIXED_POINT = (15, 3735, 19235, 9798)
 
 
+def _descale_uint8(x: torch.Tensor, offset: float, shift: int) -> torch.Tensor:
+    """``saturate_cast<uchar>(CV_DESCALE(x + offset, shift))`` of float32 integers with
+    |x + offset| < 2**23: ``(x + offset + 0.5) * 2**-shift`` is exact and never half-way,
+    so rounding it half to even is the floor of ``(x + offset + 2**(shift-1)) >> shift``;
+    clamped and cast, one QuantizeLinear once exported (one pass where Div, Floor, Clip
+    and Cast were four)."""
+    scaled = (x + (offset + 0.5)) * 2.0**-shift
+    return torch.clamp(torch.round(scaled), 0, 255).to(torch.uint8)
+
+
 def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**24)
+    if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**23)
         shift, cb, cg, cr = _GRAY_FIXED_POINT
         b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
-        y = torch.floor((b * cb + g * cg + r * cr + float(1 << (shift - 1))) / float(1 << shift))
-        return y.to(torch.uint8).unsqueeze(-1)
+        return _descale_uint8(b * cb + g * cg + r * cr, 0.0, shift).unsqueeze(-1)
     return (b * 0.114 + g * 0.587 + r * 0.299).unsqueeze(-1)
 
 
@@ -210,15 +218,15 @@ def _descale(x: torch.Tensor, shift: int) -> torch.Tensor:
 
 def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> torch.Tensor:
     """(Y, Cr, Cb) or (Y, U, V) like OpenCV: 14-bit fixed point for uint8."""
-    if b.dtype == torch.uint8:  # every sum stays below 2**24: exact in float32
+    if b.dtype == torch.uint8:  # every sum stays below 2**23: exact in float32
         b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
-        y = _descale(b * 1868 + g * 9617 + r * 4899, _YCC_SHIFT)
+        y = _descale_uint8(b * 1868 + g * 9617 + r * 4899, 0.0, _YCC_SHIFT)  # always within 0..255
+        luma = y.to(torch.float32)
         cr_k, cb_k = _CHROMA_FIXED[yuv]
         delta = float(128 << _YCC_SHIFT)
-        cr = _descale((r - y) * cr_k + delta, _YCC_SHIFT)
-        cb = _descale((b - y) * cb_k + delta, _YCC_SHIFT)
-        pair = [cb, cr] if yuv else [cr, cb]
-        return torch.clamp(torch.stack([y, *pair], dim=-1), 0, 255).to(torch.uint8)
+        cr = _descale_uint8((r - luma) * cr_k, delta, _YCC_SHIFT)
+        cb = _descale_uint8((b - luma) * cb_k, delta, _YCC_SHIFT)
+        return torch.stack([y, cb, cr] if yuv else [y, cr, cb], dim=-1)
     y = b * 0.114 + g * 0.587 + r * 0.299
     cr_k, cb_k = _CHROMA[yuv]
     cr, cb = (r - y) * cr_k + 0.5, (b - y) * cb_k + 0.5
@@ -227,7 +235,7 @@ def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> tor
 
 def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(b, g, r) from (Y, Cr, Cb) or (Y, U, V) like OpenCV."""
-    y, first, second = layout.planes(t)
+    y, first, second = t[..., 0], t[..., 1], t[..., 2]
     cr, cb = (second, first) if yuv else (first, second)
     if t.dtype == torch.uint8:
         y, cr, cb = y.to(torch.float32), cr.to(torch.float32) - 128, cb.to(torch.float32) - 128
@@ -286,8 +294,7 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
         return to_numpy(out)
-    planes = layout.planes(t)
-    b, g, r = (planes[i] for i in order)
+    b, g, r = (t[..., i] for i in order)
     if kind == _TO_YCC:
         return to_numpy(_to_ycc(b, g, r, full))
     if kind == _GRAY:
@@ -331,7 +338,7 @@ def applyColorMap(src: np.ndarray, colormap: Any, dst: Any = None) -> Any:
         )
         raise refuse("applyColorMap", "colormap", shown, "a built-in cv2.COLORMAP_* constant")
     t = as_tensor("applyColorMap", src, ("uint8",), (1, 3))
-    gray = t if t.shape[2] == 1 else _gray(*layout.planes(t))
+    gray = t if t.shape[2] == 1 else _gray(t[..., 0], t[..., 1], t[..., 2])
     index = gray.reshape(-1).to(torch.int64)
     table = _colormap_table(int(colormap))
     return to_numpy(table.index_select(0, index).reshape(*gray.shape[:2], 3))

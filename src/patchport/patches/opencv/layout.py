@@ -48,11 +48,3 @@ def reorder(t: torch.Tensor, order: Sequence[int], fill: float | None = None) ->
         return torch.cat([out, alpha], dim=1)
 
     return moved(t, pick)
-
-
-def planes(t: torch.Tensor) -> list[torch.Tensor]:
-    """The (H, W) planes of an (H, W, C) image (``t[..., c]`` for each c): one transpose
-    of the (H*W, C) view, where slicing each channel copies values one at a time."""
-    height, width, channels = t.shape
-    flat = t.reshape(height * width, channels).t()  # (C, H*W): each plane contiguous
-    return [flat[c].reshape(height, width) for c in range(channels)]

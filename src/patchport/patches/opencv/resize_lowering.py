@@ -296,6 +296,31 @@ def _window_sums(f: torch.Tensor, height: Any, width: Any, factors: tuple[int, i
     return sums.reshape(height, width, channels)
 
 
+def _window_sums_int16(t: torch.Tensor, height: Any, width: Any, factors: tuple[int, int]):
+    """Sums of the kx x ky windows of a uint8 ``t`` (exactly height*ky rows, width*kx
+    columns; kx * ky <= 128, so every sum fits int16): the rows of each window added as
+    contiguous blocks, then the columns in the (W, C, H) view, where each is a block of
+    C*H values (0.33 ms against 0.45 for float32 sums and a small matrix product at
+    480x640x3). Each window's columns are picked by a Gather: ONNX Runtime's transpose
+    optimiser would move a Slice there back before the transpose."""
+    kx, ky = factors
+    channels = t.shape[2]
+    wide = t.to(torch.int16).reshape(height, ky, width * kx * channels)
+    rows = None
+    for i in range(ky):
+        part = wide[:, i]
+        rows = part if rows is None else rows + part
+    assert rows is not None
+    cols = rows.reshape(height, width * kx, channels).permute(1, 2, 0)
+    cols = cols.reshape(width, kx, channels * height)
+    sums = None
+    for j in range(kx):
+        part = cols.index_select(1, torch.tensor([j]))
+        sums = part if sums is None else sums + part
+    assert sums is not None
+    return sums.reshape(width, channels, height).permute(2, 0, 1)
+
+
 def resize_area_fast(
     t: torch.Tensor, dsize: tuple[Any, Any], factors: tuple[int, int]
 ) -> torch.Tensor:
@@ -307,10 +332,14 @@ def resize_area_fast(
     pad_rows, pad_cols = height * ky - rows, width * kx - cols  # < 0: rows left out
     if symbolic(pad_rows) or symbolic(pad_cols) or pad_rows or pad_cols:
         t = torch.nn.functional.pad(t, (0, 0, 0, pad_cols, 0, pad_rows))
-    sums = _window_sums(t.to(torch.float32), height, width, factors)
+    if t.dtype == torch.uint8 and kx * ky <= 128:
+        sums = _window_sums_int16(t, height, width, factors).to(torch.float32)
+    else:
+        sums = _window_sums(t.to(torch.float32), height, width, factors)
     integer_2x2 = not t.dtype.is_floating_point and (kx, ky) == (2, 2) and t.shape[2] != 2
-    if integer_2x2:  # the sums are small integers: exact in float32
-        whole = torch.floor((sums + 2.0) * 0.25)
+    if integer_2x2:  # the sums are small integers: exact in float32; (sum + 0.5) / 4 is
+        # never half-way, so rounding it is the floor of (sum + 2) / 4 (a QuantizeLinear)
+        whole = torch.round((sums + 0.5) * 0.25)
     else:
         whole = sums * float(np.float32(1.0 / (kx * ky)))
     plain = not (symbolic(pad_rows) or symbolic(pad_cols))
@@ -369,13 +398,12 @@ def resize_area(t: torch.Tensor, dsize: tuple[Any, Any], scales: tuple[float, fl
     pixel * alpha along x in tap order; then per output row, the same along y."""
     width, height = (fixed(v, _AREA_TABLE) for v in dsize)
     src_h, src_w = (fixed(v, _AREA_TABLE) for v in t.shape[:2])
-    f = t.to(torch.float32)
     x_index, x_alpha = _area_taps(width, src_w, scales[0])
-    rows = None
-    for k in range(x_index.shape[1]):
-        index = torch.from_numpy(x_index[:, k])
-        term = _pick(f, 1, index) * torch.from_numpy(x_alpha[:, k]).reshape(1, -1, 1)
-        rows = term if rows is None else rows + term
+    taps = [
+        (torch.from_numpy(x_index[:, k]), torch.from_numpy(x_alpha[:, k]))
+        for k in range(x_index.shape[1])
+    ]
+    rows = blend_columns(t, taps, torch.float32)
     y_index, y_alpha = _area_taps(height, src_h, scales[1])
     out = None
     for k in range(y_index.shape[1]):
@@ -468,12 +496,8 @@ def resize_cubic(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float, fl
         work = torch.float64  # integer sums below 2**53 are exact
     else:  # OpenCV 5.1 blends uint8 rows in float32 too
         work = torch.float32 if t.dtype == torch.uint8 else t.dtype
-    f = t.to(work)
-    rows = None
-    for k in range(4):
-        weight = torch.from_numpy(x_weight[:, k]).to(work).reshape(1, -1, 1)
-        term = _pick(f, 1, torch.from_numpy(x_index[:, k])) * weight
-        rows = term if rows is None else rows + term
+    taps = [(torch.from_numpy(x_index[:, k]), torch.from_numpy(x_weight[:, k])) for k in range(4)]
+    rows = blend_columns(t, taps, work)
     if integer_rows:  # OpenCV's SIMD rows: float32 products of the int sums
         rows, work = rows.to(torch.float32), torch.float32
     out = None
@@ -550,12 +574,8 @@ def resize_lanczos4(t: torch.Tensor, size: tuple[Any, Any], scales: tuple[float,
         x_weight = np.rint(x_weight * scale).astype(np.float64)  # saturate_cast<short>
         y_weight = np.rint(y_weight * scale).astype(np.float64)
     work = torch.float64 if integer else t.dtype
-    f = t.to(work)
-    rows = None
-    for k in range(8):
-        weight = torch.from_numpy(x_weight[:, k]).to(work).reshape(1, -1, 1)
-        term = _pick(f, 1, torch.from_numpy(x_index[:, k])) * weight
-        rows = term if rows is None else rows + term
+    taps = [(torch.from_numpy(x_index[:, k]), torch.from_numpy(x_weight[:, k])) for k in range(8)]
+    rows = blend_columns(t, taps, work)
     out = None
     for k in range(8):
         weight = torch.from_numpy(y_weight[:, k]).to(work).reshape(-1, 1, 1)
