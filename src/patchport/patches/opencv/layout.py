@@ -1,4 +1,5 @@
-"""Channel moves of (H, W, C) images through the transposed (W, C, H) view.
+"""Channel moves of (H, W, C) images through the transposed (W, C, H) view, and their
+channels as transposed planes.
 
 ONNX Runtime copies a channel reorder, an added or dropped channel or a broadcast gray
 channel element by element when it works on the (H, W, C) layout (Slice/Concat/Expand
@@ -48,3 +49,22 @@ def reorder(t: torch.Tensor, order: Sequence[int], fill: float | None = None) ->
         return torch.cat([out, alpha], dim=1)
 
     return moved(t, pick)
+
+
+def planes(t: torch.Tensor) -> list[torch.Tensor]:
+    """The channels of an (H, W, C) image as (W, H) planes (transposed: element-wise
+    work on them is the same, and :func:`from_planes` puts them back). Each is picked
+    from the (W, C, H) view by a Gather of whole rows, where ONNX Runtime's Split of the
+    (H, W, C) layout copies value by value (0.26 ms at 480x640x3 against 0.1 ms); a
+    Slice there would be moved back before the transpose by ONNX Runtime's optimiser."""
+    cols = columns(t)
+    return [
+        cols.index_select(1, torch.tensor([c])).reshape(cols.shape[0], cols.shape[2])
+        for c in range(cols.shape[1])
+    ]
+
+
+def from_planes(planes: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The (H, W, C) image of (W, H) planes (the inverse of :func:`planes`): stacked as
+    (W, C, H), rows of H values, then one transpose."""
+    return image(torch.stack(list(planes), dim=1))
