@@ -376,7 +376,8 @@ def applyColorMap(src: np.ndarray, colormap: Any, dst: Any = None) -> Any:
         )
         raise refuse("applyColorMap", "colormap", shown, "a built-in cv2.COLORMAP_* constant")
     t = as_tensor("applyColorMap", src, ("uint8",), (1, 3))
-    gray = t if t.shape[2] == 1 else _gray(t[..., 0], t[..., 1], t[..., 2]).unsqueeze(-1)
-    index = gray.reshape(-1).to(torch.int64)
-    table = _colormap_table(int(colormap))
-    return to_numpy(table.index_select(0, index).reshape(*gray.shape[:2], 3))
+    planes = layout.planes(t)  # (W, H) each
+    gray = planes[0] if len(planes) == 1 else _gray(*planes)
+    index = gray.to(torch.int32)  # one index plane, one GatherElements per colour channel
+    table = _colormap_table(int(colormap)).to(torch.int16)
+    return to_numpy(layout.from_planes([_looked_up(table[:, c], index) for c in range(3)]))
