@@ -79,15 +79,18 @@ def _frames(seed):
     }
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lowering")
+def _export(folder, backend):
     with patchport.session("lowering", folder, patching=opencv.all()):
         traced = annotate.input_tensors("calls", _frames(0))
-        annotate.output_tensors("calls", calls(*traced), export_with="onnx")
+        annotate.output_tensors("calls", calls(*traced), export_with=backend)
     result = patchport.compile_graph(visualize=False)
     assert result.ok
     return result
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    return _export(tmp_path_factory.mktemp("lowering"), "onnx")
 
 
 def function_of(name: str) -> str:
@@ -101,8 +104,18 @@ def function_of(name: str) -> str:
 
 
 def test_replays_match_opencv_on_fresh_frames(exported):
+    _assert_replays_match(exported)
+
+
+@pytest.mark.parametrize("backend", [pytest.param("pt2", marks=pytest.mark.slow), "jit"])
+def test_pt2_and_jit_replays_match_opencv(tmp_path, backend):
+    """The same torch code is what torch.export and TorchScript write."""
+    _assert_replays_match(_export(tmp_path, backend), seeds=(3,))
+
+
+def _assert_replays_match(exported, seeds=(1, 2)):
     manager = patchport.InferenceManager(exported.yaml_path)
-    for seed in (1, 2):
+    for seed in seeds:
         frames = _frames(seed)
         outputs = manager.run_policy({f"calls/{k}": v for k, v in frames.items()})
         for name, expected in calls(*frames.values()).items():

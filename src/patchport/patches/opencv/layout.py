@@ -34,18 +34,19 @@ def moved(t: torch.Tensor, move: Callable[[torch.Tensor], torch.Tensor]) -> torc
 
 def reorder(t: torch.Tensor, order: Sequence[int], fill: float | None = None) -> torch.Tensor:
     """The channels of ``t`` in ``order`` (repeats and drops allowed), and a last
-    channel of ``fill`` where given (an alpha channel)."""
+    channel of ``fill`` where given (an alpha channel). The picked channels are always a
+    Gather: ONNX Runtime's transpose optimiser moves the transposes through a Concat or a
+    Slice, back to the (H, W, C) layout where they copy value by value."""
 
     def pick(cols: torch.Tensor) -> torch.Tensor:
-        if list(order) == list(range(cols.shape[1])):
-            out = cols
-        elif len(set(order)) == 1 and cols.shape[1] == 1:
-            out = cols.expand(-1, len(order), -1)
-        else:
-            out = cols.index_select(1, torch.tensor(list(order), dtype=torch.int64))
+        if fill is None and list(order) == list(range(cols.shape[1])):
+            return cols
+        if fill is None and len(set(order)) == 1 and cols.shape[1] == 1:
+            return cols.expand(-1, len(order), -1)
+        out = cols.index_select(1, torch.tensor(list(order), dtype=torch.int64))
         if fill is None:
             return out
-        alpha = torch.full_like(cols[:, :1], fill)
+        alpha = cols.new_full((cols.shape[0], 1, cols.shape[2]), fill)
         return torch.cat([out, alpha], dim=1)
 
     return moved(t, pick)
