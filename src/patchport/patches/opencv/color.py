@@ -98,7 +98,7 @@ def _looked_up(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``table[index]`` for an integer ``index``, as one GatherElements once exported;
     an int16 table's values come back as uint8."""
     flat = index.reshape(-1).to(torch.int64)
-    out = torch.gather(table, 0, flat).reshape(index.shape)
+    out = torch.gather(table, 0, flat).reshape_as(index)
     return out.to(torch.uint8) if table.dtype == torch.int16 else out
 
 

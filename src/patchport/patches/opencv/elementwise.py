@@ -456,5 +456,5 @@ def LUT(src: Any, lut: Any, dst: Any = None) -> Any:
         index = index + offsets
         table = table.t()
     flat = index.reshape(-1).to(torch.int64)
-    out = torch.gather(table.reshape(-1), 0, flat).reshape(t.shape)
+    out = torch.gather(table.reshape(-1), 0, flat).reshape_as(t)
     return to_numpy(out.to(kept), lut.dtype)
