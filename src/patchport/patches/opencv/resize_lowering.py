@@ -246,13 +246,12 @@ def _fixed_point_rows(
     both: torch.Tensor, weights: torch.Tensor, dim: int, count: Any
 ) -> torch.Tensor:
     """OpenCV's uint8 vertical blend of row sums (exact integers in float32), the top rows'
-    and the bottom rows' sums stacked along ``dim`` with their weights:
-    ``(((top >> 4) * wy0 >> 16) + ((bottom >> 4) * wy1 >> 16) + 2) >> 2`` (``count`` rows
-    each). Each shift is a
-    product by 2**-k truncated by a cast (exact: values >= 0); the products by the weights
-    reach 2**26, so they are float64 (exact), the rest float32."""
-    quarter = (both * 0.0625).to(torch.int32).to(torch.float64)
-    shifted = (quarter * (weights.to(torch.float64) * 2.0**-16)).to(torch.int32)
+    and the bottom rows' sums stacked along ``dim`` (``count`` rows each) with their
+    weights: ``(((top >> 4) * wy0 >> 16) + ((bottom >> 4) * wy1 >> 16) + 2) >> 2``. Each
+    shift is a product by 2**-k truncated by a cast (exact: values >= 0); the products by
+    the weights reach 2**26, so they are float64 (exact), the rest float32."""
+    high = (both * 0.0625).to(torch.int32).to(torch.float64)  # >> 4
+    shifted = (high * (weights.to(torch.float64) * 2.0**-16)).to(torch.int32)
     top, bottom = shifted.narrow(dim, 0, count), shifted.narrow(dim, count, count)
     return (((top + bottom).to(torch.float32) + 2.0) * 0.25).to(torch.uint8)
 
