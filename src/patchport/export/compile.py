@@ -199,7 +199,8 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
                 continue
             if want.size == 0:
                 continue
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            wide = np.complex128 if np.iscomplexobj(want) else np.float64
+            diff = np.abs(got.astype(wide) - want.astype(wide))
             worst = max(worst, float(np.nanmax(diff)))
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                 problems.append(
