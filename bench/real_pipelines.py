@@ -265,6 +265,11 @@ PIPELINES = [
 ]
 
 
+def _copy(value: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
+    """A copy of the same kind (a pipeline may write into its inputs, in NumPy or torch)."""
+    return value.clone() if isinstance(value, torch.Tensor) else np.copy(value)
+
+
 def _close(got: np.ndarray | None, want: np.ndarray) -> bool:
     if got is None:  # run_policy dropped the output
         return False
@@ -315,7 +320,7 @@ def classify(pipeline: Pipeline, backend: str, folder: str) -> tuple[str, str]:
     wrong = []
     for _ in range(3):
         fresh = pipeline.make_inputs(rng)
-        want = pipeline.run(*fresh.values())
+        want = pipeline.run(*[_copy(v) for v in fresh.values()])  # some write their inputs
         try:
             got = manager.run_policy({f"{node}/{k}": v for k, v in fresh.items()})
         except Exception as exc:

@@ -91,3 +91,16 @@ def torch_to_onnx() -> dict[torch.dtype, ElementType]:
         for e in ELEMENT_TYPES
         if e.torch and not e.onnx.startswith("complex")
     }
+
+
+def wrap_integer(value: int, dtype: torch.dtype) -> int:
+    """``value`` as an integer tensor of ``dtype`` holds it: a Python int beside a tensor
+    is converted to the tensor's type by eager torch, so ``u8 < 300`` compares with 44 and
+    ``-3 // u8`` divides 253. ``dtype`` must be an integer (not bool) dtype."""
+    import torch
+
+    info = torch.iinfo(dtype)
+    value = int(value) & ((1 << info.bits) - 1)
+    if info.min < 0 and value >= 1 << (info.bits - 1):
+        value -= 1 << info.bits
+    return value

@@ -51,7 +51,8 @@ class PatchRestoreWarning(PatchportWarning):
 
 
 class UnsupportedCaseError(PatchportError, ValueError):
-    """A patched OpenCV call used an argument value its replacement does not support."""
+    """A call on traced data used an argument value that its replacement (a patched OpenCV
+    function) or the tracer (an in-place resize of traced data) cannot support."""
 
 
 # --- tracing -------------------------------------------------------------------------

@@ -65,6 +65,10 @@ def torch_calls(x):
         "cat": torch.cat([flat, head], dim=1).transpose(0, 1),
         "narrow": conv.narrow(3, 1, 3).sum(-1),
         "gather": torch.gather(conv.reshape(-1), 0, torch.arange(0, 40, 3)),  # int32 index
+        # whole-tensor and elementwise forms of Tensor.max / min (equalizeHist's darkest value)
+        "extremes": conv.max() - conv.min() + torch.max(conv, conv * 0.5).sum(),
+        "reorder": conv[..., [2, 0, 1]] + conv[:, [3, 1]].sum(),  # index lists: constant Gathers
+        "int_min": image.reshape(-1).mul(255).long().min().reshape(1),
         "histogram": torch.zeros(16, dtype=torch.int64).scatter_add(
             0, (image.reshape(-1) * 15).long(), (image.reshape(-1) > 0.5).long()
         ),
@@ -293,9 +297,9 @@ def _slices(model):
     ]
 
 
-def test_uint8_morphology_and_median_stay_in_uint8_with_one_slice_per_window_read(tmp_path):
+def test_uint8_morphology_and_median_stay_in_uint8_with_one_shift_per_window_read(tmp_path):
     """uint8 erode/dilate/gradient and medianBlur are written as uint8 Pad, Slice, Min, Max
-    and Sub: no Cast, no border strips concatenated, each shifted window sliced once."""
+    and Sub: no Cast, no border strips concatenated, each shifted copy made once."""
     import cv2
 
     def filters(image):
@@ -319,8 +323,9 @@ def test_uint8_morphology_and_median_stay_in_uint8_with_one_slice_per_window_rea
 
 
 def test_long_rectangle_windows_double_instead_of_one_step_per_cell(tmp_path):
-    """A 7x7 rectangle is 3 minima per direction (windows of 2, 4, then two overlapping 4s),
-    not 6: the same exact erosion, half the passes over the image."""
+    """A 7x7 rectangle is 3 minima and 3 shifts per direction (windows of 2, 4, then two
+    overlapping 4s), not 6 of each: the same exact erosion, half the passes over the image
+    (one Pad for the border, one Slice to crop it)."""
     import cv2
 
     image = np.random.default_rng(11).integers(0, 256, (16, 18, 3), dtype=np.uint8)
@@ -332,5 +337,45 @@ def test_long_rectangle_windows_double_instead_of_one_step_per_cell(tmp_path):
     outputs = onnx_output_names(names, [p.name for p in node.outputs])
     model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
     ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
-    assert ops.count("Min") == 6 and ops.count("Pad") == 1
+    assert ops.count("Min") == 6 and ops.count("Pad") == 1 + 6 and ops.count("Slice") == 1
     assert_translation_replays(node, np.random.default_rng(12))
+
+
+def test_a_3x3_erosion_is_four_shifts_and_four_minima_and_a_median_28_passes(tmp_path):
+    """The default border enters with the shifts of the (H, W*C) view: no Pad of the
+    image, no Slice; the 3x3 median: its border Pad, 8 shifted copies, 18 minima and
+    maxima and the crop."""
+    import cv2
+
+    image = np.random.default_rng(13).integers(0, 256, (9, 11, 3), dtype=np.uint8)
+    for call, counts in (
+        (lambda x: cv2.erode(x, None), {"Pad": 4, "Min": 4}),
+        (lambda x: cv2.medianBlur(x, 3), {"Pad": 9, "Min": 9, "Max": 9, "Slice": 1}),
+    ):
+        node = trace_node(tmp_path, lambda x, f=call: {"out": f(x)}, {"image": image}, opencv.all())
+        names = [p.name for p in node.inputs]
+        outputs = onnx_output_names(names, [p.name for p in node.outputs])
+        model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+        ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+        passes = {op: ops.count(op) for op in ops if op not in ("Reshape", "Identity")}
+        assert passes == counts
+        assert_translation_replays(node, np.random.default_rng(14))
+
+
+def test_a_slice_that_drops_no_axis_is_one_slice_node(tmp_path):
+    """``x[1:4, 2:5]`` keeps every axis: the Slice is the result, no Reshape after it (a
+    Reshape writing a graph output costs ONNX Runtime a copy); an int index still drops
+    its axis with one."""
+    image = np.random.default_rng(15).integers(0, 256, (6, 7, 3), dtype=np.uint8)
+
+    def crops(x):
+        t = torch.as_tensor(x)
+        return {"box": t[1:4, 2:5] + 0, "row": t[2, 1:5] + 0}
+
+    node = trace_node(tmp_path, crops, {"image": image})
+    names = [p.name for p in node.inputs]
+    outputs = onnx_output_names(names, [p.name for p in node.outputs])
+    model, _ = driver.translate(node.graph_module, [torch.from_numpy(image)], names, outputs)
+    ops = [n.op_type for n in onnx.load_from_string(model).graph.node]
+    assert ops.count("Slice") == 2 and ops.count("Reshape") == 1
+    assert_translation_replays(node, np.random.default_rng(16))

@@ -187,3 +187,53 @@ def test_thousands_of_duplicates_go_in_one_sweep_and_a_large_graph_stays_bounded
     monkeypatch.setattr(optimize, "WORK_BUDGET", 0)
     small = optimize.Graph([Node("Identity", ["x"], ["y"], {})], {}, ["x"], ["y"])
     assert optimize.optimize(small) == {"stopped early (work budget)": 1}
+
+
+def test_an_output_reshaped_from_an_element_wise_result_is_written_by_the_op(tmp_path):
+    """ONNX Runtime copies a graph output made by a Reshape; the op writes it instead, its
+    operands reshaped (a Reshape inside the graph shares its buffer), scalars and
+    broadcast operands left as they are."""
+
+    def flat_min(x):
+        t = torch.as_tensor(x)
+        flat = t.reshape(t.shape[0], -1)
+        low = torch.minimum(flat, flat.flip(0)) + 1
+        return {"low": low.reshape(t.shape), "kept": (flat * flat[:1]).reshape(t.shape)}
+
+    node = trace_node(tmp_path, flat_min, {"x": FRAME[:6, :5]})
+    optimised, report, plain = written_and_translated(node, tmp_path / "reshape.onnx")
+    assert report["applied"] is True and report["rewrites"]["output reshapes"] == 1
+    producers = {o: n.op_type for n in optimised.graph.node for o in n.output}
+    outputs = [o.name for o in optimised.graph.output]
+    assert producers[outputs[0]] == "Add"  # computed in the output's shape
+    assert producers[outputs[1]] == "Reshape"  # Mul broadcasts one row: left alone
+    rng = np.random.default_rng(4)
+    feeds = [{"x": rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)} for _ in range(2)]
+    assert_bit_identical(optimised, plain, feeds + [{"x": np.full((6, 5, 3), 255, np.uint8)}])
+
+
+def test_round_then_cast_to_uint8_is_one_quantize_where_the_range_allows(tmp_path):
+    """Round (after a multiply by 2**-k) then a cast to uint8 is one QuantizeLinear where
+    the rounded values are proven in [0, 255] or a Clip to exactly [0, 255] saturates
+    them: the same bits in one pass. A cast that may see values out of range stays."""
+
+    def conversions(x):
+        f = torch.as_tensor(x).to(torch.float32)
+        return {
+            "halved": torch.round(f * 0.5).to(torch.uint8),  # [0, 127.5]: proven
+            "clipped": torch.clamp(torch.round(f * 3.0 - 100.0), 0, 255).to(torch.uint8),
+            "wraps": torch.round(f * 1.5).to(torch.uint8),  # up to 382: kept as written
+        }
+
+    node = trace_node(tmp_path, conversions, {"x": FRAME[:6, :7]})
+    optimised, report, plain = written_and_translated(node, tmp_path / "quantize.onnx")
+    assert report["applied"] is True and report["rewrites"]["quantize"] == 2
+    assert ops(optimised).count("QuantizeLinear") == 2 and ops(optimised).count("Round") == 1
+    values = {i.name: onnx.numpy_helper.to_array(i) for i in optimised.graph.initializer}
+    quantizers = [n for n in optimised.graph.node if n.op_type == "QuantizeLinear"]
+    scales = sorted(float(values[n.input[1]].reshape(-1)[0]) for n in quantizers)
+    assert scales == [1.0, 2.0]  # the multiply by 0.5 went into the scale
+    rng = np.random.default_rng(5)
+    feeds = [{"x": rng.integers(0, 256, (6, 7, 3), dtype=np.uint8)} for _ in range(2)]
+    ties = {"x": np.arange(6 * 7 * 3, dtype=np.uint8).reshape(6, 7, 3)}  # x * 0.5 hits .5
+    assert_bit_identical(optimised, plain, feeds + [ties])

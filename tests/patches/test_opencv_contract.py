@@ -34,10 +34,13 @@ def _opencv_parameters(function: str) -> tuple[list[str], list[str]]:
     names = re.findall(r"\w+", inside)
     required = re.findall(r"\w+", required_part)
     optional = names[len(required) :]
-    return (["self", *required] if "." in function else required), optional
+    owner = function.rpartition(".")[0]
+    method = bool(owner) and isinstance(getattr(cv2, owner), type)  # CLAHE.apply, not dnn.*
+    return (["self", *required] if method else required), optional
 
 
 _HINTED = ("remap", "warpAffine", "warpPerspective")  # OpenCV 5 added their hint=
+_INTERPOLATED = ("dnn.blobFromImage", "dnn.blobFromImages")  # OpenCV 5 added interpolation=
 
 
 @pytest.mark.parametrize("spec", opencv.supported(), ids=lambda s: s.function)
@@ -45,6 +48,8 @@ def test_signature_is_the_binding_s(spec):
     required, optional = _opencv_parameters(spec.function)
     if spec.function in _HINTED and "hint" not in optional:  # OpenCV 4: no hint yet; the
         optional.append("hint")  # replacement keeps OpenCV 5's trailing keyword (ignored)
+    if spec.function in _INTERPOLATED and "interpolation" not in optional:
+        optional.append("interpolation")  # OpenCV 5's trailing keyword (default INTER_LINEAR)
     parameters = list(inspect.signature(spec.replacement).parameters.values())
     assert [p.name for p in parameters] == required + optional
     assert [p.name for p in parameters if p.default is inspect.Parameter.empty] == required
@@ -56,6 +61,8 @@ MAP_X, MAP_Y = np.meshgrid(np.linspace(-2, 31, 25), np.linspace(-1, 21, 15))
 MAPS = (MAP_X.astype(np.float32), MAP_Y.astype(np.float32))
 ROTATION = cv2.getRotationMatrix2D((15, 10), 20, 0.9)
 PERSPECTIVE = np.vstack([ROTATION, [1e-3, 2e-3, 1.0]])
+CAMERA = np.array([[24.0, 0, 14.7], [0, 24.5, 9.8], [0, 0, 1]])
+FLOW = np.random.default_rng(6).normal(size=(20, 30, 2)).astype(np.float32)
 
 REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be OpenCV's
     "cvtColor": (FRAME, cv2.COLOR_BGR2GRAY),
@@ -73,6 +80,7 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
         np.float32([[1, 1], [4, 2], [3, 9]]),
     ),
     "getRotationMatrix2D": ((15.5, 10.25), 20.0, 0.9),
+    "reprojectImageTo3D": (FRAME[..., 0].astype(np.float32) / 8, np.eye(4) + 0.1),
     "GaussianBlur": (FRAME, (5, 3), 1.3),
     "blur": (FRAME, (4, 3)),
     "boxFilter": (FRAME, -1, (3, 5)),
@@ -104,6 +112,22 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "medianBlur": (FRAME, 5),
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
+    "equalizeHist": (FRAME[..., 0].copy(),),
+    "filter2D": (FRAME, -1, np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)),
+    "Laplacian": (FRAME, cv2.CV_16S),
+    "Scharr": (FRAME, cv2.CV_32F, 0, 1),
+    "pyrDown": (FRAME,),
+    "pyrUp": (FRAME,),
+    "magnitude": (FLOW[..., 0], FLOW[..., 1]),
+    "phase": (FLOW[..., 0], FLOW[..., 1]),
+    "cartToPolar": (FLOW[..., 0], FLOW[..., 1]),
+    "polarToCart": (np.abs(FLOW[..., 0]), FLOW[..., 1]),
+    "hconcat": ([FRAME, FRAME[:, :7]],),
+    "vconcat": ([FRAME, FRAME[:4]],),
+    "transform": (FLOW, np.array([[0.5, 1.0, 2.0], [-1.0, 0.25, 3.0]])),
+    "dnn.blobFromImage": (FRAME,),
+    "dnn.blobFromImages": ([FRAME, FRAME[::-1].copy()],),
+    "undistort": (FRAME, PERSPECTIVE * [[30], [30], [1]], np.array([-0.2, 0.05, 0, 0, 0])),
 }
 
 
@@ -180,6 +204,15 @@ REFUSED = [
     (F.filters.Sobel, (FRAME, cv2.CV_8U, 1, 0), {}, "ddepth=0"),
     (F.filters.Sobel, (FRAME, cv2.CV_16S, 0, 0), {}, "dx/dy=(0, 0)"),
     (F.channels.merge, ([GRAY, GRAY[:5]],), {}, "mv[1]=uint8[5, 30]"),
+    (F.channels.hconcat, ([GRAY, FRAME],), {}, "src[1]=uint8[20, 30, 3]"),
+    (F.histogram.equalizeHist, (FRAME,), {}, "src channels=3"),
+    (F.convolution.filter2D, (FRAME, -1, np.ones((8, 8))), {}, "kernel=8x8"),
+    (F.convolution.Laplacian, (FRAME, cv2.CV_8S), {}, "ddepth=1"),
+    (F.convolution.Scharr, (FRAME, cv2.CV_32F, 1, 1), {}, "dx/dy=(1, 1)"),
+    (F.pyramids.pyrDown, (FRAME,), {"dstsize": (3, 3)}, "dstsize=(3, 3)"),
+    (F.pyramids.pyrUp, (FRAME,), {"borderType": cv2.BORDER_CONSTANT}, "borderType="),
+    (F.polar.magnitude, (FLOW[..., 0], GRAY), {}, "y.dtype=uint8"),
+    (F.transforms.transform, (FRAME, np.eye(3)), {}, "src.dtype=uint8"),
 ]
 
 
@@ -190,7 +223,8 @@ def test_unsupported_cases_are_refused_with_the_argument_named(replacement, args
     assert isinstance(caught.value, UnsupportedCaseError)
     message = str(caught.value)
     name = replacement.__name__
-    assert message.startswith(f"cv2.{name} (patchport replacement): argument {named}"), message
+    function = f"dnn.{name}" if replacement.__module__.endswith(".dnn") else name
+    assert message.startswith(f"cv2.{function} (patchport replacement): argument {named}"), message
 
 
 def test_every_function_of_the_issue_is_replaced():
@@ -198,18 +232,25 @@ def test_every_function_of_the_issue_is_replaced():
         "cvtColor resize remap warpAffine warpPerspective GaussianBlur blur boxFilter "
         "copyMakeBorder flip rotate perspectiveTransform invertAffineTransform "
         "Rodrigues projectPoints undistortPoints getAffineTransform getRotationMatrix2D "
+        "reprojectImageTo3D "
         "transpose normalize convertScaleAbs addWeighted threshold inRange split merge add "
         "subtract multiply divide absdiff bitwise_and bitwise_or bitwise_xor bitwise_not LUT "
-        "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply"
+        "applyColorMap erode dilate morphologyEx medianBlur Sobel CLAHE.apply "
+        # the vision probe's (bench/real_pipelines_vision.py)
+        "dnn.blobFromImage dnn.blobFromImages filter2D Laplacian Scharr pyrDown pyrUp "
+        "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform "
+        "undistort"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
-    assert all(p.module is (cv2.CLAHE if p.function_name == "apply" else cv2) for p in opencv.all())
+    owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
+    assert all(p.module is owners.get(p.function_name, cv2) for p in opencv.all())
     assert named_patch_sets()["opencv"]() == opencv.all()
 
 
 def all_functions(bgr, gray):
     """Every replacement once, on traced (or ordinary) images; results keyed by function."""
     small = bgr[2:16, 5:25]  # each function reads exact values: no error compounds
+    flow = (bgr[..., :2] - 128.0).astype(np.float32) / 16.0
     hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
     h, s, v = cv2.split(hsv)
     out = {
@@ -239,6 +280,7 @@ def all_functions(bgr, gray):
             bgr[:3, 0, :2].astype(np.float32), np.float32([[1, 1], [4, 2], [3, 9]])
         ),
         "getRotationMatrix2D": cv2.getRotationMatrix2D((15.0, 10.0), bgr[0, 0, 0] / 2.0, 0.9),
+        "reprojectImageTo3D": cv2.reprojectImageTo3D(gray, np.eye(4) + 0.1, None, True),
         "resize_cubic": cv2.resize(bgr / 255.0, (41, 17), interpolation=cv2.INTER_CUBIC),
         "GaussianBlur": cv2.GaussianBlur(small, (5, 5), 0),
         "blur": cv2.blur(gray, (3, 3)),
@@ -276,6 +318,22 @@ def all_functions(bgr, gray):
         "CLAHE_apply": cv2.createCLAHE(2.0, (3, 4)).apply(gray[1:, 3:]),  # padded to the grid
         "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
         "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),
+        "equalizeHist": cv2.equalizeHist(gray),
+        "filter2D": cv2.filter2D(small, -1, np.float32([[0, -1, 0], [-1, 5, -1], [0, -1, 0]])),
+        "Laplacian": cv2.Laplacian(gray, cv2.CV_64F, ksize=3),
+        "Scharr": cv2.Scharr(gray, cv2.CV_16S, 0, 1),
+        "pyrDown": cv2.pyrDown(bgr),
+        "pyrUp": cv2.pyrUp(small),
+        "magnitude": cv2.magnitude(flow[..., 0], flow[..., 1]),
+        "phase": cv2.phase(flow[..., 0], flow[..., 1], angleInDegrees=True),
+        "cartToPolar": cv2.cartToPolar(flow[..., 0], flow[..., 1])[1],
+        "polarToCart": cv2.polarToCart(flow[..., 0], flow[..., 1])[0],
+        "hconcat": cv2.hconcat([small, cv2.flip(small, 1)]),
+        "vconcat": cv2.vconcat([gray, gray[:3]]),
+        "transform": cv2.transform(flow, np.array([[0.5, 1.0, 2.0], [-1.0, 0.25, 3.0]])),
+        "dnn_blobFromImage": cv2.dnn.blobFromImage(bgr, 1 / 255.0, (24, 16), (1, 2, 3), True),
+        "dnn_blobFromImages": cv2.dnn.blobFromImages([small, small], 1.0, (10, 8), crop=True),
+        "undistort": cv2.undistort(bgr, CAMERA, np.array([-0.25, 0.07, 0.001, -0.002, 0.0])),
     }
     return out
 

@@ -75,3 +75,21 @@ def test_the_networks_are_cheaper_than_a_pruned_sort():
     assert len(selection._needed(nodes, root)) - 1 <= 90
     nodes, root = selection._median_plan(3)  # and 18 instead of 40 for 3x3
     assert len(selection._needed(nodes, root)) - 1 <= 18
+
+
+def test_each_network_reads_few_shifted_copies():
+    """Every min/max reads one operand in place and a shifted copy of the other; where
+    the images are kept decides how many distinct copies (one Pad each) there are: 8 for
+    3x3 (the column sort's two row shifts and two column shifts of each sorted rank),
+    at most 31 for 5x5."""
+    assert selection._layout(3)[1] == 8
+    assert selection._layout(5)[1] <= 31
+
+
+@pytest.mark.parametrize("size", [3, 5])
+def test_median_of_window_on_a_window_sized_image(size):
+    """One output pixel: every kept image is the padded image's size, nothing to spare."""
+    rng = np.random.default_rng(size + 10)
+    padded = torch.from_numpy(rng.integers(0, 256, (size, size, 3), dtype=np.uint8))
+    expected = padded.reshape(-1, 3).median(dim=0).values.reshape(1, 1, 3)
+    assert torch.equal(selection.median_of_window(padded, size, 1, 1), expected)

@@ -85,3 +85,26 @@ def test_traced_points_and_traced_homography_replay_in_onnx_runtime(tmp_path):
     want = project(*fresh.values())
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    count=st.integers(1, 30),
+    cn=st.sampled_from([1, 2, 3, 4]),
+    rows=st.integers(1, 4),
+    affine=st.booleans(),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_transform_matches_opencv(seed, count, cn, rows, affine, dtype):
+    rng = np.random.default_rng(seed)
+    points = (rng.normal(size=(count, 1, cn)) * 50).astype(dtype)
+    matrix = rng.normal(size=(rows, cn + 1 if affine else cn))
+    expected = cv2.transform(points, matrix)
+    got = transforms.transform(points, matrix)
+    assert_matches("transform", expected, got, scale=float(np.abs(expected).max()))
+
+
+def test_transform_of_8bit_images_is_refused_naming_the_dtype():
+    with pytest.raises(ValueError, match="argument src.dtype=uint8"):
+        transforms.transform(np.zeros((3, 3, 3), np.uint8), np.eye(3))

@@ -51,10 +51,14 @@ def count_points(scenario: Callable[[], Any]) -> int:
     return seen[0]
 
 
-def run_interrupted(scenario: Callable[[], Any], point: int) -> str | None:
-    """Run ``scenario`` raising KeyboardInterrupt at line event ``point``; return where.
+def run_interrupted(
+    scenario: Callable[[], Any], point: int, error: type[BaseException] = KeyboardInterrupt
+) -> str | None:
+    """Run ``scenario`` raising ``error`` at line event ``point``; return where.
 
-    Any other exception escaping the scenario is a failure of that point: re-raised.
+    Any other exception escaping the scenario is a failure of that point: re-raised. With
+    an ``Exception`` subclass injected, what the scenario raises in its wake (the error
+    itself, re-raised alone or in a group) is expected.
     """
     seen = [0]
     where: list[str] = []
@@ -64,13 +68,15 @@ def run_interrupted(scenario: Callable[[], Any], point: int) -> str | None:
         if seen[0] == point:
             code = frame.f_code
             where.append(f"{os.path.basename(code.co_filename)}:{frame.f_lineno} {code.co_name}")
-            raise KeyboardInterrupt
+            raise error("injected")
 
+    expected = (error, Exception) if issubclass(error, Exception) else error
     sys.settrace(_tracer(on_line))
     try:
         scenario()
-    except KeyboardInterrupt:
-        pass
+    except expected:
+        if not where:
+            raise
     finally:
         sys.settrace(None)
     return where[0] if where else None
@@ -145,8 +151,12 @@ def sweep(
     snapshot: Snapshot,
     reset: Callable[[], None] = lambda: None,
     limit: int | None = None,
+    error: type[BaseException] = KeyboardInterrupt,
 ) -> SweepResult:
     """Interrupt ``scenario`` at each of its line events in turn; collect the leaks.
+
+    ``error`` is what is raised: Ctrl-C by default, or an exception (a failing
+    ``setattr``, a bug in a callee) to check the ``except Exception`` paths too.
 
     With ``limit``, a longer run is sampled: its first and last ``limit // 4`` points and
     an even stride through the rest (a session watching every cv2 function runs ~70k lines).
@@ -162,7 +172,7 @@ def sweep(
         points = sorted(edges | set(points[::stride]))
     result = SweepResult()
     for point in points:
-        where = run_interrupted(scenario, point)
+        where = run_interrupted(scenario, point, error)
         if where is None:  # fewer lines this run (a cache warmed up): the sweep is done
             break
         result.tried += 1

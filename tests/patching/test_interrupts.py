@@ -51,7 +51,10 @@ def target_slots(details: PatchDetails) -> list[tuple[object, str]]:
     return [(patch.owner, patch.attribute) for patch in details]
 
 
-def test_patch_details_apply_and_restore_survive_an_interrupt_at_any_line():
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_patch_details_apply_and_restore_survive_an_interrupt_at_any_line(error):
+    """Ctrl-C, or an exception (a setattr that fails once), at any line: a restore that
+    failed part-way keeps the patches it could not undo and the next restore retries them."""
     snapshot = Snapshot.take(target_slots(make_details()))
     made: list[PatchDetails] = []
 
@@ -65,11 +68,11 @@ def test_patch_details_apply_and_restore_survive_an_interrupt_at_any_line():
         finally:
             try:
                 details.restore()
-            except KeyboardInterrupt:
+            except BaseException:
                 details.restore()
                 raise
 
-    result = sweep(scenario, snapshot)
+    result = sweep(scenario, snapshot, error=error)
     assert result.tried > 30
     assert not result.leaked, str(result)
     assert not any(details.is_applied for details in made)
@@ -141,6 +144,34 @@ def test_session_start_and_stop_survive_an_interrupt_at_any_line(tmp_path, watch
 
     result = sweep(scenario, snapshot, reset, limit=limit)
     print(f"patchport.session(watch={watch}): {result}")
+    assert result.tried > 100
+    assert not result.leaked, str(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_plain_start_and_stop_leave_no_session_half_active(tmp_path, error):
+    """LEAPP's form, ``start()`` then ``try: ... finally: stop()``: an interrupt or error
+    inside ``stop()`` (its last lines included) still ends the session, and one inside a
+    second ``start()`` replacing an unstopped session leaves at most that one active."""
+    patching = [patchport.FunctionPatch(targets, "scale", triple)]
+    with patchport.session("probe", tmp_path, watch=False, patching=patching) as clean:
+        slots = target_slots(clean.patches)
+    snapshot = Snapshot.take(
+        slots, extra=lambda: ["a session is still active"] if current_session() else []
+    )
+
+    def scenario():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", patchport.PatchportWarning)
+            patchport.start("first", tmp_path, watch=False, patching=patching)
+            try:
+                patchport.start("second", tmp_path, watch=False, patching=patching)
+            finally:
+                if current_session() is not None:
+                    patchport.stop()
+
+    result = sweep(scenario, snapshot, limit=160, error=error)
     assert result.tried > 100
     assert not result.leaked, str(result)
 

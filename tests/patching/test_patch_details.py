@@ -251,7 +251,8 @@ def test_every_restore_error_is_raised_together_after_restoring_all_the_others()
         ]
         assert "2 patches" in str(caught.value)
         assert targets.offset is original[1]  # restored despite the failures around it
-        assert not details.is_applied
+        # the two it could not undo are still applied and stay tracked: restore() retries
+        assert details.is_applied and details._applied == [details[0], details[2]]
     finally:
         for patch in details:
             if patch.applied:
@@ -266,3 +267,26 @@ def test_a_single_restore_error_is_raised_as_it_is():
             details.restore()
     finally:
         PatchInfo.undo(details[0])
+
+
+def test_yobx_attribute_names():
+    """yobx's tests read ``details.patched``, ``patch.function_to_patch`` and ``to_tuple()``."""
+    import types
+
+    module = types.ModuleType("yobx_names_target")
+
+    def target(x):
+        return x
+
+    def replacement(x):
+        return x + 1
+
+    module.target = target
+    info = PatchInfo.make(replacement, module, "target", family="demo")
+    details = PatchDetails([info])
+    assert details.patched == [info]
+    assert info.function_to_patch is target  # before, while and after being applied
+    with details:
+        assert info.function_to_patch is target and module.target(1) == 2
+        assert info.to_tuple() == ("demo", target, replacement)
+    assert info.function_to_patch is target

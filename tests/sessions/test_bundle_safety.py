@@ -4,6 +4,7 @@ import builtins
 import hashlib
 import io
 import json
+import shutil
 import zipfile
 
 import numpy as np
@@ -13,7 +14,7 @@ import yaml
 
 import patchport
 from patchport import annotate
-from patchport.errors import BundleSafetyError, ModelIntegrityError
+from patchport.errors import BundleFormatError, BundleSafetyError, ModelIntegrityError
 
 
 class Policy(torch.nn.Module):
@@ -152,3 +153,121 @@ def test_the_bytes_hashed_are_the_bytes_loaded(jit_bundle, tmp_path, monkeypatch
     patchport.InferenceManager(jit_bundle.yaml_path)
     assert reads == ["policy.pt"]
     assert not [f for f in opened if str(f).endswith(".pt")]
+
+
+@pytest.fixture(scope="module")
+def stateful_bundle(tmp_path_factory):
+    """A jit node with a recurrent counter: the bundle has an initial-values file."""
+    with patchport.session("state", save_path=tmp_path_factory.mktemp("state")):
+        counter = torch.zeros(3)
+        for _ in range(2):
+            x = annotate.input_tensors("policy", {"x": torch.randn(3)})
+            state = annotate.state_tensors("policy", {"counter": counter})
+            counter = annotate.update_state("policy", {"counter": state + x})
+            annotate.output_tensors("policy", {"y": state * 2}, export_with="jit")
+    return patchport.compile_graph(visualize=False).yaml_path.parent
+
+
+def bundle_copy(source, tmp_path):
+    folder = tmp_path / "bundle"
+    shutil.copytree(source, folder)
+    return folder, folder / "state.yaml", folder / "state_initial_values.safetensors"
+
+
+def edit_pipeline(yaml_path, edit):
+    spec = yaml.safe_load(yaml_path.read_text())
+    edit(spec)
+    yaml_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+@pytest.mark.parametrize("where", ["absolute", "relative", "symlink"])
+def test_initial_values_outside_the_bundle_folder_are_refused(stateful_bundle, tmp_path, where):
+    folder, yaml_path, values = bundle_copy(stateful_bundle, tmp_path)
+    outside = tmp_path / "outside.safetensors"
+    shutil.move(values, outside)
+    if where == "symlink":
+        values.symlink_to(outside)
+    else:
+        name = str(outside) if where == "absolute" else "../outside.safetensors"
+        edit_pipeline(yaml_path, lambda spec: spec["pipeline"].update(initial_values=name))
+    with pytest.raises(BundleSafetyError, match="initial_values"):
+        patchport.InferenceManager(yaml_path)
+
+
+@pytest.mark.parametrize(
+    ("values", "phrase"),
+    [
+        ({"policy/counter/extra": torch.zeros(3)}, "too many values to unpack"),
+        ({"other/counter": torch.zeros(3)}, "'other/counter' is not a node input"),
+        ({"policy/counter": torch.zeros(7, 5)}, r"float32\[3\].*float32\[7, 5\]"),
+        ({"policy/counter": torch.zeros(3, dtype=torch.int64)}, r"float32\[3\].*int64\[3\]"),
+    ],
+)
+def test_initial_values_that_fit_no_input_are_refused_at_load(
+    stateful_bundle, tmp_path, values, phrase
+):
+    from safetensors.torch import save_file
+
+    _, yaml_path, path = bundle_copy(stateful_bundle, tmp_path)
+    save_file(values, str(path))
+    with pytest.raises(BundleFormatError, match=f"state_initial_values.safetensors.*{phrase}"):
+        patchport.InferenceManager(yaml_path)
+
+
+def test_an_initial_values_file_that_is_not_safetensors_is_refused(stateful_bundle, tmp_path):
+    _, yaml_path, path = bundle_copy(stateful_bundle, tmp_path)
+    path.write_bytes(b"not a safetensors file" * 4)
+    with pytest.raises(BundleFormatError, match="state_initial_values.safetensors"):
+        patchport.InferenceManager(yaml_path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "phrase"),
+    [
+        ("shape", [-3], "non-negative integers"),
+        ("shape", "3", "non-negative integers"),
+        ("shape", [3.5], "non-negative integers"),
+        ("shape", [True], "non-negative integers"),
+        ("dtype", "float99", "unknown dtype 'float99'"),
+        ("dtype", "object", "unknown dtype 'object'"),
+        ("name", "x/y", "port name"),
+        ("shape", [100000, 100000, 100000], "more than this machine's memory"),
+    ],
+)
+def test_malformed_port_descriptions_are_refused_before_any_model_loads(
+    stateful_bundle, tmp_path, monkeypatch, field, value, phrase
+):
+    from patchport.bundle import inference
+
+    _, yaml_path, _ = bundle_copy(stateful_bundle, tmp_path)
+    edit_pipeline(
+        yaml_path, lambda spec: spec["models"]["policy"]["inputs"][0].update({field: value})
+    )
+    monkeypatch.setattr(inference, "load_runner", lambda *a, **k: pytest.fail("a model loaded"))
+    with pytest.raises(BundleFormatError, match=f"models.policy.inputs.*{phrase}"):
+        patchport.InferenceManager(yaml_path)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (exec, ("import builtins; builtins.PATCHPORT_PWNED = True",))
+
+
+@pytest.mark.parametrize("content", ["pickle", "garbage"])
+def test_a_model_file_that_is_not_its_backends_format_is_refused_naming_the_node(
+    jit_bundle, tmp_path, content
+):
+    """The hash matches (the attacker rewrote it), but the file is a plain pickle or junk:
+    refused as a bundle error naming the node and file, with no code run."""
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    model = folder / "policy.pt"
+    if content == "pickle":
+        torch.save(_Payload(), model)
+    else:
+        model.write_bytes(b"PK\x03\x04" + b"\x00" * 64)
+    (folder / "shared.yaml").write_text(jit_bundle.yaml_path.read_text())
+    edit_spec(folder / "shared.yaml", sha256=hashlib.sha256(model.read_bytes()).hexdigest())
+    with pytest.raises(BundleFormatError, match=r"node 'policy'.*policy\.pt.*jit"):
+        patchport.InferenceManager(folder / "shared.yaml")
+    assert not hasattr(builtins, "PATCHPORT_PWNED")

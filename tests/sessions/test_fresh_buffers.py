@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import patchport
 
@@ -127,6 +128,26 @@ def test_lookup_table_built_in_the_session_is_a_gather(tmp_path):
         np.testing.assert_array_equal(replay[key], expected[key])
 
 
+def test_tables_from_numpy_window_and_frequency_functions_are_gathers(tmp_path):
+    """Tables NumPy's own functions make for user code (FFT bin frequencies, windows,
+    log-spaced grids) read with traced indices are gathers, like np.arange's."""
+
+    def peaks(spectrum):
+        k = np.argmax(spectrum, axis=0)
+        freqs = np.fft.rfftfreq(2 * (spectrum.shape[0] - 1), d=1 / 100)
+        window = np.hanning(spectrum.shape[0])
+        grid = np.logspace(0, 2, spectrum.shape[0])
+        return {"f": freqs[k], "w": window[k] * grid[k], "half": np.fft.fftfreq(8)[k % 8]}
+
+    first = {"spectrum": RNG.uniform(size=(9, 3))}
+    second = {"spectrum": RNG.uniform(size=(9, 3))}
+    replay, warned = export_and_replay(peaks, first, second, tmp_path)
+    assert not warned, [str(w.message) for w in warned]
+    expected = peaks(**second)
+    for key in expected:
+        np.testing.assert_allclose(replay[key], expected[key])
+
+
 def test_a_kernel_made_with_np_ones_reaches_a_replacement_as_a_plain_array(tmp_path):
     cv2 = pytest.importorskip("cv2")
 
@@ -144,3 +165,57 @@ def test_a_kernel_made_with_np_ones_reaches_a_replacement_as_a_plain_array(tmp_p
     manager = patchport.InferenceManager(result.yaml_path)
     got = np.asarray(manager.run_policy({"n/bgr": second["bgr"]})["n/eroded"])
     np.testing.assert_array_equal(got, morph(**second)["eroded"])
+
+
+def _rotation_by_slots(axis_angle):
+    """monodepth2's rot_from_axisangle / get_translation_matrix: torch.zeros filled by
+    index writes, a device move, an in-place scale and a copy_."""
+    vec = torch.from_numpy(axis_angle).reshape(1, 1, 3)
+    angle = torch.norm(vec, 2, 2, True)
+    axis = vec / (angle + 1e-7)
+    ca, sa = torch.cos(angle), torch.sin(angle)
+    x, y, z = (axis[..., i].unsqueeze(1) for i in range(3))
+    rot = torch.zeros((vec.shape[0], 4, 4)).to(device=vec.device)
+    rot[:, 0, 0] = torch.squeeze(x * x * (1 - ca) + ca)
+    rot[:, 0, 1] = torch.squeeze(x * y * (1 - ca) - z * sa)
+    rot[:, 1, 0] = torch.squeeze(x * y * (1 - ca) + z * sa)
+    rot[:, 3, 3] = 1
+    t = torch.zeros(1, 4, 4)
+    t[:, :3, 3, None] = vec.view(-1, 3, 1)
+    t *= -1
+    full = torch.full((2, 3), 0.5)
+    full.copy_(vec.reshape(1, 3).expand(2, 3))
+    return {"rot": torch.matmul(rot, t).numpy(), "full": full.numpy()}
+
+
+@pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
+def test_torch_buffer_filled_with_traced_data_replays_new_inputs(backend, tmp_path):
+    first = {"axis_angle": RNG.normal(size=3).astype(np.float32)}
+    second = {"axis_angle": RNG.normal(size=3).astype(np.float32)}
+    replay, warned = export_and_replay(_rotation_by_slots, first, second, tmp_path, backend)
+    assert not warned, [str(w.message) for w in warned]
+    for key, value in _rotation_by_slots(**second).items():
+        np.testing.assert_allclose(replay[key].reshape(value.shape), value, rtol=1e-6)
+
+
+def test_traced_write_into_a_tensor_made_before_the_session_warns_at_the_line():
+    before = torch.zeros(3)
+    with patchport.session("loud"):
+        x = patchport.annotate.input_tensors("n", {"x": torch.ones(3)})
+        with pytest.warns(patchport.TraceLossWarning, match="untraced tensor") as record:
+            before[:] = x
+        patchport.annotate.output_tensors("n", {"y": x + 1})
+    assert record[0].filename == __file__
+    assert type(before) is torch.Tensor
+
+
+def test_torch_creation_in_a_session_stays_plain_and_scripts():
+    with patchport.session("plain"):
+        made_here = torch.zeros(3)
+        assert type(made_here) is torch.Tensor and torch.equal(made_here + 1, torch.ones(3))
+
+        @torch.jit.script
+        def shifted(x: torch.Tensor) -> torch.Tensor:
+            return x + torch.zeros(3) + torch.arange(3) + torch.tensor([1.0, 2.0, 3.0])
+
+        assert torch.equal(shifted(torch.ones(3)), torch.tensor([2.0, 4.0, 6.0]))

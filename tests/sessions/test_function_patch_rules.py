@@ -1,7 +1,9 @@
 """FunctionPatch validation, all-or-nothing install, restore, and the replacement rules."""
 
+import sys
 import threading
 import types
+import warnings
 
 import cv2
 import numpy as np
@@ -11,6 +13,7 @@ import torch
 import patchport
 from patchport import annotate
 from patchport.errors import PatchMismatchError, PatchRestoreWarning, TraceLossWarning
+from patchport.sessions.lifecycle import current_session
 
 from . import alias_user
 
@@ -95,12 +98,34 @@ def test_patching_needs_global_patching():
         )
 
 
-def test_start_while_active_is_refused():
+def test_start_inside_a_session_block_is_refused():
     with patchport.session("first"):
         with pytest.raises(RuntimeError, match="session 'first' is still active"):
             patchport.start("second")
     with pytest.raises(RuntimeError, match="no tracing session is active"):
         patchport.stop()
+
+
+def test_start_after_an_unstopped_start_replaces_it_as_leapp_does(tmp_path):
+    """LEAPP's start() warns and begins a new graph when the last one was never stopped (a
+    failed test, a re-run notebook cell); the abandoned session's patches are restored
+    first, so nothing of it stays patched and no patches mix."""
+    original = cv2.cvtColor
+    patch = patchport.FunctionPatch(cv2, "cvtColor", flip_channels)
+    abandoned = patchport.start("abandoned", save_path=tmp_path, patching=[patch])
+    annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})  # never finished
+    with pytest.warns(patchport.PatchportWarning, match="'abandoned' was still active.*stop"):
+        patchport.start("fresh", save_path=tmp_path)
+    try:
+        assert not abandoned.active and current_session().name == "fresh"
+        assert list(patchport.ExportManager().nodes) == []
+        frame = annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})
+        with pytest.warns(TraceLossWarning, match="cvtColor"):  # watched, not flipped
+            cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+        annotate.output_tensors("n", {"y": frame + 1})
+    finally:
+        patchport.stop()
+    assert cv2.cvtColor is original
 
 
 class FrozenModule(types.ModuleType):
@@ -323,3 +348,44 @@ def test_strict_session_raises_on_trace_loss(frame):
         traced = annotate.input_tensors("n", {"bgr": frame})
         with pytest.raises(patchport.TraceLossError, match="cv2.GaussianBlur"):
             cv2.GaussianBlur(traced, (3, 3), 0)
+
+
+def test_an_error_inside_a_replacement_names_it_and_the_users_call(tmp_path):
+    """The replacement's own exception propagates unchanged (type and message), with a
+    note naming the replacement, what it replaces and the user's line that called it."""
+    if sys.version_info < (3, 11):
+        pytest.skip("exception notes need Python 3.11")
+
+    def broken(src, code, dst=None, dstCn=0):
+        raise ValueError("unsupported code")
+
+    def too_few(src):
+        return src
+
+    for replacement, kind, phrase in (
+        (broken, ValueError, "unsupported code"),
+        (too_few, TypeError, "positional argument"),
+    ):
+        with patchport.session(
+            "err",
+            save_path=tmp_path,
+            patching=[patchport.FunctionPatch(cv2, "cvtColor", replacement)],
+        ):
+            x = annotate.input_tensors("n", {"x": np.zeros((2, 2, 3), np.uint8)})
+            with pytest.raises(kind, match=phrase) as caught:
+                cv2.cvtColor(x, cv2.COLOR_BGR2RGB)
+            annotate.output_tensors("n", {"y": x + 1})
+        (note,) = caught.value.__notes__
+        assert f"{replacement.__name__}, the replacement of cv2.cvtColor" in note
+        assert f"{__file__}:" in note
+
+
+def test_an_exception_leaving_a_session_block_is_not_buried_in_warnings(tmp_path):
+    """`with session(...)` left by an exception: the exception is the report; no extra
+    'node was never finished' warning for the node it interrupted."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        with pytest.raises(ZeroDivisionError):
+            with patchport.session("abort", save_path=tmp_path):
+                annotate.input_tensors("n", {"x": np.zeros(3)})
+                1 / 0  # noqa: B018

@@ -110,3 +110,73 @@ def test_function_patch_tolerance_of_the_wrong_kind_is_named():
         TypeError, match=r"FunctionPatch\(atol=...\) for numpy.clip: .*got NoneType"
     ):
         patchport.FunctionPatch(np, "clip", lambda *a, **k: None, atol=None)
+
+
+@pytest.mark.parametrize(
+    ("value", "phrase"),
+    [
+        (np.array([1, "a"], dtype=object), r"dtype object"),
+        (np.array(["a", "b"]), r"dtype <U1"),
+        (np.zeros(2, dtype=[("a", "f4")]), r"dtype"),
+        (np.matrix([[1.0, 2.0]]), r"np\.matrix.*np\.asarray"),
+        (np.ma.array([1.0, 2.0], mask=[0, 1]), r"masked array.*filled"),
+        (torch.zeros(3, device="meta"), r"meta tensor"),
+    ],
+    ids=["object", "str", "structured", "matrix", "masked", "meta"],
+)
+def test_inputs_a_graph_cannot_hold_are_refused_naming_the_port(tmp_path, value, phrase):
+    with patchport.session("bad", save_path=tmp_path):
+        with pytest.raises(patchport.PatchDefinitionError, match=rf"'n'.*'x'.*{phrase}"):
+            annotate.input_tensors("n", {"x": value})
+
+
+@pytest.mark.parametrize(
+    ("options", "phrase"),
+    [
+        ({"strict": "yes"}, r"strict='yes'.*True or False"),
+        ({"dry_run": "no"}, r"dry_run='no'.*True or False"),
+        ({"global_patching": None}, r"global_patching=None.*True or False"),
+        ({"verify": "always"}, r"verify='always'.*True, False or None"),
+        ({"non_traced": 5}, r"non_traced=5.*node names"),
+    ],
+)
+def test_start_options_of_the_wrong_kind_are_refused_before_anything_changes(options, phrase):
+    import cv2
+
+    before = cv2.cvtColor
+    with pytest.raises(patchport.PatchDefinitionError, match=phrase):
+        patchport.start("opts", **options)
+    assert cv2.cvtColor is before
+
+
+def test_a_pass_whose_input_changed_shape_or_dtype_is_refused_naming_it(tmp_path):
+    for label, values in (
+        ("shape", [np.zeros(3, np.float32), np.zeros(4, np.float32)]),
+        ("dtype", [np.zeros(3, np.float32), np.zeros(3, np.float64)]),
+    ):
+        with patchport.session(label, save_path=tmp_path):
+            for value in values:
+                x = annotate.input_tensors("n", {"x": value})
+                annotate.output_tensors("n", {"y": x * 2}, export_with="onnx")
+        expected = (
+            r"node 'n' input 'x'.*pass 2.*\(4,\).*first pass.*\(3,\).*dynamic="
+            if label == "shape"
+            else r"node 'n' input 'x'.*pass 2.*float64.*first pass.*float32"
+        )
+        with pytest.raises(ValueError, match=expected):
+            patchport.compile_graph(visualize=False)
+        assert not (tmp_path / label).exists()  # refused before anything is written
+
+
+def test_set_input_value_names_the_inputs_for_an_unknown_port(manager):
+    with pytest.raises(patchport.PatchportError, match=r"'pre/nope' is not a node input"):
+        manager.set_input_value("pre", "nope", GOOD)
+
+
+def test_a_read_only_array_runs_without_a_library_warning(manager):
+    import warnings
+
+    frozen = np.frombuffer(GOOD.tobytes(), np.uint8).reshape(5, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        manager.run_policy({"pre/raw": frozen})

@@ -36,7 +36,8 @@ def test_every_installed_wrapper_keeps_the_originals_face(tmp_path):
             if not callable(original) or isinstance(original, type):
                 continue
             where = info.target_name
-            for attribute in ("__doc__", "__name__", "__qualname__", "__module__"):
+            face = ("__doc__", "__name__", "__qualname__", "__module__", "__text_signature__")
+            for attribute in face:
                 assert getattr(installed, attribute, None) == getattr(original, attribute, None), (
                     f"{attribute} of {where}"
                 )
@@ -46,3 +47,37 @@ def test_every_installed_wrapper_keeps_the_originals_face(tmp_path):
             except (TypeError, ValueError):
                 continue
             assert str(inspect.signature(installed)) == expected, where
+
+
+def _named_positionals(signature):
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p for p in signature.parameters.values() if p.kind in kinds]
+
+
+def test_every_installed_wrapper_binds_arguments_as_the_original_does(tmp_path):
+    """A keyword call valid for the original (``np.array(object=3)``) is valid for the
+    wrapper: each positional parameter the replacement names is the original's, by name
+    and place (NumPy's test_array_as_keyword failed inside a session)."""
+    with patchport.session("bind", save_path=tmp_path, patching=["opencv"]):
+        for info in current_session().patches:
+            original = info.original_callable()
+            layer = getattr(info.owner, info.attribute)
+            try:
+                theirs = _named_positionals(inspect.signature(original))
+            except (TypeError, ValueError):
+                continue
+            while callable(layer) and layer is not original:  # each wrapper down to it
+                ours = _named_positionals(inspect.signature(layer, follow_wrapped=False))
+                for mine, expected in zip(ours, theirs):
+                    assert mine.name == expected.name or mine.kind is expected.kind is (
+                        inspect.Parameter.POSITIONAL_ONLY
+                    ), f"{info.target_name}: parameter {mine.name!r} is {expected.name!r} there"
+                layer = getattr(layer, "__wrapped__", None)
+
+
+def test_numpy_keyword_and_text_signature_forms_inside_a_session(tmp_path):
+    import numpy as np
+
+    with patchport.session("kw", save_path=tmp_path):
+        assert np.array(object=3) == 3 and np.asarray(a=[1, 2]).tolist() == [1, 2]
+        assert np.arange.__text_signature__ is not None  # NumPy's own test reads it

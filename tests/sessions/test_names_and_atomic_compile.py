@@ -84,3 +84,24 @@ def test_a_second_session_of_the_same_name_leaves_no_orphan_model(tmp_path):
     assert result.models == {"second": tmp_path / "same" / "second.pt"}
     assert files_under(tmp_path / "same") == {"same.yaml", "second.pt"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["same"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_line_of_compile_keeps_the_previous_bundle_and_leaves_nothing(tmp_path):
+    """A cancelled compile is not a rejected one: no ``.failed`` folder, no hidden staging
+    folder; the bundle folder is the previous complete one or the new complete one."""
+    from tests.patching.interrupts import count_points, run_interrupted
+
+    gain_session("bundle", tmp_path)
+    patchport.compile_graph(visualize=False)
+    complete = files_under(tmp_path / "bundle")
+
+    def compile_again():
+        patchport.compile_graph(visualize=False)
+
+    total = count_points(compile_again)
+    stride = max(1, total // 150)
+    for point in range(1, total + 1, stride):
+        where = run_interrupted(compile_again, point)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"], where
+        assert files_under(tmp_path / "bundle") == complete, where

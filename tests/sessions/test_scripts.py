@@ -19,7 +19,11 @@ ALIASES = Script(
 CAMERA = Script(
     "camera_from_import", lambda folder: [sys.executable, HERE / "camera_from_import.py", folder]
 )
-BACKGROUND = [ALIASES, CAMERA]
+SIGNAL = Script("signal_script", lambda folder: [sys.executable, HERE / "signal_script.py", folder])
+FILTER = Script(
+    "filter_from_import", lambda folder: [sys.executable, HERE / "filter_from_import.py", folder]
+)
+BACKGROUND = [ALIASES, CAMERA, SIGNAL, FILTER]
 
 pytestmark = pytest.mark.slow
 
@@ -38,3 +42,16 @@ def test_from_imported_functions_in_a_script():
 def test_camera_pipeline_with_from_imports_exports_on_every_backend():
     out = CAMERA.result().output().splitlines()
     assert out == [f"{b}: replays like OpenCV" for b in ("onnx", "pt2", "jit")] * 2
+
+
+def test_spectral_pipeline_with_from_imports_in_a_script():
+    out = SIGNAL.result().output().splitlines()
+    assert out == [
+        "from-imported spectral pipeline replays",
+        "np.float32 of a traced value reported at the script line",
+    ]
+
+
+def test_filter_and_pose_code_with_from_imports_exports_on_every_backend():
+    out = FILTER.result().output().splitlines()
+    assert out == [f"{b}: replays like NumPy and torch" for b in ("onnx", "pt2", "jit")] * 2

@@ -9,6 +9,7 @@ transformers = pytest.importorskip("transformers")
 
 from torch.utils import _pytree as pytree  # noqa: E402
 
+from patchport import PatchportWarning  # noqa: E402
 from patchport.torch import (  # noqa: E402
     TransformersPatch,
     TransformersPatchEnum,
@@ -71,3 +72,38 @@ def test_tiny_llm_exports_as_in_yobx_gallery():
             dynamic_shapes=use_dyn_not_str(data.dynamic_shapes),
         )
     assert d.patches_involved_in_graph(ep.graph)
+
+
+def test_apply_patches_for_model_lists_patches_in_yobx_order():
+    """yobx's test_patch reads details[0] as the constraint printer's patch."""
+    with apply_patches_for_model(patch_torch=True, verbose=0) as details:
+        assert len(details) == 5 and details[0].name == "print_symbol_or_name"
+        assert "-    if not self.symbol_to_source.get(expr):" in details[0].make_diff()
+
+
+def test_apply_patches_for_model_takes_yobx_tracing_switch():
+    with apply_patches_for_model(patch_torch=True, tracing=False) as details:
+        plain = [p.name for p in details]
+    with pytest.warns(PatchportWarning, match="tracing=True.*no patches for torch.fx"):
+        with apply_patches_for_model(patch_torch=True, tracing=True) as details:
+            assert [p.name for p in details] == plain
+
+
+@pytest.mark.parametrize(("model_id", "second"), [("add", "y"), ("broadcast_multiply", "w")])
+def test_yobx_small_tiny_models_export_with_their_own_dynamic_shapes(model_id, second):
+    """yobx's "add" and "broadcast_multiply": two inputs x and y / w; their dynamic shapes
+    go to torch.export.export as they are (no use_dyn_not_str)."""
+    data = get_tiny_model(model_id)
+    x, other = data.export_inputs["x"], data.export_inputs[second]
+    expected = x + other if model_id == "add" else x * other
+    torch.testing.assert_close(data.model(**data.export_inputs), expected)
+    with apply_patches_for_model(patch_torch=True):
+        ep = torch.export.export(
+            data.model, (), kwargs=data.export_inputs, dynamic_shapes=data.dynamic_shapes
+        )
+    grown = {"x", "y"}  # w broadcasts along x's batch
+    bigger = {
+        k: torch.randn(v.shape[0] + 2, *v.shape[1:]) if k in grown else v
+        for k, v in data.export_inputs.items()
+    }
+    torch.testing.assert_close(ep.module()(**bigger), data.model(**bigger))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from patchport.tracing.numpy_table import ACCUMULATORS, FUNCTIONS, REDUCERS, UFUNCS
 
@@ -137,11 +138,31 @@ FUNCTION_OPS = [
        (np.nonzero, np.argwhere, np.flatnonzero)),
     Op("sort", lambda x, y: (np.sort(x), np.sort(x, axis=0), np.argsort(x, kind="stable")),
        (np.sort, np.argsort), full_range=True),
+    Op("partition", lambda x, y: (np.partition(x, 1, axis=1)[:, 1],
+                                  np.take_along_axis(x, np.argpartition(x, 0), 1)[:, 0]),
+       (np.partition, np.argpartition)),
     Op("searchsorted", lambda x, y: (np.searchsorted(np.sort(x[0]), y),
                                      np.digitize(y, np.sort(x[0]))),
        (np.searchsorted, np.digitize)),
     Op("interp", lambda x, y: np.interp(y, np.sort(x[0]), x[1]), (np.interp,)),
     Op("bincount", lambda x, y: np.bincount(x.ravel() % 10, minlength=10), (np.bincount,)),
+    # signal processing
+    Op("convolve", lambda x, y: (np.convolve(x[0], y[1, :3]), np.convolve(x[1], y[0], "same"),
+                                 np.correlate(x[2], y[2, 1:], "valid")),
+       (np.convolve, np.correlate)),
+    Op("polyval-unwrap", lambda x, y: (np.polyval(y[0, :3], x), np.unwrap(x[0]),
+                                       np.trapezoid(x, axis=0), np.gradient(x[0], 0.5)),
+       (np.polyval, np.unwrap, np.trapezoid, np.gradient)),
+    Op("histogram", lambda x, y: (*np.histogram(x, bins=4, range=(-2, 3)),
+                                  np.histogram(x, bins=np.array([-1.0, 0.5, 2.0]))[0]),
+       (np.histogram,)),
+    Op("fft", lambda x, y: (np.abs(np.fft.rfft(x)), np.abs(np.fft.fft(x[0])),
+                            np.fft.irfft(np.fft.rfft(x[0])), np.abs(np.fft.ifft(x[1])),
+                            np.fft.fftshift(x),
+                            np.fft.ifftshift(x, axes=0)),
+       (np.fft.rfft, np.fft.fft, np.fft.irfft, np.fft.ifft, np.fft.fftshift, np.fft.ifftshift)),
+    Op("sliding_window", lambda x, y: sliding_window_view(x, (2, 3)),
+       (sliding_window_view,)),
     # linear algebra
     Op("dot", lambda x, y: (np.dot(x, y.T), np.vdot(x, y), np.inner(x, y), np.outer(x[0], y[0]),
                             np.tensordot(x, y, axes=([1], [1])), np.einsum("ij,kj->ik", x, y)),
@@ -151,6 +172,16 @@ FUNCTION_OPS = [
     Op("inv-det-solve", lambda x, y: (np.linalg.inv(_SQUARE(x)), np.linalg.det(_SQUARE(x)),
                                       np.linalg.solve(_SQUARE(x), _SQUARE(y)[0])),
        (np.linalg.inv, np.linalg.det, np.linalg.solve)),
+    Op("cholesky-pinv-eigvalsh",
+       lambda x, y: (np.linalg.cholesky(_SQUARE(x) @ _SQUARE(x).T),
+                     np.linalg.pinv(_SQUARE(x)[:2], rcond=1e-8),
+                     np.linalg.eigvalsh(_SQUARE(x) + _SQUARE(y).T),
+                     np.linalg.svd(_SQUARE(x)[:, :2], compute_uv=False)),
+       (np.linalg.cholesky, np.linalg.pinv, np.linalg.eigvalsh, np.linalg.svd)),
+    Op("matrix_power-multi_dot",
+       lambda x, y: (np.linalg.matrix_power(_SQUARE(x), 2), np.linalg.matrix_power(_SQUARE(y), -1),
+                     np.linalg.multi_dot([_SQUARE(x), _SQUARE(y), _SQUARE(x)[0]])),
+       (np.linalg.matrix_power, np.linalg.multi_dot)),
     Op("trace-diag", lambda x, y: (np.trace(x), np.diagonal(x, 1), np.diag(x), np.diag(x[0]),
                                    np.diff(x), np.triu(x), np.tril(x, -1)),
        (np.trace, np.diagonal, np.diag, np.diff, np.triu, np.tril)),
@@ -161,8 +192,8 @@ FUNCTION_OPS = [
        (np.round, np.around, np.fix)),
     Op("nan_to_num", lambda x, y: np.nan_to_num(x / y), (np.nan_to_num,)),
     Op("isclose", lambda x, y: np.isclose(x, y, atol=0.5), (np.isclose,)),
-    Op("copy-real-imag", lambda x, y: (np.copy(x), np.real(x), np.imag(x)),
-       (np.copy, np.real, np.imag)),
+    Op("copy-real-imag", lambda x, y: (np.copy(x), np.real(x), np.imag(x), np.angle(x)),
+       (np.copy, np.real, np.imag, np.angle)),
     # creation from traced arrays
     Op("like", lambda x, y: (np.zeros_like(x), _empty_filled(x), np.ones_like(x),
                              np.full_like(x, 2), np.full_like(x, y[0])),

@@ -48,3 +48,37 @@ def test_lists_of_traced_values_are_stacked_by_the_interop_patches() -> None:
     assert got[2].tolist() == [15, 4] and got[2].dtype == torch.int64
     untraced = torch.tensor([[fresh_x[1, 0], 1.0]])  # a NumPy float64 scalar: float64
     assert got[3].dtype == untraced.dtype == torch.float64 and torch.equal(got[3], untraced)
+
+
+def test_buffers_of_traced_arrays_stay_traced() -> None:
+    """np.frombuffer / np.asarray of a traced array's memory (itself, a memoryview of it,
+    ``x.data``) reinterpret the same bytes: recorded, not frozen."""
+    rec = Recorder("buffers", strict=True)
+    x = trace_input(rec, "x", np.linspace(0.5, 3.0, 12).reshape(3, 4))
+    with interop_patches():
+        flat = np.frombuffer(x, dtype=np.float64)
+        halves = np.frombuffer(x * 2, dtype=np.float32, count=4, offset=8)
+        view = np.asarray(memoryview(x))
+        raw = np.asarray(memoryview(x).cast("B"))
+        data = np.array(x.data)
+    gm = finish(rec, (flat * 2, halves, view + 1, raw, data))
+    fresh = np.random.default_rng(5).normal(size=(3, 4))
+    got = gm(torch.from_numpy(fresh.copy()))
+    np.testing.assert_array_equal(got[0].numpy(), fresh.ravel() * 2)
+    np.testing.assert_array_equal(got[1].numpy(), (fresh * 2).ravel().view(np.float32)[2:6])
+    np.testing.assert_array_equal(got[2].numpy(), fresh + 1)
+    np.testing.assert_array_equal(got[3].numpy(), fresh.view(np.uint8).ravel())
+    np.testing.assert_array_equal(got[4].numpy(), fresh)
+
+
+def test_object_arrays_of_traced_data_warn_instead_of_failing() -> None:
+    import pytest
+
+    from patchport.errors import TraceLossWarning
+
+    rec = Recorder("objects")
+    x = trace_input(rec, "x", np.linspace(0.5, 3.0, 4))
+    with interop_patches(), pytest.warns(TraceLossWarning, match="object"):
+        boxed = np.array(x, dtype=object)
+    assert type(boxed) is np.ndarray and boxed.dtype == object
+    assert list(boxed) == list(np.linspace(0.5, 3.0, 4))

@@ -33,3 +33,18 @@ def test_row_loop_over_a_matrix():
         return np.stack(out)
 
     conform(project, RNG.uniform(1, 2, size=(3, 4)).astype(np.float32))
+
+
+def test_flat_unpacking_indexing_and_writes_are_traced():
+    """transforms3d's ``Qxx, Qyx, ... = M.flat``, ``M.flat[k]`` reads and a diagonal write."""
+
+    def mat2quat_parts(m):
+        qxx, qyx, qzx, qxy, qyy, qzy, qxz, qyz, qzz = m.flat
+        k = np.array([qxx - qyy - qzz, qyx + qxy, qzx + qxz, qxx + qyy + qzz]) / 3.0
+        firsts = m.flat[:3] + m.flat[4] + m.flat[[8, 0]].sum()
+        out = m * 2
+        out.flat[::4] = 1.0
+        return k, firsts, out * len(m.flat), np.array([v for v in m.T.flat])
+
+    with interop_patches():  # np.array of a list holding traced values, as in a session
+        conform(mat2quat_parts, RNG.normal(size=(3, 3)))

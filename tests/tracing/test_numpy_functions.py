@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .helpers import conform, make
 
@@ -222,6 +223,50 @@ CASES = [
         [a((3, 3)) + 6 * np.eye(3), a((3,), seed=2)],
     ),
     (
+        "cholesky",
+        lambda x: (
+            np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 3 * np.eye(3)),
+            np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 3 * np.eye(3), upper=True),
+        ),
+        [a((2, 3, 3))],
+    ),
+    (
+        "cholesky-float32",
+        lambda x: np.linalg.cholesky(x @ x.T + 3 * np.eye(3, dtype=F32)),
+        [a((3, 3), F32)],
+    ),
+    (
+        "pinv",
+        lambda x: (
+            np.linalg.pinv(x),
+            np.linalg.pinv(x.T),
+            np.linalg.pinv(x[:, :2] @ x[:, :2].T, rcond=1e-10),  # rank 2 of 3
+            np.linalg.pinv(x[:, :2] @ x[:, :2].T, rtol=1e-10, hermitian=True),
+        ),
+        [a((3, 4))],
+    ),
+    ("pinv-float32-batch", lambda x: np.linalg.pinv(x), [a((2, 4, 3), F32)]),
+    (
+        "eigvalsh-svdvals",
+        lambda x: (
+            np.linalg.eigvalsh(x + x.T),
+            np.linalg.eigvalsh(x, UPLO="U"),
+            np.linalg.svd(x, compute_uv=False),
+            np.linalg.svd(x[:, :3].T, False, False),
+        ),
+        [a((4, 4))],
+    ),
+    (
+        "matrix_power-multi_dot",
+        lambda x, y: (
+            np.linalg.matrix_power(x, 3),
+            np.linalg.matrix_power(x + 6 * np.eye(3), -2),
+            np.linalg.matrix_power(x, 0),
+            np.linalg.multi_dot([x, y, y.T, x[0]]),
+        ),
+        [a((3, 3)), a((3, 4), seed=2)],
+    ),
+    (
         "trace-diagonal-diff",
         lambda x: (np.trace(x), np.diagonal(x), x.diagonal(1), np.diff(x), np.diff(x, n=2, axis=0)),
         [a((4, 4))],
@@ -325,7 +370,138 @@ CASES = [
         [a(dtype=np.uint32, low=0, high=1000)],
     ),
     ("view-float-bits", lambda x: x.view(np.uint32) & 0xFF, [a(dtype=F32)]),
+    (
+        "partition-order-free-uses",
+        lambda x: (
+            np.sort(np.partition(x, -3)[-3:]),
+            np.partition(x, 2)[2],
+            np.partition(x, 1, axis=0)[:2].sum(0),
+            x[np.argpartition(x, 4)[:5]].sum(),
+            x.argpartition(2)[2],
+        ),
+        [a((12,))],
+    ),
+    ("place", lambda x, v: _placed(x, v), [a((3, 4)), a((5,), seed=2)]),
+    ("place-cycles-masked-values", lambda x: _placed(x * 0 + x, x[x > 1]), [a((4, 4), I64)]),
+    # signal processing
+    (
+        "convolve-modes",
+        lambda x, k: (
+            tuple(np.convolve(x, k, m) for m in ("full", "same", "valid"))
+            + tuple(np.convolve(k, x, m) for m in ("full", "same", "valid"))
+        ),
+        [a((9,)), a((4,), seed=2)],
+    ),
+    (
+        "convolve-int-wraps",
+        lambda x, k: (np.convolve(x, k), np.convolve(x, k, "same")),
+        [a((7,), U8, low=0, high=255), a((3,), U8, seed=2, low=0, high=255)],
+    ),
+    (
+        "convolve-f32-plain-kernel",
+        lambda x: np.convolve(x, np.ones(5) / 5, "same"),
+        [a((12,), F32)],
+    ),
+    (
+        "correlate-modes",
+        lambda x, k: (
+            tuple(np.correlate(x, k, m) for m in ("full", "same", "valid"))
+            + tuple(np.correlate(k, x, m) for m in ("full", "same", "valid"))
+        ),
+        [a((8,)), a((4,), seed=2)],
+    ),
+    (
+        "polyval",
+        lambda x, p: (np.polyval([1.2e-5, -3e-4, 1.001, 0.002], x), np.polyval(p, x)),
+        [a((3, 4), F32), a((3,), seed=2)],
+    ),
+    ("polyval-int", lambda x: np.polyval(np.array([3, 5, 7]), x), [a((5,), U8, low=0, high=255)]),
+    (
+        "unwrap",
+        lambda p, q: (np.unwrap(p), np.unwrap(q, axis=0), np.unwrap(p, discont=4.0)),
+        [np.cumsum(a((12,), low=0.5, high=3.0)), np.cumsum(a((5, 3), F32, seed=3), axis=0)],
+    ),
+    ("unwrap-uint8", lambda p: np.unwrap(p), [a((6,), U8, low=0, high=255)]),
+    (
+        "gradient",
+        lambda f, g: (
+            np.gradient(f),
+            np.gradient(f, 0.02),
+            np.gradient(f, edge_order=2),
+            *np.gradient(g, 0.5, 2.0),
+            np.gradient(g, axis=1),
+        ),
+        [a((9,)), a((4, 5), seed=2)],
+    ),
+    ("gradient-f32-np-spacing", lambda f: np.gradient(f, np.float64(0.1)), [a((6,), F32)]),
+    ("gradient-int", lambda f: np.gradient(f), [a((6,), I64)]),
+    (
+        "trapezoid",
+        lambda y, x: (
+            np.trapezoid(y),
+            np.trapezoid(y, dx=0.02),
+            np.trapezoid(y, axis=0),
+            np.trapezoid(y[0], np.sort(x)),
+        ),
+        [a((3, 5)), a((5,), seed=2)],
+    ),
+    ("trapezoid-uint8", lambda y: np.trapezoid(y), [a((5,), U8, low=0, high=255)]),
+    (
+        "histogram",
+        lambda x, w: (
+            *np.histogram(x, bins=6, range=(-2.0, 2.0)),
+            *np.histogram(x, bins=5),
+            *np.histogram(x, bins=np.array([-3.0, -1.0, 0.0, 0.5, 3.0])),
+            np.histogram(x, bins=4, weights=w)[0],
+            np.histogram(x, bins=4, range=(-3, 3), density=True)[0],
+        ),
+        [a((20,)), a((20,), seed=2, low=0.0, high=1.0)],
+    ),
+    (
+        "histogram-f32-int",
+        lambda x, y: (np.histogram(x, 7), np.histogram(y, 3)),
+        [a((4, 5), F32), a((9,), I64)],
+    ),
+    (
+        "fft",
+        lambda x: (
+            np.abs(np.fft.rfft(x)) ** 2,
+            np.abs(np.fft.rfft(x, 16, axis=0)),
+            np.fft.irfft(np.fft.rfft(x)),
+            np.square(np.absolute(np.fft.fft(x[0]))),
+        ),
+        [a((8, 6))],
+    ),
+    ("fft-float32", lambda x: np.abs(np.fft.rfft(x * np.hanning(8))), [a((3, 8), F32)]),
+    (
+        "complex-parts",
+        lambda x: (
+            np.real(np.fft.rfft(x)),
+            np.fft.rfft(x).imag,
+            np.fft.fft(x).real,
+            np.angle(np.fft.rfft(x)),
+            np.angle(np.fft.rfft(x), deg=True),
+            np.angle(x),
+        ),
+        [a((2, 8), F32)],
+    ),
+    ("fftshift", lambda x: (np.fft.fftshift(x), np.fft.ifftshift(x, axes=1)), [a((5, 6))]),
+    (
+        "sliding_window_view",
+        lambda x, y: (
+            sliding_window_view(x, 4)[::2],
+            sliding_window_view(y, 3, axis=0),
+            sliding_window_view(y, (2, 2)).sum(axis=(-1, -2)),
+        ),
+        [a((10,)), a((6, 4), I64, seed=2)],
+    ),
 ]
+
+
+def _placed(x, values):  # noqa: ANN001, ANN202
+    out = x.copy()
+    np.place(out, x > 0.5, values)  # in place: the cells of the mask, in order, cycling
+    return out
 
 
 @pytest.mark.parametrize(("fn", "inputs"), [pytest.param(f, i, id=n) for n, f, i in CASES])

@@ -13,6 +13,7 @@ from patchport.errors import TraceLossWarning
 from patchport.tracing import Recorder, TracedTensor, finish, trace_input
 
 from .helpers import assert_same
+from .tensor_operators import CASES, operands
 
 
 def tconform(fn, *inputs: torch.Tensor):  # noqa: ANN001, ANN201
@@ -230,3 +231,58 @@ def test_tensor_layout_views_write_through_and_see_writes() -> None:
         return y, p + 0, d * 1
 
     tconform(fn, X.clone())
+
+
+@pytest.mark.parametrize("name, fn", CASES, ids=[name for name, _ in CASES])
+def test_every_tensor_operator_records_code_that_runs(name, fn) -> None:  # noqa: ANN001
+    """Each operator is recorded under a name its generated code can call: ``q ** 2``
+    was recorded as ``torch._tensor.pow`` (Tensor.__pow__ is a wrapper named "pow"),
+    which TorchScript tracing and fx's Python code then failed to find."""
+    rec = Recorder("operators", strict=True)
+    traced = [trace_input(rec, f"x{k}", t) for k, t in enumerate(operands(1))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        out = fn(*traced)
+    gm = finish(rec, out)
+    assert "torch._tensor" not in gm.code
+    recompiled = torch.fx.GraphModule(gm, gm.graph)  # runs the generated Python code
+    fresh = operands(2)
+    assert_same(_np(recompiled(*fresh)), _np(fn(*fresh)))
+
+
+def test_data_attribute_is_recorded_as_detach_so_torch_export_takes_it() -> None:
+    """``semi.data.cpu().numpy()`` (a keypoint network's read-out): ``.data`` is recorded as
+    ``detach()``; a ``getattr(x, "data")`` node made torch.export lift a fake constant."""
+    rec = Recorder("t", strict=True)
+    x = trace_input(rec, "x", X.clone())
+    out = (x * 2).data.cpu() + 1
+    gm = finish(rec, out)
+    assert not any(n.target is getattr for n in gm.graph.nodes)
+    program = torch.export.export(gm, (X + 3,))
+    torch.testing.assert_close(program.module()(X - 1), (X - 1) * 2 + 1)
+
+
+def test_deepcopy_inside_a_node_is_recorded_as_a_copy():
+    import copy
+
+    gm = tconform(lambda t: copy.deepcopy(t * 2.0) + 1.0, torch.arange(4.0))
+    assert "clone" in [node.target for node in gm.graph.nodes]
+
+
+def test_deepcopy_and_pickle_of_a_finished_value_give_plain_tensors():
+    """Values of a finished node reach user code (output_tensors hands them back): copying
+    or saving one gives an ordinary tensor, as torch does for a plain one."""
+    import copy
+    import io
+    import pickle
+
+    rec = Recorder("done")
+    out = trace_input(rec, "x", torch.arange(3.0)) * 2.0
+    finish(rec, out)
+    buffer = io.BytesIO()
+    torch.save(out, buffer)
+    buffer.seek(0)
+    copies = [copy.deepcopy(out), pickle.loads(pickle.dumps(out)), torch.load(buffer)]
+    for copied in copies:
+        assert type(copied) is torch.Tensor and copied.tolist() == [0.0, 2.0, 4.0]
+        assert copied.data_ptr() != out.data_ptr()

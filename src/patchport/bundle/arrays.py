@@ -37,7 +37,8 @@ def as_tensor(value: Any) -> Any:
     kind = type(value)
     if kind is torch.Tensor:
         return value
-    if kind is np.ndarray and value.flags.c_contiguous:  # the common case, on the hot path
+    flags = value.flags if kind is np.ndarray else None
+    if flags is not None and flags.c_contiguous and flags.writeable:  # the hot path
         return torch.from_numpy(value)
     if isinstance(value, torch.Tensor):
         return value.as_subclass(torch.Tensor)
@@ -53,6 +54,8 @@ def numpy_tensor(value: Any) -> Any:
     array = value if type(value) is np.ndarray else np.asarray(value)
     if not array.flags.c_contiguous:  # a 0-d array always is, so this keeps its shape
         array = np.ascontiguousarray(array)
+    elif not array.flags.writeable:  # torch warns on read-only memory: give it a copy
+        array = array.copy()
     canonical = _CANONICAL.get(array.dtype)
     if canonical is None:
         canonical = _CANONICAL.setdefault(array.dtype, np.dtype(array.dtype.name))
@@ -137,10 +140,11 @@ class TorchArrays:
             return torch.randint(0, 2, shape).to(torch.bool)
         return torch.randint(0, 256, shape).to(dtype)
 
-    def load(self, path: str) -> dict[str, Any]:
-        from safetensors.torch import load_file
+    def loads(self, data: bytes) -> dict[str, Any]:
+        """A safetensors file's tensors, from its bytes."""
+        from safetensors.torch import load
 
-        return load_file(path)
+        return load(data)
 
 
 class NumpyArrays:
@@ -179,10 +183,11 @@ class NumpyArrays:
             return np.random.randint(0, 2, shape).astype(dtype)
         return np.random.randint(0, 256, shape).astype(dtype)
 
-    def load(self, path: str) -> dict[str, Any]:
-        from safetensors.numpy import load_file
+    def loads(self, data: bytes) -> dict[str, Any]:
+        """A safetensors file's arrays, from its bytes."""
+        from safetensors.numpy import load
 
-        return load_file(path)
+        return load(data)
 
 
 def arrays_for(choice: str | None) -> TorchArrays | NumpyArrays:

@@ -22,26 +22,33 @@ from typing import Any
 from ..errors import BundleSafetyError, ModelIntegrityError
 
 
-def resolve_inside(bundle_yaml: Path, node: str, model_path: Any) -> Path:
-    """The model file of ``node``, refused unless it resolves inside the YAML's folder."""
+def resolve_inside(bundle_yaml: Path, node: str | None, model_path: Any, field: str = "") -> Path:
+    """A file the YAML names, refused unless it resolves inside the YAML's folder.
+
+    ``node``'s ``model_path`` by default; with ``node=None``, ``field`` names the
+    pipeline-level entry (``pipeline.initial_values``).
+    """
     folder = bundle_yaml.resolve().parent
+    owner = f"node {node!r}" if node is not None else field
+    field = field or "model_path"
     if not isinstance(model_path, str) or not model_path:
         raise BundleSafetyError(
-            f"InferenceManager: node {node!r} in {bundle_yaml.name} has model_path "
+            f"InferenceManager: {owner} in {bundle_yaml.name} has {field} "
             f"{model_path!r}; expected a file name relative to the bundle folder."
         )
     if os.path.isabs(model_path) or Path(model_path).is_absolute():
         raise BundleSafetyError(
-            f"InferenceManager: node {node!r} in {bundle_yaml.name} names an absolute "
-            f"model_path {model_path!r}; a bundle may only load files inside its folder "
+            f"InferenceManager: {owner} in {bundle_yaml.name} names an absolute "
+            f"{field} {model_path!r}; a bundle may only load files inside its folder "
             f"{folder}. Use a path relative to it, e.g. './{Path(model_path).name}'."
         )
     resolved = (folder / model_path).resolve()
     if not resolved.is_relative_to(folder):
         raise BundleSafetyError(
-            f"InferenceManager: node {node!r} in {bundle_yaml.name}: model_path "
+            f"InferenceManager: {owner} in {bundle_yaml.name}: {field} "
             f"{model_path!r} resolves to {resolved}, outside the bundle folder {folder} "
-            f"('..' or a symlink pointing out); refused. Keep model files inside the folder."
+            f"('..' or a symlink pointing out); refused. Keep the bundle's files inside the "
+            f"folder."
         )
     return resolved
 

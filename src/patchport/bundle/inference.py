@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import BundleFormatError, PatchportError, UnknownPolicyInputError
 from .arrays import arrays_for, numpy_dtype, numpy_tensor
 from .bundle_safety import read_verified
+from .initial_values import checked_initial_values, read_initial_values
 from .input_checks import check_policy_inputs
 from .input_shapes import check_input_shape
 from .loaders import load_runner
@@ -99,6 +101,8 @@ class InferenceManager:
         self._routes = merge_flows(self.data_flow, self.feedback_flow)
         self._slots_out = set(self.outputs)
         self._check_routes()
+        initial_file = self.pipeline.get("initial_values")
+        initial_data = read_initial_values(self.path, initial_file) if initial_file else None
         if arrays not in (None, "torch", "numpy"):
             raise ValueError(f"InferenceManager(arrays={arrays!r}): use 'torch', 'numpy' or None.")
         # all ports static: run_policy refuses any other shape or dtype, so a runtime that
@@ -113,6 +117,11 @@ class InferenceManager:
         self._arrays = arrays_for(arrays)  # after loading: a .pt/.pt2 model imports torch
         self._tensor = self._arrays.native if self._arrays.name == "torch" else None
         self._runners = {node: self._converted(run) for node, run in self._loaded.items()}
+        self._initial = (
+            checked_initial_values(initial_data, initial_file, self.models, self._arrays)
+            if initial_data is not None
+            else {}
+        )
         self.nodes = {
             node: NodeInfo(
                 node,
@@ -160,9 +169,19 @@ class InferenceManager:
         recorded = parameters.get("sha256sum") or parameters.get("sha256")
         model_path, data = read_verified(self.path, node, parameters["model_path"], recorded)
         names = [port["name"] for port in model["inputs"]]
-        return load_runner(
-            parameters["backend"], model_path, names, data=data, inputs_checked=self._all_static
-        )
+        try:
+            return load_runner(
+                parameters["backend"], model_path, names, data=data, inputs_checked=self._all_static
+            )
+        except (PatchportError, ImportError):  # our own refusals; a runtime not installed
+            raise
+        except Exception as exc:  # the bytes match the YAML but are no model of that kind
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise BundleFormatError(
+                f"InferenceManager: node {node!r}: {model_path.name} is not a loadable "
+                f"{parameters['backend']} model ({type(exc).__name__}: {first[:200]}); "
+                f"re-export the bundle with compile_graph()."
+            ) from exc
 
     def _converted(self, run: Any) -> Any:
         """The runner, its outputs in the manager's array type."""
@@ -264,8 +283,9 @@ class InferenceManager:
         for description in (self.models.get(node) or {}).get("inputs") or []:
             if description["name"] == port:
                 return description
-        raise KeyError(
-            f"InferenceManager: {key!r} is not a node input; pipeline inputs: {self.inputs}."
+        raise UnknownPolicyInputError(
+            f"InferenceManager: {key!r} is not a node input; pipeline inputs: {self.inputs} "
+            f"(every node input is addressable as 'node/port')."
         )
 
     def reset(self) -> None:
@@ -290,19 +310,12 @@ class InferenceManager:
             for p in model["outputs"] or []
             if f"{node}/{p['name']}" in self._slots_out
         }
-        filename = self.pipeline.get("initial_values")
-        if filename:
-            self._load_initial_values(filename)
+        for key, value in self._initial.items():  # feedback inputs start from them
+            node, _, port = key.partition("/")
+            self._buffers[node][port] = self._arrays.copy(value)
         self._steps = self._plan()
         self._fast = self._fast_checks()
         self._viewed: dict[str, tuple[Any, Any]] = {}  # key -> (NumPy array, its tensor)
-
-    def _load_initial_values(self, filename: str) -> None:
-        """Feedback inputs start from the values saved beside the YAML (safetensors)."""
-        for key, value in self._arrays.load(str(self.path.parent / filename)).items():
-            self._port(key)
-            node, _, port = key.partition("/")
-            self._buffers[node][port] = value
 
     def set_input_value(self, node_name: str, input_name: str, value: Any) -> None:
         """Write one input buffer (copied into it; shape and dtype are kept)."""

@@ -217,7 +217,9 @@ def _no_metadata(job: ExportJob) -> dict[str, Any]:
 def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
     from ..errors import Untranslatable
+    from .onnx.decompositions import decompose_linalg
     from .onnx.driver import OPSET, write_direct
+    from .onnx.exact_resize import exact_where_discrete
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
     if any("dynamic" in key and value for key, value in declared.items()):
@@ -226,9 +228,9 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     names = onnx_output_names(job.input_names, job.output_names)
     opset = job.params.get("opset_version", OPSET)
     try:
-        optimisation = write_direct(
-            job.graph_module, job.args, job.input_names, names, job.path, opset
-        )
+        module = decompose_linalg(job.graph_module, job.args)
+        module = exact_where_discrete(module, job.args)
+        optimisation = write_direct(module, job.args, job.input_names, names, job.path, opset)
     except Untranslatable as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         _log.debug("onnx %s: torch.onnx fallback (%s)", job.path.stem, reason)
@@ -265,7 +267,12 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
             **dynamic,
         )
 
-    with warnings.catch_warnings(), _quiet_logger("torch.onnx"), _onnx_export_patches():
+    with (
+        warnings.catch_warnings(),
+        _quiet_logger("torch.onnx"),
+        _quiet_logger("onnx_ir"),  # "attribute type is ambiguous" notes of its own translation
+        _onnx_export_patches(),
+    ):
         warnings.simplefilter("ignore")
         program = job.export_dynamic(export, args)
     name_onnx_ports(job.path, job.input_names, job.output_names)
@@ -280,10 +287,13 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
 def _write_onnx_torchscript(job: ExportJob) -> None:
     """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
     args, dynamic = job.export_arguments("onnx-torchscript")
+    from .onnx.exact_resize import exact_where_discrete
+
+    module = exact_where_discrete(job.graph_module, job.args)
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            job.graph_module.eval(),
+            module.eval(),
             args,
             str(job.path),
             dynamo=False,
@@ -369,10 +379,11 @@ def _write_jit_script(job: ExportJob) -> None:
     from torch import fx
 
     from ..tracing.indexing import inline_index_puts
+    from .number_operands import numbers_as_tensors
 
     module = job.graph_module
     if isinstance(module, fx.GraphModule):  # a copy: a lazily compiled one cannot be scripted
-        module = inline_index_puts(module)
+        module = numbers_as_tensors(inline_index_puts(module), job.args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

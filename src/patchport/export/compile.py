@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,13 @@ import numpy as np
 
 from ..bundle.pipeline import graph_ports, run_order, split_edges
 from ..bundle.spec import SYSTEM_KEY, digests_of, system_info, write_spec
-from ..errors import ExportBackendError, PatchDefinitionError, PatchStateError, ValidationError
+from ..errors import (
+    ExportBackendError,
+    OnnxKernelError,
+    PatchDefinitionError,
+    PatchStateError,
+    ValidationError,
+)
 from ..semantics import GraphConfigs
 from ..sessions.lifecycle import current_session, last_session
 from ..sessions.state import NodeTrace, Session
@@ -34,6 +41,7 @@ from .dynamic_check import (
     dynamic_axes,
     generated_size_problems,
     merge_smallest,
+    refuse_changed_samples,
     refuse_dynamic_feedback,
     refuse_narrowings,
     smallest_sizes,
@@ -74,10 +82,39 @@ class CompileResult:
     validation: list[NodeValidation]
     # patched function -> (largest difference of its replacement from it, traced calls)
     patch_checks: dict[str, tuple[float, int]] = field(default_factory=dict)
+    nodes: list[str] = field(default_factory=list)  # every compiled node, in order
 
     @property
     def ok(self) -> bool:
         return all(v.ok for v in self.validation)
+
+    # LEAPP's compile_graph returns {node: passed}: the result reads as that mapping too
+    # (a node that was not exported or not validated has nothing that failed: True)
+    def __getitem__(self, node: str) -> bool:
+        if node not in self.nodes:
+            raise KeyError(f"CompileResult[{node!r}]: no such node; nodes: {self.nodes}")
+        return all(v.ok for v in self.validation if v.node == node)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.nodes
+
+    def __bool__(self) -> bool:  # a result, even of no node, is not "nothing"
+        return True
+
+    def keys(self) -> list[str]:
+        return list(self.nodes)
+
+    def values(self) -> list[bool]:
+        return [self[node] for node in self.nodes]
+
+    def items(self) -> list[tuple[str, bool]]:
+        return [(node, self[node]) for node in self.nodes]
 
     def summary(self) -> str:
         """A few lines per node, for logs and examples."""
@@ -127,6 +164,21 @@ def _constants(trace: NodeTrace) -> list[dict[str, Any]]:
     ]
 
 
+def _off_by_one(want: np.ndarray, diff: np.ndarray) -> str:
+    """The likely cause when an integer output is off by one in a few elements."""
+    if want.dtype.kind not in "iub" or float(np.nanmax(diff)) != 1.0:
+        return ""
+    count = int(np.count_nonzero(diff))
+    if count * 20 > diff.size:
+        return ""
+    return (
+        f" (off by one in {count} of {diff.size} elements of an integer output: float results "
+        f"that differ in their last bits between this backend's kernels and torch's, such as "
+        f"a resize, land on the other side of a round() or an integer cast; keep that output "
+        f"float, or round it after the model)"
+    )
+
+
 def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeValidation:
     worst, problems = 0.0, []
     for index, sample in enumerate(trace.samples):
@@ -147,12 +199,14 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
                 continue
             if want.size == 0:
                 continue
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            wide = np.complex128 if np.iscomplexobj(want) else np.float64
+            diff = np.abs(got.astype(wide) - want.astype(wide))
             worst = max(worst, float(np.nanmax(diff)))
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                 problems.append(
                     f"sample {index}, output {port.name}: max |diff| "
                     f"{float(np.nanmax(diff)):.3g} exceeds rtol={rtol}, atol={atol}"
+                    + _off_by_one(want, diff)
                 )
     return NodeValidation(
         trace.name,
@@ -350,13 +404,16 @@ def compile_graph(
     strict: bool = True,
     graph_configs: GraphConfigs | None = None,
     verbose: bool | None = None,
+    dry_run: bool = False,
 ) -> CompileResult:
-    """Export each node of the last session, write ``<name>.yaml`` (and a PNG), and replay.
+    """Export each node of the last session, write ``<name>.yaml`` (and the pipeline's
+    picture as ``<name>.png`` and ``<name>.svg``), and replay.
 
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
     ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
-    only the YAML (and picture) is written. ``verbose`` (by default the session's) logs one
+    (or with ``dry_run=True`` here, an earlier LEAPP spelling) only the YAML (and pictures)
+    is written. ``verbose`` (by default the session's) logs one
     line per node as it is exported and as it is validated. The bundle is built aside and
     replaces ``<save_path>/<name>/`` only when complete (see :mod:`.staging`).
     """
@@ -366,9 +423,31 @@ def compile_graph(
             f"{type(graph_configs).__name__}."
         )
     session = _stopped_session()
-    options = _Options(visualize, validate, rtol, atol, strict, graph_configs)
+    options = _Options(visualize, validate, rtol, atol, strict, graph_configs, bool(dry_run))
     with progress.progress_output(session.verbose if verbose is None else verbose):
         return build_then_swap(session.directory, functools.partial(_compile, session, options))
+
+
+def _refuse_complex_onnx_ports(traces: list[NodeTrace]) -> None:
+    """Raise :class:`OnnxKernelError` for a complex input or output of an ONNX node: ONNX
+    files hold complex tensors as real pairs, so such a port would change shape and dtype
+    (refused before any model is written; complex values inside a graph are fine)."""
+    lines = [
+        f"  {trace.name + '/' + port.name!r} is {port.dtype}"
+        for trace in traces
+        if trace.export_with in ("onnx", "onnx-torchscript")
+        for port in (*trace.inputs, *trace.outputs)
+        if port.dtype.startswith("complex")
+    ]
+    if lines:
+        raise OnnxKernelError(
+            "compile_graph(): ONNX files hold complex tensors as real pairs, so these ports "
+            "cannot keep their dtype:\n"
+            + "\n".join(lines)
+            + "\nfix: return real data from the node (np.abs(s), s.real and s.imag, or "
+            "np.angle(s)), or export it with export_with='pt2' or 'jit', which keep complex "
+            "ports."
+        )
 
 
 def _stopped_session() -> Session:
@@ -397,6 +476,7 @@ class _Options:
     atol: float
     strict: bool
     graph_configs: GraphConfigs | None
+    dry_run: bool = False  # describe every node, write no model
 
 
 def _compile(session: Session, options: _Options, directory: Path) -> CompileResult:
@@ -407,18 +487,24 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
             f"compile_graph(): session {session.name!r} has no finished node; "
             f"call annotate.output_tensors(...) for each node."
         )
-    refuse_narrowings([t for t in nodes.values() if not t.skip_export])
+    skip = {name: options.dry_run or t.skip_export for name, t in nodes.items()}
+    exported = [t for name, t in nodes.items() if not skip[name]]
+    refuse_changed_samples(exported)
+    refuse_narrowings(exported)
     refuse_dynamic_feedback(list(nodes.values()))
+    _refuse_complex_onnx_ports([t for t in nodes.values() if not t.skip_export])
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, _Written] = {}
     for index, (name, trace) in enumerate(nodes.items(), 1):
         started = progress.clock()
-        written[name] = _write_node(trace, directory)
+        written[name] = (
+            _write_node(trace, directory) if not skip[name] else _Written(None, None, {})
+        )
         if written[name].path is not None:
             backend = str(trace.export_with)
             progress.exported(index, len(nodes), name, backend, started, written[name].path)
     spec, initial = build_spec(session, written, options.graph_configs)
-    if initial and not session.dry_run:
+    if initial and not session.dry_run and not options.dry_run:
         from safetensors.torch import save_file
 
         filename = f"{session.name}_initial_values.safetensors"
@@ -429,7 +515,10 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
     picture = None
     if options.visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])
-        picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
+        # both pictures, as LEAPP writes them: <name>.png and <name>.svg
+        picture = draw_pipeline(
+            spec, order, directory / f"{session.name}.png", directory / f"{session.name}.svg"
+        )
     model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
     if options.validate:
@@ -443,7 +532,9 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
             _add_generated_sizes(validation[-1], trace, runner, options.rtol, options.atol)
             progress.validated(index, len(nodes), validation[-1], started)
     checks = {target: (seen[0], int(seen[1])) for target, seen in session.checks.items()}
-    result = CompileResult(directory, yaml_path, model_files, picture, validation, checks)
+    result = CompileResult(
+        directory, yaml_path, model_files, picture, validation, checks, nodes=list(nodes)
+    )
     if options.strict and not result.ok:
         raise ValidationError(
             "compile_graph(validate=True): exported models differ from the "

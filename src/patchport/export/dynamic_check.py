@@ -310,6 +310,57 @@ def merge_smallest(
     return merged
 
 
+def changed_samples(trace: NodeTrace) -> list[str]:
+    """Each later pass whose input has another dtype, rank, or size on an axis that is not
+    declared dynamic, than the first pass (the exported model takes the first one's)."""
+    found = []
+    for number, sample in enumerate(trace.samples[1:], 2):
+        for port in trace.inputs:
+            if port.name not in sample.inputs:
+                continue
+            value = sample.inputs[port.name]
+            if isinstance(value, torch.Tensor):  # bfloat16 has no NumPy dtype
+                dtype = str(value.dtype).removeprefix("torch.")
+            else:
+                dtype = str(np.asarray(value).dtype)
+            shape = tuple(np.shape(value))
+            sizes_differ = len(shape) != len(port.shape) or any(
+                size != first
+                for axis, (size, first) in enumerate(zip(shape, port.shape))
+                if axis not in (port.dynamic or {})
+            )
+            where = f"node {trace.name!r} input {port.name!r}: pass {number}"
+            if dtype != port.dtype:
+                found.append(
+                    f"{where} has dtype {dtype}, the first pass {port.dtype}; a port keeps "
+                    f"one dtype: convert it before annotate.input_tensors (.astype({port.dtype!r}))"
+                )
+            elif sizes_differ:
+                changed = [
+                    axis
+                    for axis, (size, first) in enumerate(zip(shape, port.shape))
+                    if size != first and axis not in (port.dynamic or {})
+                ]
+                hint = ", ".join(f"{axis}: 'dim{axis}'" for axis in changed) or "..."
+                found.append(
+                    f"{where} has shape {shape}, the first pass {tuple(port.shape)}; declare "
+                    f"the axes that change: annotate.input_tensors({trace.name!r}, ..., "
+                    f"dynamic={{{port.name!r}: {{{hint}}}}}), or keep one shape"
+                )
+    return found
+
+
+def refuse_changed_samples(traces: Sequence[NodeTrace]) -> None:
+    """Raise :class:`DynamicShapeError` (before any model is written) when a later pass
+    gave an input another dtype or a size the export fixes: its replay could only fail."""
+    lines = [f"  {line}" for trace in traces for line in changed_samples(trace)]
+    if lines:
+        raise DynamicShapeError(
+            "compile_graph(): passes disagree with the first one, whose shapes and dtypes "
+            "the exported models take:\n" + "\n".join(lines)
+        )
+
+
 def refuse_dynamic_feedback(traces: Sequence[NodeTrace]) -> None:
     """Raise :class:`DynamicShapeError` for a fed-back input with dynamic axes: the bundle
     starts it from its first-pass value, stored at one shape, so any other size would

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import PatchStateError
 from ..sessions import annotate, lifecycle
 from ..sessions.state import NodeTrace, Session
 from .compile import compile_graph
@@ -142,3 +143,30 @@ class ExportManager:
     def is_interpret_graph_enabled() -> bool:
         """True between ``start`` and ``stop``."""
         return lifecycle.current_session() is not None
+
+    @staticmethod
+    def set_interpret_graph(is_enabled: bool) -> None:
+        """LEAPP's switch; here the session decides, so only its current value is accepted.
+
+        LEAPP's tests call ``set_interpret_graph(False)`` after ``stop()`` to tidy up: that
+        is a no-op. Asking for another value than the session's is refused, naming the fix.
+        """
+        active = lifecycle.current_session() is not None
+        if bool(is_enabled) != active:
+            call = "patchport.stop()" if active else "patchport.start(name)"
+            raise PatchStateError(
+                f"ExportManager.set_interpret_graph({is_enabled!r}): tracing follows the "
+                f"session in patchport; call {call} instead."
+            )
+
+    def reset_nodes(self) -> None:
+        """Forget the last stopped session's nodes (LEAPP's ``reset_nodes``).
+
+        Refused while a session is active: its graph is still being traced.
+        """
+        if lifecycle.current_session() is not None:
+            raise PatchStateError(
+                "ExportManager.reset_nodes(): a session is active; call patchport.stop() "
+                "before dropping its nodes."
+            )
+        lifecycle.forget_last_session()

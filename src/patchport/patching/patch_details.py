@@ -146,9 +146,10 @@ class PatchDetails:
         """Undo applied patches in reverse order; keep (and report) foreign reassignments.
 
         Every patch is tried: one failure is raised as it is, several together as an
-        ``ExceptionGroup``, once all the others are restored. Safe to interrupt: an
-        interrupt cutting the pass short triggers a second pass that finishes it, and
-        calling restore again after a cut-short call does too.
+        ``ExceptionGroup``, once all the others are restored. A patch whose undo failed
+        stays tracked (and applied), so the second pass here and any later ``restore``
+        retry it. Safe to interrupt: an interrupt cutting the pass short triggers a second
+        pass that finishes it, and calling restore again after a cut-short call does too.
         """
         try:
             self._restore_pass()
@@ -159,6 +160,7 @@ class PatchDetails:
 
     def _restore_pass(self) -> None:
         errors: list[Exception] = []
+        failed: list[PatchInfo] = []
         remove_stack_anchors(self._anchors)
         for patch in reversed(self._applied):
             try:
@@ -168,8 +170,10 @@ class PatchDetails:
                     self._report_kept(patch)
             except Exception as exc:  # keep restoring the others, then raise them all
                 errors.append(exc)
+                failed.append(patch)
         self._anchors.clear()
-        self._applied.clear()
+        # a patch whose undo failed is still applied: kept, so the next pass retries it
+        self._applied[:] = [patch for patch in self._applied if patch in failed]
         if len(errors) == 1:
             raise errors[0]
         if errors:

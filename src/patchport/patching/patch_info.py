@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import PatchDefinitionError, PatchStateError, PatchTargetError
+from . import script_builtins
 from .families import PatchFamily
 from .source_diff import source_of, unified_diff
 
@@ -93,6 +94,7 @@ class PatchInfo:
         self.kept_external: Any = _MISSING  # value found at undo() instead of our wrapper
         self._original_at_creation = current
         self._installed: Any = None
+        self._scripted = False  # installed registered as a TorchScript builtin (script_builtins)
         self._was_own_attribute = False
 
     # -- construction ---------------------------------------------------------------------
@@ -181,6 +183,7 @@ class PatchInfo:
                 )
             self._installed = installed  # applied from here: undo() settles the rest
             setattr(self.owner, self.attribute, installed)
+            self._scripted = script_builtins.register(raw, installed)
         except BaseException:
             self._settle()
             raise
@@ -212,6 +215,9 @@ class PatchInfo:
                 delattr(self.owner, self.attribute)  # the class inherited it: inherit again
         elif current is not self.original:
             self.kept_external = current
+        if self._scripted:
+            script_builtins.unregister(self._installed)
+            self._scripted = False
         self._release_claim()
         self._installed = None
         return not self.was_reassigned
@@ -259,6 +265,15 @@ class PatchInfo:
         """The function this patch replaces (or replaced), unwrapped from descriptors."""
         raw = self.original if self.original is not None else self._original_at_creation
         return getattr(raw, "__func__", raw)
+
+    @property
+    def function_to_patch(self) -> Any:
+        """yobx's name for :meth:`original_callable`."""
+        return self.original_callable()
+
+    def to_tuple(self) -> tuple[str, Any, Any]:
+        """``(family, function_to_patch, patch)``, as yobx's ``PatchInfo.to_tuple``."""
+        return (str(self.family), self.function_to_patch, self.patch)
 
     def make_diff(self) -> str:
         """Unified diff between the original source and the replacement source."""

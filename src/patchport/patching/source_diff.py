@@ -16,7 +16,8 @@ from typing import Any
 
 def wraps_original(original: Callable[..., Any]) -> Callable[[Callable], Callable]:
     """Decorator: give a replacement the original's face (``__doc__``, ``__name__``,
-    ``__qualname__``, ``__module__``, signature, ``__wrapped__`` to the original) so it is
+    ``__qualname__``, ``__module__``, signature and a builtin's ``__text_signature__``,
+    ``__wrapped__`` to the original) so it is
     invisible to plain code; its own source stays the one a patch's diff shows."""
 
     def decorate(replacement: Callable[..., Any]) -> Callable[..., Any]:
@@ -25,6 +26,9 @@ def wraps_original(original: Callable[..., Any]) -> Callable[[Callable], Callabl
             functools.update_wrapper(replacement, original)
         except (AttributeError, TypeError):  # pragma: no cover - exotic callables
             pass
+        text_signature = getattr(original, "__text_signature__", None)
+        if text_signature is not None:  # a builtin's; code (NumPy's tests) reads it
+            replacement.__text_signature__ = text_signature  # type: ignore[attr-defined]
         if not hasattr(original, "__module__"):  # a C method descriptor has none
             replacement.__module__ = None  # type: ignore[assignment]
         replacement.__pp_source__ = source  # type: ignore[attr-defined]

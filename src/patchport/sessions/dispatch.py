@@ -135,6 +135,14 @@ class PatchedCall:
         running.add(id(self.declaration))
         try:
             result = self.declaration.replacement(*args, **kwargs)
+        except Exception as exc:  # the user's own error: kept as is, with where it came from
+            if not isinstance(exc, PatchRuleError) and hasattr(exc, "add_note"):
+                exc.add_note(
+                    f"patchport: raised in {replacement_name}, the replacement of {name}, "
+                    f"called on traced data at {user_location()}; fix the replacement (or "
+                    f"remove its FunctionPatch to keep the original, untraced)."
+                )
+            raise
         finally:
             running.discard(id(self.declaration))
         info.calls += 1

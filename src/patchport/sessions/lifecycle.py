@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import types
 import warnings
 from collections.abc import Iterable, Iterator
@@ -19,6 +20,7 @@ from typing import Any
 from .._stack import user_stacklevel
 from ..errors import (
     PatchDefinitionError,
+    PatchportWarning,
     PatchStateError,
     PatchTargetError,
     TraceLossError,
@@ -43,6 +45,11 @@ def current_session() -> Session | None:
 def last_session() -> Session | None:
     """The active session, or the last one stopped."""
     return SESSIONS.current or SESSIONS.last
+
+
+def forget_last_session() -> None:
+    """Drop the last stopped session (what ``compile_graph`` would compile); no-op if none."""
+    SESSIONS.last = None
 
 
 def require_session(caller: str) -> Session:
@@ -190,12 +197,20 @@ def start(
     nodes described but not exported, ``max_cached_io`` passes per node are kept for
     validation.
     """
-    if SESSIONS.current is not None:
-        raise PatchStateError(
-            f"patchport.start({name!r}): session {SESSIONS.current.name!r} is still active; call "
-            f"patchport.stop() before starting another (its patches would otherwise mix)."
-        )
     check_start_arguments(name, save_path)
+    _check_flags(
+        strict=strict,
+        verbose=verbose,
+        dry_run=dry_run,
+        global_patching=global_patching,
+        patch_aliases=patch_aliases,
+    )
+    if verify not in (None, True, False):
+        raise PatchDefinitionError(
+            f"patchport.start(verify={verify!r}): expected True, False or None (the default: "
+            f"warn on a mismatch)."
+        )
+    options = _leapp_options(dry_run, non_traced, max_cached_io)
     declarations = _expand_patching(patching)
     if declarations and not global_patching:
         raise PatchDefinitionError(
@@ -203,6 +218,8 @@ def start(
             "module attributes for the whole process, which global_patching=False forbids. "
             "Use global_patching=True (the default) or drop patching=."
         )
+    if SESSIONS.current is not None:  # after the arguments are known valid
+        _replace_unstopped(name)
     session = Session(
         name=name,
         directory=Path(save_path) / name,
@@ -211,7 +228,7 @@ def start(
         verbose=verbose,
         patches=PatchDetails(),
     )
-    _set_leapp_options(session, dry_run, non_traced, max_cached_io)
+    session.dry_run, session.non_traced, session.max_cached_io = options
     session.collector = hold_collector()  # before the session's own allocations
     try:  # all or nothing, up to the return: an interrupt anywhere leaves no session
         details = session.patches
@@ -221,6 +238,7 @@ def start(
         patched = {(id(p.owner), p.attribute) for p in details}
         details.extend(_watch_patches(watch, patched, patch_aliases))
         details.apply()
+        session.user_arrays.watch()  # arrays made before the session: see user_arrays
         SESSIONS.current = session
         if verbose:
             logger.setLevel(logging.INFO)
@@ -231,31 +249,73 @@ def start(
         raise
 
 
-def _set_leapp_options(session: Session, dry_run: Any, non_traced: Any, max_cached_io: Any) -> None:
-    """Check and store start()'s LEAPP options (before any patch is applied)."""
+def _check_flags(**flags: Any) -> None:
+    """start()'s on/off options are booleans (0 and 1 accepted): ``strict='yes'`` is refused."""
+    for key, value in flags.items():
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise PatchDefinitionError(f"patchport.start({key}={value!r}): expected True or False.")
+
+
+def _leapp_options(
+    dry_run: Any, non_traced: Any, max_cached_io: Any
+) -> tuple[bool, frozenset, int]:
+    """Check start()'s LEAPP options (before anything changes); return them as stored."""
     if isinstance(non_traced, str):
         non_traced = [non_traced]
-    names = list(non_traced or [])
+    try:
+        names = list(non_traced or [])
+    except TypeError:
+        names = [non_traced]
     if not all(isinstance(n, str) for n in names):
         raise PatchDefinitionError(
-            f"patchport.start(non_traced={non_traced!r}): expected node names (strings)."
+            f"patchport.start(non_traced={non_traced!r}): expected node names (strings), e.g. "
+            f"non_traced=['camera']."
         )
     if isinstance(max_cached_io, bool) or not isinstance(max_cached_io, int) or max_cached_io < 1:
         raise PatchDefinitionError(
             f"patchport.start(max_cached_io={max_cached_io!r}): expected a whole number >= 1 "
             f"(passes kept per node for validation)."
         )
-    session.dry_run = bool(dry_run)
-    session.non_traced = frozenset(names)
-    session.max_cached_io = max_cached_io
+    return bool(dry_run), frozenset(names), max_cached_io
+
+
+def _replace_unstopped(name: str) -> None:
+    """A second ``start`` while a session is active: refused inside ``with session(...)``
+    (the block owns it); after a plain ``start`` it ends the old session with a warning and
+    drops its nodes, as LEAPP's ``start`` begins a new graph (a failed test, a re-run cell)."""
+    old = SESSIONS.current
+    if old.scoped:
+        raise PatchStateError(
+            f"patchport.start({name!r}): session {old.name!r} is still active (its "
+            f"`with patchport.session(...)` block owns it); start the new session after the "
+            f"block ends."
+        )
+    warnings.warn(
+        f"patchport.start({name!r}): session {old.name!r} was still active (never stopped); "
+        f"it is ended now and its nodes are dropped, as LEAPP's start() does. Call "
+        f"patchport.stop() first to compile it.",
+        PatchportWarning,
+        stacklevel=user_stacklevel(),
+    )
+    try:
+        for node in old.nodes.values():
+            node.close()
+    finally:
+        _release_surely(old, remember=False)
 
 
 def stop() -> Session:
     """Close the active session: unfinished nodes are closed, every patch is restored."""
+    return _stop(warn_unfinished=True)
+
+
+def _stop(warn_unfinished: bool) -> Session:
+    """``stop()``; without the unfinished-node warnings when an exception ends the
+    session (the exception is the report)."""
     session = require_session("patchport.stop()")
     try:
         for node in session.nodes.values():
-            if node.close():  # it was never finished
+            if node.close() and warn_unfinished:  # it was never finished
                 warnings.warn(
                     f"patchport.stop(): node {node.name!r} was never finished with "
                     f"annotate.output_tensors({node.name!r}, ...); it will not be exported.",
@@ -263,9 +323,19 @@ def stop() -> Session:
                     stacklevel=user_stacklevel(),
                 )
     finally:
-        _release(session, remember=True)
+        _release_surely(session, remember=True)
     logger.info("patchport: session %r stopped", session.name)
     return session
+
+
+def _release_surely(session: Session, remember: bool) -> None:
+    """:func:`_release`, run again when an interrupt or error cut it short (it is
+    idempotent), so a Ctrl-C inside ``stop()`` leaves no session half-active."""
+    try:
+        _release(session, remember)
+    except BaseException:
+        _release(session, remember)
+        raise
 
 
 def _release(session: Session, remember: bool) -> None:
@@ -275,6 +345,7 @@ def _release(session: Session, remember: bool) -> None:
     """
     try:
         try:
+            session.user_arrays.restore()  # arrays made before the session, given back
             session.restore_buffers()  # module buffers annotate.module replaced
         finally:
             try:
@@ -300,10 +371,11 @@ def session(name: str, save_path: str | Path = ".", **options: Any) -> Iterator[
     try:
         try:
             active = start(name, save_path, **options)
+            active.scoped = True
             yield active
         finally:
             if active is not None and SESSIONS.current is active:
-                stop()
+                _stop(warn_unfinished=sys.exc_info()[0] is None)
     except BaseException:
         if active is not None:
             _release(active, remember=True)  # finishes a stop() an interrupt cut short

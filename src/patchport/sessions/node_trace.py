@@ -24,7 +24,7 @@ from ..tracing import Recorder, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs, inputs_reached
 from ..tracing.dtypes import to_numpy_side
 from ..tracing.graph_io import seal
-from ..tracing.values import make_traced, plain
+from ..tracing.values import BEFORE_SESSION, make_traced, plain
 from .buffers import BufferTracker, bake_input
 from .payload import Payload
 from .verify import plain_copy
@@ -162,6 +162,7 @@ class NodeTrace:
             self.pass_recorder = Recorder(
                 f"{self.name}#pass{self.entries}", strict=self.recorder.strict
             )
+            self.pass_recorder.owner = self
         return self.pass_recorder
 
     def check_inputs(self, caller: str, values: dict[str, Any]) -> None:
@@ -394,8 +395,15 @@ class NodeTrace:
                 "use x.astype(np.float32)"
             )
         fresh = getattr(getattr(value, "_pp", None), "fresh", None)
+        if fresh is None:
+            return None
+        if fresh.endswith(BEFORE_SESSION):
+            made = fresh[: -len(BEFORE_SESSION)]
+            return f"{made}, an array made before the session that no traced data was written into"
         return (
-            f"an array created at {fresh} that no traced data was written into" if fresh else None
+            f"an array created at {fresh} that no traced data was written into (a value "
+            f"written as a NumPy scalar made from traced data, np.float32(x) of a 0-d array "
+            f"of that dtype, carries no trace: NumPy gives that call no hook; use x.astype)"
         )
 
     # ------------------------------------------------------------------ the session's end

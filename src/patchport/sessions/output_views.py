@@ -23,7 +23,7 @@ MemoryKey = tuple[int, tuple[int, ...], tuple[int, ...], str]
 def memory_key(value: Any) -> MemoryKey | None:
     """(address, shape, byte strides, dtype) of a CPU array or tensor; else None."""
     if isinstance(value, np.ndarray):
-        address = value.__array_interface__["data"][0]
+        address = np.ndarray.view(value, np.ndarray).__array_interface__["data"][0]
         return address, value.shape, value.strides, value.dtype.str
     if isinstance(value, torch.Tensor):
         # a traced tensor answers each of these reads through __torch_function__: skip it
@@ -59,6 +59,13 @@ def remember_output(session: Session, value: Any, port: str) -> None:
     session.output_owner[ident] = (reference, port)
     if key is not None:
         session.output_views[key] = (reference, port)
+
+
+def mark_port(value: Any, port: str) -> None:
+    """Note on a traced ``value`` the output name it was handed to (its ``output_port``)."""
+    state = getattr(value, "_pp", None)
+    if state is not None:
+        state.port = port
 
 
 def output_source(session: Session, value: Any) -> str | None:

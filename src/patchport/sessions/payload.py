@@ -8,6 +8,7 @@ caller in the structure they came in.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,38 @@ def rebuild(name: str, value: Any, leaf: Callable[[str, Any], Any]) -> Any:
     if isinstance(value, dict):
         return {key: rebuild(f"{name}_{key}", item, leaf) for key, item in value.items()}
     return value
+
+
+_NUMPY_KINDS = "biufc"  # bool, integers, floats, complex (pt2/jit; ONNX refuses at compile)
+
+
+def refuse_unsupported(caller: str, node: str, port: str, value: Any) -> None:
+    """Refuse a value no exported graph can hold, or whose traced copy would drop part of
+    it: object, string, structured or datetime dtypes, ``np.matrix`` (``*`` is a
+    matrix product there), masked arrays (the mask), meta tensors (no data)."""
+    where = f"{caller}({node!r}, {{{port!r}: ...}})"
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(value, masked.MaskedArray):
+        raise PatchDefinitionError(
+            f"{where}: a masked array's mask would be dropped by tracing; pass "
+            f"value.filled(fill_value) (and the mask as its own input if the node uses it)."
+        )
+    if isinstance(value, np.matrix):
+        raise PatchDefinitionError(
+            f"{where}: np.matrix makes * a matrix product, which the graph would not keep; "
+            f"pass np.asarray(value) and write @ for matrix products."
+        )
+    if isinstance(value, torch.Tensor):
+        if value.device.type == "meta":
+            raise PatchDefinitionError(f"{where}: a meta tensor has no data; pass real values.")
+        return
+    dtype = np.asarray(value).dtype if isinstance(value, np.generic) else value.dtype
+    if dtype.kind not in _NUMPY_KINDS or dtype.names is not None:
+        raise PatchDefinitionError(
+            f"{where}: dtype {dtype.str if dtype.kind in 'USV' else dtype} cannot be traced or "
+            f"exported; use bool, integer, float or complex values (strings and objects "
+            f"stay outside the node)."
+        )
 
 
 def unwrap_semantics(caller: str, node: str, tensors: Any) -> tuple[Any, dict[str, Any]]:
@@ -108,6 +141,8 @@ def normalize(caller: str, node: str, tensors: Any) -> Payload:
                 f"{caller}({node!r}, {{{key!r}: ...}}): expected a NumPy array or a torch tensor "
                 f"(or lists/tuples/dicts of them), got {type(value).__name__}."
             )
+        for port, leaf in found.items():
+            refuse_unsupported(caller, node, port, leaf)
         flat.update(found)
         if key in labels and labels[key]:
             semantics[key] = labels[key]

@@ -9,6 +9,7 @@ from typing import Any
 from ..patching import PatchDetails, PatchFamily, PatchInfo
 from .collector import CollectorHold
 from .node_trace import NodeTrace
+from .user_arrays import UserArrays
 
 
 @dataclass
@@ -28,12 +29,14 @@ class Session:
     output_views: dict[tuple, tuple[Any, str]] = field(default_factory=dict)
     checks: dict[str, list[float]] = field(default_factory=dict)  # target -> [largest, calls]
     active: bool = True
+    scoped: bool = False  # opened by `with patchport.session(...)`, which owns it
     dry_run: bool = False  # trace and describe; write no models (LEAPP's start(dry_run=))
     non_traced: frozenset[str] = frozenset()  # nodes described but not exported
     max_cached_io: int = 5  # passes kept per node for validation (the first included)
     completed: int = 0  # nodes whose first pass finished, for their ``index``
     spec: dict[str, Any] | None = None  # the bundle description compile_graph last wrote
     collector: CollectorHold = field(default_factory=CollectorHold)  # gc.freeze at start
+    user_arrays: UserArrays = field(default_factory=UserArrays)  # arrays made before start
 
     def restore_buffers(self) -> None:
         """Put back every module buffer an unfinished ``annotate.module`` replaced."""

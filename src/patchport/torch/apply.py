@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import PatchDefinitionError
+from ..errors import PatchDefinitionError, PatchportWarning
 from ..patching import PatchDetails, PatchInfo, SkippedPatch
 from ..verbose import say
 
@@ -69,6 +70,8 @@ def apply_patches_for_model(
     verbose: int = 0,
     model: Any = None,
     extra_patches: Iterable[PatchInfo] | None = None,
+    *,
+    tracing: bool = False,
 ) -> Iterator[PatchDetails]:
     """Apply patches for the duration of the ``with`` block and yield their PatchDetails.
 
@@ -83,8 +86,18 @@ def apply_patches_for_model(
     ``patch_transformers=True`` also registers transformers' ``DynamicCache`` as a pytree
     node; that registration is kept, since running the exported program needs it.
     Each patch applied, skipped or restored is an INFO record of the ``patchport.torch``
-    loggers; ``verbose`` also prints those lines on stdout.
+    loggers; ``verbose`` also prints those lines on stdout. ``tracing`` is yobx's switch
+    for patches of ``torch.fx.symbolic_trace``; patchport ships none, so ``tracing=True``
+    warns and applies the same patches as ``tracing=False``.
     """
+    if tracing:
+        warnings.warn(
+            "apply_patches_for_model(tracing=True): patchport ships no patches for "
+            "torch.fx symbolic tracing; the export patches are applied as with "
+            "tracing=False. Use torch.export (or patchport.torch.export) on the model.",
+            PatchportWarning,
+            stacklevel=3,
+        )
     if model is not None and not isinstance(model, torch_module_type()):
         raise PatchDefinitionError(
             f"apply_patches_for_model(model=...): expected a torch.nn.Module, got "

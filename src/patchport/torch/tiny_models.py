@@ -30,6 +30,47 @@ class TinyBroadcastAddModel(torch.nn.Module):
         return x + y
 
 
+class TinyAddModel(torch.nn.Module):
+    """``x + y`` of two ``(batch, dim)`` inputs (yobx's ``"add"``); its dynamic shapes are
+    ``Dim.DYNAMIC`` already, so they go to ``torch.export.export`` as they are."""
+
+    @staticmethod
+    def _export_inputs() -> dict[str, torch.Tensor]:
+        return {"x": torch.randn(2, 3), "y": torch.randn(2, 3)}
+
+    @staticmethod
+    def _dynamic_shapes() -> dict[str, Any]:
+        dynamic = torch.export.Dim.DYNAMIC
+        return {"x": {0: dynamic, 1: dynamic}, "y": {0: dynamic, 1: dynamic}}
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+class TinyBroadcastMultiplyModel(torch.nn.Module):
+    """``x * w`` with ``x: (batch, dim)`` and ``w: (1, dim)`` broadcast along the batch
+    (yobx's ``"broadcast_multiply"``); dynamic shapes as ``Dim.DYNAMIC``."""
+
+    @staticmethod
+    def _export_inputs() -> dict[str, torch.Tensor]:
+        return {"x": torch.randn(2, 3), "w": torch.randn(1, 3)}
+
+    @staticmethod
+    def _dynamic_shapes() -> dict[str, Any]:
+        dynamic = torch.export.Dim.DYNAMIC
+        return {"x": {0: dynamic, 1: dynamic}, "w": {1: dynamic}}
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return x * w
+
+
+_SMALL_MODELS: dict[str, type[torch.nn.Module]] = {
+    "local/BroadcastAdd": TinyBroadcastAddModel,
+    "add": TinyAddModel,
+    "broadcast_multiply": TinyBroadcastMultiplyModel,
+}
+
+
 @dataclass
 class ModelData:
     """A tiny model with everything needed to export it (yobx's ``get_tiny_model`` result).
@@ -130,22 +171,25 @@ def _tiny_llm(config_updates: dict[str, Any] | None) -> ModelData:
     )
 
 
-TINY_MODEL_IDS = ("local/BroadcastAdd", "arnir0/Tiny-LLM")
+TINY_MODEL_IDS = (*_SMALL_MODELS, "arnir0/Tiny-LLM")
 
 
 def get_tiny_model(model_id: str, config_updates: dict[str, Any] | None = None) -> ModelData:
     """A tiny random model, its export inputs and string-named dynamic shapes.
 
-    ``"local/BroadcastAdd"``: :class:`TinyBroadcastAddModel`. ``"arnir0/Tiny-LLM"``: a
+    ``"local/BroadcastAdd"``: :class:`TinyBroadcastAddModel`; yobx's ``"add"`` and
+    ``"broadcast_multiply"``: :class:`TinyAddModel`, :class:`TinyBroadcastMultiplyModel`
+    (their dynamic shapes are ``Dim.DYNAMIC``, not names). ``"arnir0/Tiny-LLM"``: a
     LLaMA built from that model's published configuration (changed by ``config_updates``),
     random weights, with a filled ``DynamicCache`` as ``past_key_values``.
     """
-    if model_id == "local/BroadcastAdd":
+    small = _SMALL_MODELS.get(model_id)
+    if small is not None:
         return ModelData(
             model_id=model_id,
-            model=TinyBroadcastAddModel(),
-            export_inputs=TinyBroadcastAddModel._export_inputs(),
-            dynamic_shapes=TinyBroadcastAddModel._dynamic_shapes(),
+            model=small(),
+            export_inputs=small._export_inputs(),
+            dynamic_shapes=small._dynamic_shapes(),
         )
     if model_id == "arnir0/Tiny-LLM":
         return _tiny_llm(config_updates)

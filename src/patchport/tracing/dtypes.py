@@ -78,3 +78,14 @@ def wrap_unsigned(rec: Any, node: Any, dtype: Any) -> Any:
     """Mask a held uint16/uint32 result back into its range (NumPy's wraparound)."""
     mask = HELD_AS_INT64.get(np.dtype(dtype))
     return rec.call(torch.bitwise_and, (node, mask)) if mask else node
+
+
+def numpy_cast(rec: Any, node: Any, have: Any, want: Any) -> Any:
+    """``node`` (NumPy dtype ``have``) cast as ``astype(want)`` casts: the torch cast, and
+    uint16/uint32 wrapped back into range."""
+    have, want = np.dtype(have), np.dtype(want)
+    if want == have:
+        return node
+    if torch_dtype(want) != torch_dtype(have):
+        node = rec.cast(node, torch_dtype(want))
+    return wrap_unsigned(rec, node, want)

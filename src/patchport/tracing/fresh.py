@@ -5,7 +5,8 @@ traced write.
 A plain ndarray's ``__setitem__`` gives Python no hook, so the session's creation
 replacements (``np.zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``identity``) return
 a :class:`TracedArray` view that belongs to no recorder when the caller is user code
-(the alias scan's user-module rule); library calls get the original's plain array. Such
+(the alias scan's user-module rule); library calls get the original's plain array. NumPy's
+table makers called from user code (``np.hanning``, ``np.fft.rfftfreq``...) do the same. Such
 a buffer behaves as plain data until traced data is written into it (any write form:
 ``[...] =``, ``np.copyto``, ``np.put``, ``out=``); then its content before the write
 becomes the graph's starting value (``torch.full`` when uniform, else a constant) and
@@ -22,9 +23,10 @@ import numpy as np
 import torch
 
 from ..patching.source_diff import wraps_original
+from . import prior_buffers
 from .dtypes import HELD_AS_INT64, NP_TO_TORCH, torch_dtype
 from .indexing import record_getitem
-from .location import _PATCHPORT_DIR, is_user_code
+from .location import _PATCHPORT_DIR, is_user_code, user_location
 from .values import TracedArray, active_recorder
 from .views import link_view
 
@@ -74,9 +76,24 @@ def _creation(original: Callable) -> Callable:
     return replacement
 
 
+# NumPy functions that build tables for user code from sizes alone (windows, FFT bin
+# frequencies, log grids): a table read with traced indices is a gather, as np.arange's is
+TABLE_MAKERS = (
+    (np, "hanning"),
+    (np, "hamming"),
+    (np, "blackman"),
+    (np, "bartlett"),
+    (np, "kaiser"),
+    (np, "logspace"),
+    (np, "geomspace"),
+    (np.fft, "fftfreq"),
+    (np.fft, "rfftfreq"),
+)
+
 # (module, attribute) -> replacement; installed by the session with the interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
-    (np, name): _creation(getattr(np, name)) for name in CREATION_NAMES
+    (module, name): _creation(getattr(module, name))
+    for module, name in (*((np, n) for n in CREATION_NAMES), *TABLE_MAKERS)
 }
 
 
@@ -156,6 +173,8 @@ def adopt(rec: Any, value: Any) -> bool:
     data = np.ndarray.view(value, np.ndarray)
     state.rec = rec
     state.node = _initial(rec, data, state.fresh)
+    if prior_buffers.is_prior(state.fresh):  # its content may be state: checked at the end
+        prior_buffers.note_start(rec, state.node, data.shape, state.fresh, user_location())
     return True
 
 
@@ -168,5 +187,10 @@ def _initial(rec: Any, data: np.ndarray, where: str | None) -> Any:
         if bool(np.all(same)) and not (dtype.kind in "fc" and np.isnan(first)):
             kwargs = {"dtype": torch_dtype(dtype)}
             return rec.call(torch.full, (tuple(data.shape), first.item()), kwargs)
-    origin = f"content before the first traced write of the array created at {where}"
+    made = where[: -len(prior_buffers.BEFORE_SESSION)] if prior_buffers.is_prior(where) else None
+    origin = (
+        f"content of {made} (made before the session) at its first traced write"
+        if made
+        else f"content before the first traced write of the array created at {where}"
+    )
     return rec.constant(np.array(data, copy=True), origin=origin)

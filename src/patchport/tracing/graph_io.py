@@ -14,7 +14,9 @@ import torch
 from torch import fx
 
 from .dtypes import to_numpy_side, to_torch_side
+from .prior_buffers import check as check_prior_buffers
 from .recorder import Recorder
+from .unhooked_copies import check as check_unhooked_copies
 from .values import arg_of, make_traced
 
 
@@ -46,7 +48,9 @@ def seal(recorder: Recorder, outputs: Any) -> None:
     on first use): what a traced pass does, so the pass does not pay fx's class making."""
     if recorder.finished:
         raise RuntimeError(f"recorder {recorder.name!r} was already finished")
+    check_unhooked_copies(recorder)
     recorder.seal(_output_nodes(recorder, outputs))
+    check_prior_buffers(recorder)
 
 
 def _output_nodes(recorder: Recorder, outputs: Any) -> Any:

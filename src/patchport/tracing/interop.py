@@ -1,7 +1,8 @@
 """NumPy <-> torch conversions that keep traced data traced.
 
-``torch.from_numpy``, ``torch.as_tensor``, ``torch.tensor``, ``np.asarray``, ``np.array``
-and ``np.ascontiguousarray`` are C functions that would silently drop the trace. This
+``torch.from_numpy``, ``torch.as_tensor``, ``torch.tensor``, ``np.asarray``, ``np.array``,
+``np.ascontiguousarray`` and ``np.frombuffer`` are C functions that would silently drop the
+trace (the last three also read a traced array's memory through a ``memoryview``). This
 module provides traced replacements (``REPLACEMENTS``) and :func:`interop_patch_infos`,
 the PatchInfo objects a session installs; :func:`interop_patches` applies the same ones
 for a block (the engine's tests and benchmarks).
@@ -10,6 +11,7 @@ for a block (the engine's tests and benchmarks).
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -19,6 +21,7 @@ import torch
 from ..patching import PatchDetails, PatchFamily, PatchInfo
 from ..patching.source_diff import wraps_original
 from .dtypes import (
+    HELD_AS_INT64,
     NP_TO_TORCH,
     real_torch_dtype,
     to_numpy_side,
@@ -28,6 +31,7 @@ from .dtypes import (
 )
 from .fresh import REPLACEMENTS as CREATION_REPLACEMENTS
 from .fresh import made_by_user
+from .fresh_tensors import REPLACEMENTS as TENSOR_CREATION_REPLACEMENTS
 from .loss import report_loss
 from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
@@ -39,6 +43,7 @@ _ORIGINALS: dict[str, Callable] = {
     "np.asarray": np.asarray,
     "np.array": np.array,
     "np.ascontiguousarray": np.ascontiguousarray,
+    "np.frombuffer": np.frombuffer,
 }
 
 
@@ -98,9 +103,18 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
     """A traced ``np.asarray``-like entry; with ``fresh_tables``, a new array user code
     builds from Python lists is a fresh buffer (see fresh)."""
     original = _ORIGINALS[name]
+    first = _first_parameter(original)  # np.array's is "object", np.asarray's "a"
 
-    def replacement(a: Any, *args: Any, **kwargs: Any) -> Any:
+    def replacement(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            a, args = args[0], args[1:]
+        elif first in kwargs:
+            a = kwargs.pop(first)
+        else:
+            return original(*args, **kwargs)  # NumPy's own error for a missing argument
         rec = active_recorder(a)
+        if rec is None and type(a) is memoryview and _traced_buffer(a) is not None:
+            return replacement(_memory_of(a), *args, **kwargs)
         if rec is None:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
             if rec is None:
@@ -120,6 +134,9 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         result = original(data, *args, **kwargs)
         if not isinstance(result, np.ndarray):
             return result
+        if result.dtype not in NP_TO_TORCH and result.dtype not in HELD_AS_INT64:
+            report_loss(rec, f"{name}(..., dtype={result.dtype}) of traced data (no torch dtype)")
+            return result
         node = a._pp.node
         if type(a) is TracedArray:
             if torch_dtype(result.dtype) != torch_dtype(a.dtype):
@@ -133,6 +150,75 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         return make_traced(rec, result, node)
 
     return wraps_original(original)(replacement)  # NumPy's name, doc, signature
+
+
+def _traced_buffer(buffer: Any) -> TracedArray | None:
+    """The active traced array whose memory ``buffer`` is: the array, or a memoryview of it
+    (``memoryview(x)``, ``x.data``, a cast or slice of one)."""
+    if type(buffer) is memoryview:
+        try:
+            buffer = buffer.obj
+        except ValueError:  # released
+            return None
+    if type(buffer) is TracedArray and active_recorder(buffer) is not None:
+        return buffer
+    return None
+
+
+def _memory_node(source: TracedArray, result: np.ndarray) -> Any:
+    """Node of ``result``, a plain array over ``source``'s memory: the same array, or (for
+    C-contiguous data) the same bytes read as another dtype from an item offset; else None."""
+    rec = source._pp.rec
+    base = np.ndarray.view(source, np.ndarray)
+    start = result.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    same = (result.shape, result.strides, result.dtype) == (base.shape, base.strides, base.dtype)
+    if start == 0 and same:
+        return source._pp.node
+    item = result.dtype.itemsize
+    if not (base.flags.c_contiguous and result.flags.c_contiguous) or start % item:
+        return None
+    if start < 0 or start + result.nbytes > base.nbytes or base.nbytes % item:
+        return None
+    node = rec.call(torch.reshape, (to_torch_side(rec, source._pp.node, base.dtype), (-1,)))
+    if result.dtype != base.dtype:
+        node = rec.call("view", (node, real_torch_dtype(result.dtype)), None, "call_method")
+    if start or result.size != base.nbytes // item:
+        node = rec.call(torch.narrow, (node, 0, start // item, result.size))
+    node = rec.call(torch.reshape, (node, result.shape))
+    return to_numpy_side(rec, node, result.dtype)
+
+
+def _memory_of(buffer: memoryview) -> Any:
+    """``np.asarray(buffer)`` (no copy) traced as the bytes of the traced array under it."""
+    source = _traced_buffer(buffer)
+    result = _ORIGINALS["np.asarray"](buffer)
+    node = _memory_node(source, result)
+    if node is None:
+        report_loss(source._pp.rec, "a memoryview of traced data read as an array")
+        return result
+    return make_traced(source._pp.rec, result, node)
+
+
+def frombuffer(buffer: Any, *args: Any, **kwargs: Any) -> Any:
+    """``np.frombuffer`` of a traced array (or a memoryview of one): the same bytes, traced."""
+    source = _traced_buffer(buffer)
+    original = _ORIGINALS["np.frombuffer"]
+    if source is None:
+        return original(buffer, *args, **kwargs)
+    result = original(buffer, *args, **kwargs)
+    node = _memory_node(source, result)
+    if node is None:
+        report_loss(source._pp.rec, "np.frombuffer() of traced data at this offset or layout")
+        return result
+    return make_traced(source._pp.rec, result, node)
+
+
+def _first_parameter(function: Callable) -> str:
+    """The name of ``function``'s first parameter, for keyword calls (``np.array(object=x)``)."""
+    try:
+        return next(iter(inspect.signature(function).parameters))
+    except (StopIteration, TypeError, ValueError):
+        return "a"
 
 
 def _eager_tree(data: Any) -> Any:
@@ -183,6 +269,7 @@ tensor = wraps_original(_ORIGINALS["torch.tensor"])(tensor)
 asarray = _numpy_entry("np.asarray")
 array = _numpy_entry("np.array", fresh_tables=True)
 ascontiguousarray = _numpy_entry("np.ascontiguousarray")
+frombuffer = wraps_original(_ORIGINALS["np.frombuffer"])(frombuffer)
 
 # (module, attribute) -> traced replacement; what a session installs as interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
@@ -192,11 +279,13 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (np, "asarray"): asarray,
     (np, "array"): array,
     (np, "ascontiguousarray"): ascontiguousarray,
+    (np, "frombuffer"): frombuffer,
     **ARANGE_REPLACEMENTS,
 }
 
 
-_UNCOUNTED = frozenset(CREATION_REPLACEMENTS.values())
+_CREATIONS = {**CREATION_REPLACEMENTS, **TENSOR_CREATION_REPLACEMENTS}
+_UNCOUNTED = frozenset(_CREATIONS.values())
 
 # finds where user code bound some of the given originals (keyed by id): (module, name, original)
 AliasFinder = Callable[[dict[int, Any]], Iterable[tuple[Any, str, Any]]]
@@ -214,7 +303,7 @@ def interop_patch_infos(
     """
     from .torchscript import SESSION_PATCHES
 
-    table = {**REPLACEMENTS, **CREATION_REPLACEMENTS} if fresh_buffers else REPLACEMENTS
+    table = {**REPLACEMENTS, **_CREATIONS} if fresh_buffers else REPLACEMENTS
     points = [(module, attribute, r) for (module, attribute), r in table.items()]
     if aliases is not None:
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}

@@ -100,3 +100,22 @@ def user_location(depth: int = 2) -> str:
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def library_callee(target: FrameType | None, depth: int = 2) -> str | None:
+    """``module.function`` of the library frame the user's frame ``target`` called, when
+    the loss happened inside a library (``PIL.Image.fromarray``); None when patchport's
+    own code (a dispatch, a watcher) or nothing stands between them."""
+    if target is None:
+        return None
+    frame, callee = sys._getframe(depth), None
+    while frame is not None and frame is not target:
+        frame, callee = frame.f_back, frame
+    if frame is None or callee is None:
+        return None
+    code = callee.f_code
+    if code.co_filename.startswith(_PATCHPORT_DIR) or code.co_filename.startswith("<frozen "):
+        return None
+    module = callee.f_globals.get("__name__", "")
+    name = getattr(code, "co_qualname", code.co_name)
+    return f"{module}.{name}" if module else name

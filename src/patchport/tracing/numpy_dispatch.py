@@ -12,22 +12,34 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import UnsupportedCaseError
 from . import numpy_table as table
-from . import shape_reads
-from .dtypes import real_torch_dtype, to_numpy_side, to_torch_side, torch_dtype, wrap_unsigned
+from . import shape_reads, unhooked_copies
+from .dtypes import (
+    HELD_AS_INT64,
+    NP_TO_TORCH,
+    numpy_cast,
+    real_torch_dtype,
+    to_numpy_side,
+    to_torch_side,
+    torch_dtype,
+)
+from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
-from .loss import report_loss
+from .location import user_location
+from .loss import python_value_hint, report_loss, report_loss_at
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
+from .unhooked import check_numbers, note_text
 from .values import (
     TracedArray,
     TracedTensor,
     active_recorder,
+    find_orphan,
     find_recorder,
     make_traced,
-    orphan_recorder,
     plain,
     plain_tree,
 )
@@ -59,13 +71,24 @@ def _lost(rec: Recorder, result: Any, what: str) -> Any:
 
 def _report_orphans(args: tuple, kwargs: dict) -> None:
     """Plain data computed from an array NumPy copied off traced data without a hook is
-    a loss; it is reported where the copy is first used (its making left no trace)."""
-    orphan_rec = orphan_recorder(args, kwargs)
-    if orphan_rec is not None:
-        report_loss(
-            orphan_rec,
-            "an array copied from traced data without being recorded (a NumPy scalar-type "
-            "call such as np.float32(x) on an array; use x.astype(np.float32))",
+    a loss; it is reported at the line that made the copy (seen by ``__array_finalize__``),
+    else where the copy is first used."""
+    found = find_orphan(args, kwargs)
+    if found is None:
+        return
+    orphan, rec = found
+    what = (
+        "an array copied from traced data without being recorded (NumPy's C code made it "
+        "without any hook, e.g. an unbound np.ndarray method, np.lib.stride_tricks.as_strided "
+        "or a library converting it such as np.vectorize; use the NumPy function or the "
+        "array's own method)"
+    )
+    if orphan._pp.made_at is None:
+        report_loss(rec, what)
+    else:
+        filename, lineno = orphan._pp.made_at
+        report_loss_at(
+            rec, filename, lineno, what, f"first used at {user_location(3)}; it is frozen"
         )
 
 
@@ -89,6 +112,8 @@ def array_ufunc(
                 np.ndarray.view(x, np.ndarray) if type(x) is TracedArray else x for x in inputs
             ]
             if all(type(x) not in _SLOW_TYPES for x in inputs):
+                if rec.unhooked:
+                    check_numbers(rec, inputs)
                 result = ufunc(*plain_inputs)
                 node = table.record_ufunc(rec, ufunc, inputs, result, None)
                 return wrap_result(rec, result, node)
@@ -100,6 +125,8 @@ def array_ufunc(
             kwargs["out"] = plain_tree(out)
             return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
         return keep_fresh(getattr(ufunc, method)(*plain_tree(inputs), **kwargs), inputs)
+    if rec.unhooked:
+        check_numbers(rec, inputs)
     if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _TORCH_BINOPS:
         rerouted = _as_torch_binop(ufunc, inputs)
         if rerouted is not NotImplemented:
@@ -196,6 +223,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None or func in table.METADATA_FUNCTIONS:
         result = func(*plain_tree(args), **plain_tree(kwargs))
         return result if kwargs.get("out") is not None else keep_fresh(result, args)
+    if rec.unhooked:
+        check_numbers(rec, args, kwargs)
     name = _NAMES.get(func) or _NAMES.setdefault(func, f"np.{_qualname(func)}")
     out = kwargs.get("out")
     target = None
@@ -213,7 +242,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     node = None
     if handler is not None:
         node = handler(table.Call(rec, result), *args, **kwargs)
-    settled = _settle(rec, name, node, target, result)
+    reason = table.LOSS_REASONS.get(func, "not mapped to torch") if node is None else ""
+    settled = _settle(rec, name, node, target, result, reason)
     if node is not None and target is None and func in _LAYOUT_FUNCTIONS:
         if type(settled) is TracedArray:
             _link_layout(rec, func, args, kwargs, settled)
@@ -236,15 +266,22 @@ def _inplace_function(
     return result
 
 
-def _settle(rec: Recorder, name: str, node: Any, target: Any, result: Any) -> Any:
+def _settle(
+    rec: Recorder,
+    name: str,
+    node: Any,
+    target: Any,
+    result: Any,
+    reason: str = "not mapped to torch",
+) -> Any:
     """The value a recorded NumPy call returns: the traced result, the ``out=`` target
-    holding the new node, or (when the call is not mapped) a reported loss."""
+    holding the new node, or (when the call is not mapped, for ``reason``) a reported loss."""
     if node is None:
         if target is not None:
-            report_loss(rec, f"{name} is not mapped to torch")
+            report_loss(rec, f"{name} ({reason})")
             _snapshot(rec, target, name)
             return target
-        return _lost(rec, result, f"{name} (not mapped to torch)")
+        return _lost(rec, result, f"{name} ({reason})")
     if target is not None:
         rebind(target, node)
         return target
@@ -286,9 +323,13 @@ _NAMES: dict[Callable, str] = {}  # NumPy function -> its name in messages
 
 
 def _qualname(func: Callable) -> str:
+    """NumPy's public path of ``func`` below ``np``: ``fft.rfft2``, ``linalg.eig``, ``pad``."""
     module = getattr(func, "__module__", "") or ""
     name = getattr(func, "__name__", repr(func))
-    return f"linalg.{name}" if module.endswith("linalg") else name
+    path = module.removeprefix("numpy").lstrip(".")
+    if not path or any(part.startswith("_") for part in path.split(".")):
+        return name
+    return f"{path}.{name}"
 
 
 # ------------------------------------------------------------------------ indexing
@@ -318,6 +359,8 @@ def setitem(self: TracedArray, index: Any, value: Any) -> None:
     if rec is None and other is not None and adopt(other, self):
         rec = other  # a fresh buffer: its content so far is the graph's starting value
     np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
+    if rec is not None and rec.unhooked:
+        check_numbers(rec, (value,))
     if rec is None:
         if other is not None:
             report_loss(other, "writing traced data into an untraced array with [...] =")
@@ -349,9 +392,13 @@ def _loss_method(name: str) -> Callable:
 
     def method(self, *args, **kwargs):
         rec = active_recorder(self)
+        # called first: a conversion that fails (float() of a 4-vector, which np.float64(q)
+        # tries before copying the array) took nothing out of the trace
+        result = original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
         if rec is not None:
-            report_loss(rec, f"ndarray.{name}() on traced data")
-        return original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
+            hint = python_value_hint(name, "np.where")
+            report_loss(rec, f"ndarray.{name}() on traced data", hint)
+        return result
 
     method.__name__ = name
     return method
@@ -378,7 +425,7 @@ def _unmapped_method(name: str) -> Callable:
     return method
 
 
-INPLACE_UNMAPPED = {"put", "partition", "resize", "itemset", "setfield", "byteswap"}
+INPLACE_UNMAPPED = {"put", "itemset", "setfield", "byteswap"}
 
 
 def _iter(self: TracedArray):
@@ -397,12 +444,9 @@ def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     rec = active_recorder(self)
     if rec is None:
         return keep_fresh(result, (self,))
-    node = self._pp.node
-    if result.dtype != self.dtype:
-        if torch_dtype(result.dtype) != torch_dtype(self.dtype):
-            node = rec.cast(node, torch_dtype(result.dtype))
-        node = wrap_unsigned(rec, node, result.dtype)
-    return make_traced(rec, result, node)
+    if result.dtype not in NP_TO_TORCH and result.dtype not in HELD_AS_INT64:
+        return _lost(rec, result, f"ndarray.astype({result.dtype}) (no torch dtype holds it)")
+    return make_traced(rec, result, numpy_cast(rec, self._pp.node, self.dtype, result.dtype))
 
 
 def _copy(self: TracedArray, *args: Any, **kwargs: Any) -> Any:
@@ -448,6 +492,8 @@ def _fill(self: TracedArray, value: Any) -> None:
     rec = active_recorder(self)
     if rec is None:
         return
+    if rec.unhooked:
+        check_numbers(rec, (value,))
     shape = tuple(self.shape)
     if isinstance(value, (np.ndarray, torch.Tensor)) and active_recorder(value) is rec:
         val = table.Call(rec, self).t(value, self.dtype)
@@ -469,6 +515,126 @@ def _sort_inplace(self: TracedArray, axis: int = -1, *args: Any, **kwargs: Any) 
         return
     dim = None if axis is None else int(axis) % max(self.ndim, 1)
     rebind(self, rec.call(table.np_sort, (self._pp.node, dim)))
+
+
+def _resize(self: TracedArray, *shape: Any, refcheck: bool = True) -> None:
+    """``a.resize(shape)`` in place: a traced array is a view (NumPy resizes only arrays
+    owning their memory), so the same size is a reshape in place, recorded; another size
+    is refused, naming the fix."""
+    rec = active_recorder(self)
+    if rec is None:  # NumPy's own rules (a view resizes only to its own size)
+        return np.ndarray.resize(self, *shape, refcheck=refcheck)
+    if len(shape) == 1 and (shape[0] is None or isinstance(shape[0], (tuple, list))):
+        shape = shape[0]
+    if shape is None:
+        return None
+    new = tuple(int(n) for n in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+    state = self._pp
+    if int(np.prod(new, dtype=np.int64)) != self.size or state.view_of or state.views:
+        why = "change its size" if state.view_of is None and not state.views else "be resized"
+        raise UnsupportedCaseError(
+            f"ndarray.resize({new}) at {user_location(2)}: traced data cannot {why} in place "
+            f"(it is a view of the traced result, or shares memory with another traced array); "
+            f"write a = np.resize(a, {new}) (repeats the data), or "
+            f"a = np.pad(a.ravel(), (0, n))[:n].reshape({new}) (fills with zeros)"
+        )
+    node = rec.call(torch.reshape, (self._pp.node, new))
+    np.ndarray.resize(self, new, refcheck=False)
+    rebind(self, node)
+    return None
+
+
+def _hash(self: TracedArray) -> int:
+    """A traced NumPy scalar hashes as the scalar it stands for (a dict key, a set member),
+    a trace loss: which keys collide depends on the traced values; arrays stay unhashable."""
+    if self.ndim != 0 or not self._pp.scalar:
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(
+            rec,
+            "hash() of a traced value (a dict key, a set member, a cache key)",
+            "which entries are equal or distinct is decided by the traced values and frozen",
+        )
+    return hash(np.ndarray.view(self, np.ndarray)[()])
+
+
+def _reduce_ex(self: TracedArray, protocol: Any = 2) -> Any:
+    """Pickling (pickle, multiprocessing, joblib) hands out the data as a plain array."""
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "pickling traced data (pickle, multiprocessing, a cache)")
+    return np.ndarray.view(self, np.ndarray).__reduce_ex__(protocol)
+
+
+def _reduce(self: TracedArray) -> Any:
+    return _reduce_ex(self, 2)
+
+
+def _dunder_array(self: TracedArray, dtype: Any = None, copy: Any = None) -> Any:
+    """``x.__array__()`` is how other array libraries take the data: a plain array."""
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(rec, "ndarray.__array__() on traced data")
+    base = np.ndarray.view(self, np.ndarray)
+    if dtype is not None and np.dtype(dtype) != base.dtype:
+        return base.astype(dtype)
+    return base.copy() if copy else base
+
+
+def _raw_property(name: str) -> property:
+    """A property handing out raw memory (a pointer, an interface dict): a trace loss."""
+    getter = getattr(np.ndarray, name).__get__
+
+    def get(self: TracedArray) -> Any:
+        rec = active_recorder(self)
+        if rec is not None:
+            report_loss(
+                rec,
+                f"ndarray.{name} on traced data (raw memory for C code, another array "
+                f"library, or np.lib.stride_tricks.as_strided)",
+                "what is computed from that memory outside NumPy is not traced",
+            )
+        return getter(np.ndarray.view(self, np.ndarray))
+
+    return property(get)
+
+
+def _text_method(name: str) -> Callable:
+    """``str`` / ``repr`` / ``format``: a traced NumPy scalar shows as the scalar it stands
+    for; the text of a traced 0-d value is remembered (a number parsed back from it and
+    used in a traced operation is a loss, see unhooked)."""
+    original = getattr(np.ndarray, name)
+
+    def method(self: TracedArray, *args: Any) -> str:
+        base = np.ndarray.view(self, np.ndarray)
+        if self.ndim or not self._pp.scalar:
+            text = original(base, *args)
+        else:
+            text = getattr(base[()], name)(*args)
+        rec = active_recorder(self)
+        if rec is not None and self.ndim == 0:
+            note_text(rec, text)
+        return text
+
+    method.__name__ = name
+    return method
+
+
+def _partition_inplace(
+    self: TracedArray, kth: Any, axis: int = -1, *args: Any, **kwargs: Any
+) -> None:
+    """``a.partition(kth)`` in place: recorded as ``np.partition`` (a sort, see the table)."""
+    rec = active_recorder(self)
+    if rec is None:
+        return np.ndarray.partition(self, kth, axis, *args, **kwargs)
+    result = np.partition(self, kth, axis, *args, **kwargs)
+    np.ndarray.view(self, np.ndarray)[...] = np.ndarray.view(result, np.ndarray)
+    if type(result) is TracedArray and active_recorder(result) is rec:
+        rebind(self, result._pp.node)
+    else:
+        _snapshot(rec, self, "ndarray.partition()")
+    return None
 
 
 def _flatten(self: TracedArray, order: str = "C") -> Any:
@@ -496,13 +662,15 @@ def _real_property(self: TracedArray) -> Any:
 
 
 def _imag_property(self: TracedArray) -> Any:
+    if np.iscomplexobj(self):
+        return np.imag(self)
     return np.zeros_like(self)
 
 
 def _flat_property(self: TracedArray) -> Any:
     rec = active_recorder(self)
     if rec is not None:
-        report_loss(rec, "ndarray.flat on traced data", "the flat iterator is untraced")
+        return TracedFlat(self, rec)
     return np.ndarray.view(self, np.ndarray).flat
 
 
@@ -526,6 +694,18 @@ SPECIAL: dict[str, Any] = {
     "fill": _fill,
     "put": _via_function(np.put),
     "sort": _sort_inplace,
+    "resize": _resize,
+    "partition": _partition_inplace,
+    "__str__": _text_method("__str__"),
+    "__repr__": _text_method("__repr__"),
+    "__format__": _text_method("__format__"),
+    "__hash__": _hash,
+    "__reduce_ex__": _reduce_ex,
+    "__reduce__": _reduce,
+    "__array__": _dunder_array,
+    "ctypes": _raw_property("ctypes"),
+    "__array_interface__": _raw_property("__array_interface__"),
+    "__array_struct__": _raw_property("__array_struct__"),
     "flatten": _flatten,
     "__round__": _round,
     "T": property(_transpose_property),
@@ -539,6 +719,7 @@ SPECIAL: dict[str, Any] = {
 def install(cls: type) -> None:
     """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning; its
     ``shape`` and ``len()`` note sizes read in a node with dynamic axes (see shape_reads)."""
+    cls.__array_finalize__ = unhooked_copies.finalize
     cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
     cls.__len__ = shape_reads.traced_len
     for name, value in SPECIAL.items():
@@ -557,6 +738,4 @@ def install(cls: type) -> None:
         if name in table.LOSS_METHODS:
             setattr(cls, name, _loss_method(name))
         elif not name.startswith("__") or name in ("__array__",):
-            if name == "__array__":
-                continue
             setattr(cls, name, _unmapped_method(name))

@@ -42,12 +42,21 @@ class Recorder:
     def __init__(self, name: str = "traced", *, strict: bool = False) -> None:
         self.name = name
         self.strict = strict
+        self.owner: Any = None  # the annotated node recording here (set by the session)
         self.graph = fx.Graph()
         self._root: torch.nn.Module | None = None  # holds the constants; made on the first
         self._module: fx.GraphModule | None = None  # made on first use, after the pass
         self.active = True
         self.finished = False
         self.losses: list[str] = []
+        # arrays NumPy copied from traced data without dispatch, recorded as casts; checked
+        # when the graph is sealed (see unhooked_copies)
+        self.assumed_copies: list[tuple[Any, Any, Any, tuple[str, int]]] = []
+        # content of arrays made before the session at their first traced write; checked
+        # when the graph is sealed (see prior_buffers)
+        self.prior_starts: list[tuple[Any, tuple[int, ...], str, str]] = []
+        # numbers copied out of the trace with no hook (np.float32(x)), see unhooked
+        self.unhooked: dict[Any, Any] = {}
         self.input_names: list[str] = []
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}

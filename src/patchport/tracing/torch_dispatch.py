@@ -16,13 +16,15 @@ import numpy as np
 import torch
 
 from .dtypes import to_numpy_side
+from .fresh_tensors import adopt_tensor
 from .indexing import record_setitem
-from .loss import report_loss
-from .operator_names import BINARY_OPERATORS
+from .loss import python_value_hint, report_loss
+from .operator_names import BINARY_OPERATORS, tensor_attribute
 from .recorder import Recorder
 from .shape_reads import tag_shape, tag_size
 from .torchscript import _SCRIPT_METHOD, record_script_call
 from .trace_state import TraceState
+from .unhooked import check_numbers
 from .values import (
     TracedArray,
     TracedTensor,
@@ -30,6 +32,7 @@ from .values import (
     arg_of,
     find_recorder,
     make_traced,
+    plain,
 )
 from .views import link_view, rebind, torch_layout_link
 
@@ -91,6 +94,7 @@ _REFLECTED["__rdiv__"] = operator.truediv  # torch's name of __rtruediv__ (``1.0
 _INPLACE_DUNDER = {
     f"__i{name[2:]}": name for name in _DUNDER_TO_OPERATOR if f"__r{name[2:]}" in _REFLECTED
 }
+_INPLACE_DUNDER["__idiv__"] = "__truediv__"  # torch's name of __itruediv__ (``t /= 2``)
 
 
 class PlanKind(enum.Enum):
@@ -121,7 +125,8 @@ def _plan(func: Callable) -> DispatchPlan:
     plan = _PLAN.get(func)
     if plan is not None:
         return plan
-    name = getattr(func, "__name__", "")
+    attribute = tensor_attribute(func)
+    name = attribute or getattr(func, "__name__", "")
     owner = getattr(func, "__self__", None)
     if name == "__get__" and owner is not None and hasattr(owner, "__name__"):
         plan = DispatchPlan(PlanKind.GETATTR, owner.__name__, "call_function")
@@ -131,7 +136,7 @@ def _plan(func: Callable) -> DispatchPlan:
         plan = DispatchPlan(PlanKind.SETITEM, None, "")
     elif name in ("numpy", "__array__") or name == "__array_wrap__":
         plan = DispatchPlan(PlanKind.LOSS, name, "")
-    elif getattr(torch.Tensor, name, None) is func:
+    elif attribute is not None:
         if name in _DUNDER_TO_OPERATOR:
             plan = DispatchPlan(PlanKind.CALL, _DUNDER_TO_OPERATOR[name], "call_function")
         elif name in _REFLECTED:
@@ -170,9 +175,10 @@ def _fill(x: torch.Tensor, value: Any) -> torch.Tensor:
     return torch.full_like(x, value)
 
 
-def _copy(x: torch.Tensor, src: Any, non_blocking: bool = False) -> torch.Tensor:
-    """Functional ``copy_``: src cast to x's dtype and broadcast to its shape."""
-    return torch.broadcast_to(torch.as_tensor(src).to(x.dtype), x.shape).clone()
+def _copy(x: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    """Functional ``copy_`` (src is a tensor, as copy_ requires): src cast to x's dtype and
+    broadcast to its shape; typed for TorchScript, which scripts it into jit exports."""
+    return torch.broadcast_to(src.to(x.dtype), x.shape).clone()
 
 
 def _zero(x: torch.Tensor) -> torch.Tensor:
@@ -206,6 +212,8 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None:
         with _DISABLE():
             return func(*args, **kwargs)
+    if rec.unhooked:
+        check_numbers(rec, args, kwargs)
     if type(func) is _SCRIPT_METHOD:
         return record_script_call(rec, func, args, kwargs)
     kind, target, op = _plan(func)
@@ -215,6 +223,11 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         return _to_numpy(rec, args[0])
     out = kwargs.get("out")
     inplace_kw = kwargs.get("inplace") is True
+    written = (
+        out if out is not None else args[0] if kind is PlanKind.INPLACE or inplace_kw else None
+    )
+    if type(written) is torch.Tensor:
+        adopt_tensor(rec, written)  # a fresh buffer: traced before the write runs
     eager_args = args
     if any(type(a) is TracedArray for a in args):
         # a 0-d traced array stands for a NumPy scalar, which torch takes as a number
@@ -225,12 +238,16 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     with _DISABLE():
         result = func(*eager_args, **kwargs)
     if kind is PlanKind.LOSS:
-        report_loss(rec, f"{_torch_name(func)} on a traced tensor")
+        hint = python_value_hint(getattr(func, "__name__", ""), "torch.where")
+        report_loss(rec, f"{_torch_name(func)} on a traced tensor", hint)
         return result
     if kind is PlanKind.GETATTR:
         if not _contains_tensor(result):
             return result
-        node = rec.call(getattr, (arg_of(rec, args[0]), target))
+        if target == "data":  # detach() in the graph: torch.export lifts a getattr .data
+            node = rec.call("detach", (arg_of(rec, args[0]),), None, "call_method")
+        else:
+            node = rec.call(getattr, (arg_of(rec, args[0]), target))
         wrapped = _wrap(rec, result, node)
         if type(result) is torch.Tensor and (result._is_view() or target == "data"):
             _link_layout(rec, func, args, kwargs, wrapped)
@@ -301,6 +318,8 @@ def _fast_call(func: Callable, args: tuple) -> Any:
     rec = first._pp.rec
     if rec is None or not rec.active:
         return None
+    if rec.unhooked:
+        check_numbers(rec, args)
     nodes = []
     for a in args:
         kind = type(a)
@@ -339,7 +358,8 @@ def _torch_name(func: Callable) -> str:
     name = getattr(func, "__name__", repr(func))
     if name == "__get__":
         return f"Tensor.{getattr(getattr(func, '__self__', None), '__name__', name)}"
-    return f"Tensor.{name}" if getattr(torch.Tensor, name, None) is func else f"torch.{name}"
+    attribute = tensor_attribute(func)
+    return f"Tensor.{attribute}" if attribute is not None else f"torch.{name}"
 
 
 def _basic(index: Any) -> bool:
@@ -419,6 +439,8 @@ def _out_kwarg(
 
 def _setitem(rec: Recorder, args: tuple, kwargs: dict) -> None:
     x, index, value = args
+    if type(x) is torch.Tensor:
+        adopt_tensor(rec, x)  # a fresh buffer: traced before the write runs
     with _DISABLE():
         x[index] = value
     if active_recorder(x) is not rec:
@@ -460,9 +482,29 @@ _SCALAR_AWARE = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordi
                  "__lt__", "__le__", "__eq__", "__ne__")  # fmt: skip
 
 
+def _deepcopy(self: TracedTensor, memo: dict) -> Any:
+    """``copy.deepcopy``: a copy recorded as ``clone`` while the node records; once it is
+    finished, the plain tensor's deep copy (a plain tensor, as torch gives one)."""
+    if active_recorder(self) is not None:
+        copied = torch_function(torch.Tensor.clone, (self,), {})
+    else:
+        copied = torch.Tensor.__deepcopy__(plain(self), memo)
+    memo[id(self)] = copied
+    return copied
+
+
+def _reduce_ex(self: TracedTensor, protocol: int) -> Any:
+    """Pickling (``pickle``, ``torch.save``) stores the plain tensor: the recorder and its
+    graph are not data, and a loaded copy is ordinary data."""
+    return plain(self).__reduce_ex__(protocol)
+
+
 def install(cls: type) -> None:
-    """Make ``cls`` (TracedTensor) record through :func:`torch_function`."""
+    """Make ``cls`` (TracedTensor) record through :func:`torch_function`; deep copies and
+    pickles of its values are ordinary tensors once their node is finished."""
     cls.__torch_function__ = classmethod(_traced_torch_function)
+    cls.__deepcopy__ = _deepcopy
+    cls.__reduce_ex__ = _reduce_ex
     for name in _SCALAR_AWARE:
         setattr(cls, name, _scalar_aware(name))
     cls.__hash__ = torch.Tensor.__hash__  # defining __eq__ must not drop hashing

@@ -25,7 +25,9 @@ class TraceState:
     ``node`` is None for a view made outside the dispatch (not recorded yet); ``view_of``
     is ``(base, index)`` when the value shares memory with a traced base (see views);
     ``views`` holds weak references to the value's own live views; ``scalar`` marks a 0-d
-    array standing for a NumPy scalar (torch takes those as numbers).
+    array standing for a NumPy scalar (torch takes those as numbers); ``made_at`` is the
+    user's ``(file, line)`` where NumPy copied an untracked array off traced data;
+    ``port`` is the output name this very value was given under to ``output_tensors``.
     """
 
     rec: Recorder | None
@@ -34,3 +36,5 @@ class TraceState:
     views: list[weakref.ref] | None = None
     scalar: bool = False
     fresh: str | None = None
+    made_at: tuple[str, int] | None = None  # where NumPy copied it off traced data unseen
+    port: str | None = None  # the output port it was handed to (LEAPP's output_port)

@@ -17,11 +17,12 @@ from torch import fx
 
 from .location import user_location
 from .loss import report_loss
+from .node_facts import NodeFacts
 from .recorder import _ACTIVE_COUNT, Recorder
 from .trace_state import TraceState
 
 
-class TracedArray(np.ndarray):
+class TracedArray(NodeFacts, np.ndarray):
     """An ndarray whose operations are recorded into its recorder's graph."""
 
     _pp: TraceState
@@ -32,7 +33,7 @@ class TracedArray(np.ndarray):
         self._pp = TraceState(None if state is None else state.rec)
 
 
-class TracedTensor(torch.Tensor):
+class TracedTensor(NodeFacts, torch.Tensor):
     """A torch.Tensor whose operations are recorded into its recorder's graph."""
 
     _pp: TraceState
@@ -108,10 +109,11 @@ def _find_in(obj: Any) -> Recorder | None:
     return None
 
 
-def orphan_recorder(*structures: Any) -> Recorder | None:
-    """The active recorder of an orphan in ``structures``: a TracedArray of that recorder
-    with no node, made from traced data by a copy NumPy gives no hook for (``np.float32(x)``
-    on an array); it is claimed here so that each orphan is reported once."""
+def find_orphan(*structures: Any) -> tuple[TracedArray, Recorder] | None:
+    """An orphan in ``structures``: a TracedArray of an active recorder with no node, made
+    from traced data by a copy NumPy gives no hook for (``np.float32(x)`` on an array); its
+    recorder is cleared here so that each orphan is reported once (its ``_pp.made_at``
+    says where it was made, when known)."""
     if not _ACTIVE_COUNT[0]:
         return None
     stack = list(structures)
@@ -124,7 +126,7 @@ def orphan_recorder(*structures: Any) -> Recorder | None:
             if rec is not None and rec.active and state.node is None and state.fresh is None:
                 if state.view_of is None:
                     state.rec = None
-                    return rec
+                    return item, rec
         elif kind is tuple or kind is list:
             stack.extend(item)
         elif kind is dict:
@@ -187,6 +189,18 @@ def _only_literals(items: tuple | list) -> bool:
     return True
 
 
+BEFORE_SESSION = " (made before the session)"  # ends the origin of a watched user array
+
+
+def fresh_origin(fresh: str) -> str:
+    """Where a fresh buffer's data came from, for the constants list: the line that made it
+    in the session, or the user array made before it (and the line it entered the graph)."""
+    if fresh.endswith(BEFORE_SESSION):
+        made = fresh[: -len(BEFORE_SESSION)]
+        return f"entered the graph at {user_location(3)} ({made}, made before the session)"
+    return f"array created at {fresh}"
+
+
 def arg_of(rec: Recorder, value: Any) -> Any:
     """Turn ``value`` into a graph argument: a node for data, a literal for Python values."""
     kind = type(value)
@@ -195,7 +209,7 @@ def arg_of(rec: Recorder, value: Any) -> Any:
         if state.rec is rec and state.node is not None:
             return state.node
         if state.fresh is not None:  # a buffer created in the session, read as a table
-            return rec.constant(plain(value), origin=f"array created at {state.fresh}")
+            return rec.constant(plain(value), origin=fresh_origin(state.fresh))
         if state.node is None and state.rec is rec:
             report_loss(rec, "an array derived from traced data by an unrecorded view")
         elif state.rec is not None and state.rec is not rec and state.rec.active:

@@ -1,19 +1,30 @@
 """Torch ops that torch.onnx cannot convert, rewritten in ops it can, for ONNX export only.
 
-``torch.linalg.inv`` / ``det`` / ``solve`` and ``torch.cumprod`` have no ONNX translation.
-Before an fx graph goes to ``torch.onnx.export``, calls to them are pointed at the
-decompositions below (Gauss-Jordan elimination with partial pivoting, a log-depth
-prefix product), which export to plain ONNX operators. Other backends keep the originals.
+``torch.linalg.inv`` / ``det`` / ``solve`` / ``cholesky`` / ``pinv`` / ``svdvals`` /
+``eigvalsh`` and ``torch.cumprod`` have no ONNX translation, and torch.onnx's ``atan2`` and
+``signbit`` misread signed zeros. Before an fx graph goes to ``torch.onnx.export``, calls
+to them are pointed at the decompositions below (Gauss-Jordan elimination with partial
+pivoting, Cholesky by columns, Jacobi rotations in :mod:`.jacobi`, a log-depth prefix
+product), which export to plain ONNX operators. Shifts by a tensor (no decomposition for
+``aten.__lshift__.Tensor``; uint8 shifted wrong), clamps with an int and a float bound, and
+numbers before a tensor (``2.5 - u``, ``7 // j``) are rewritten too.
+Float32 bilinear ``F.interpolate`` whose result is rounded or cast to integers is written
+in torch's own arithmetic (ONNX Resize rounds differently: see :mod:`.exact_resize`).
+Other backends keep the originals.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import operator
 from typing import Any
 
 import torch
 from torch import fx
+
+from . import jacobi
+from .exact_resize import exact_where_discrete
 
 
 def _eliminate(a: torch.Tensor, rhs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,6 +71,124 @@ def onnx_solve(a: torch.Tensor, b: torch.Tensor, *, left: bool = True, out: Any 
     rhs = torch.broadcast_to(rhs, (*a.shape[:-2], *rhs.shape[-2:])) if a.ndim > 2 else rhs
     x = _eliminate(a, rhs)[0]
     return x.squeeze(-1) if vector else x
+
+
+def onnx_cholesky(a: torch.Tensor, *, upper: bool = False, out: Any = None) -> torch.Tensor:
+    """``torch.linalg.cholesky`` column by column (Cholesky-Banachiewicz), unrolled over the
+    static size: the same sums in the same order as LAPACK's unblocked potrf. A matrix that
+    is not positive definite gives NaN (NumPy raises)."""
+    n = a.shape[-1]
+    columns: list[torch.Tensor] = []  # column j of L, rows j..n-1, as (..., n - j)
+    for j in range(n):
+        below = a[..., j:, j]
+        if j:
+            done = torch.stack([col[..., j - k :] for k, col in enumerate(columns)], -1)
+            row = torch.stack([col[..., j - k] for k, col in enumerate(columns)], -1)
+            below = below - (done * row.unsqueeze(-2)).sum(-1)
+        pivot = torch.sqrt(below[..., :1])
+        columns.append(torch.cat([pivot, below[..., 1:] / pivot], -1))
+    zeros = torch.zeros_like(a[..., :, 0])  # (..., n)
+    lower = torch.stack(
+        [torch.cat([zeros[..., :j], c], -1) if j else c for j, c in enumerate(columns)], -1
+    )
+    return lower.transpose(-1, -2) if upper else lower
+
+
+def onnx_pinverse(a: torch.Tensor, rcond: float = 1e-15) -> torch.Tensor:
+    """``torch.pinverse``: ``torch.linalg.pinv`` with ``rcond`` as its relative cutoff."""
+    return jacobi.onnx_pinv(a, rtol=rcond)
+
+
+_SPECTRAL = (2, -2, "nuc")
+
+
+def _singular_norm(x: torch.Tensor, ord: Any, dims: tuple[int, int], keepdim: bool) -> Any:
+    """A matrix norm from singular values: largest (2), smallest (-2) or their sum (nuc)."""
+    first, second = (d % x.ndim for d in dims)
+    rest = [d for d in range(x.ndim) if d not in (first, second)]
+    values = jacobi.onnx_svdvals(x.permute(*rest, first, second))
+    norm = {2: values[..., 0], -2: values[..., -1]}.get(ord) if ord != "nuc" else values.sum(-1)
+    if keepdim:
+        for d in sorted((first, second)):
+            norm = norm.unsqueeze(d)
+    return norm
+
+
+def _vector_norm(x: torch.Tensor, ord: Any, dims: Any, keepdim: bool) -> torch.Tensor:
+    """``torch.linalg.vector_norm`` in elementwise ops and reductions."""
+    a = x.abs()
+    if ord is None or ord == 2:
+        return torch.sqrt((a * a).sum(dims, keepdim=keepdim))
+    if ord == float("inf"):
+        return a.amax(dims, keepdim=keepdim)
+    if ord == float("-inf"):
+        return a.amin(dims, keepdim=keepdim)
+    if ord == 0:
+        return (a != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if ord == 1:
+        return a.sum(dims, keepdim=keepdim)
+    return torch.pow(torch.pow(a, ord).sum(dims, keepdim=keepdim), 1.0 / ord)
+
+
+def _matrix_norm(x: torch.Tensor, ord: Any, dims: tuple[int, int], keepdim: bool) -> Any:
+    """``torch.linalg.matrix_norm``: Frobenius, induced 1 / inf norms (largest or smallest
+    absolute column / row sum), and from singular values the 2 and nuclear norms."""
+    if ord in _SPECTRAL:
+        return _singular_norm(x, ord, dims, keepdim)
+    first, second = (d % x.ndim for d in dims)
+    if ord == "fro":
+        return _vector_norm(x, 2, (first, second), keepdim)
+    along = {1: first, -1: first, float("inf"): second, float("-inf"): second}[ord]
+    sums = x.abs().sum(along, keepdim=True)
+    other = second if along == first else first
+    pick = (
+        sums.amax(other, keepdim=True)
+        if ord in (1, float("inf"))
+        else sums.amin(other, keepdim=True)
+    )
+    return pick if keepdim else pick.squeeze(max(first, second)).squeeze(min(first, second))
+
+
+def onnx_norm(
+    x: torch.Tensor,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    out: Any = None,
+    dtype: Any = None,
+) -> torch.Tensor:
+    """``torch.linalg.norm`` in ops every ONNX writer translates; the spectral and nuclear
+    matrix norms from Jacobi singular values."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None and (ord is None or x.ndim == 1):
+        return _vector_norm(
+            x.reshape(-1) if not keepdim else x,
+            ord,
+            None if not keepdim else tuple(range(x.ndim)),
+            keepdim,
+        )
+    if dim is None:
+        dim = (-2, -1)
+    if len(dim) == 1:
+        return _vector_norm(x, ord, dim, keepdim)
+    return _matrix_norm(x, "fro" if ord is None else ord, tuple(dim), keepdim)
+
+
+def onnx_matrix_norm(
+    x: torch.Tensor,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: bool = False,
+    *,
+    out: Any = None,
+    dtype: Any = None,
+) -> torch.Tensor:
+    """``torch.linalg.matrix_norm`` in ops every ONNX writer translates."""
+    return _matrix_norm(x if dtype is None else x.to(dtype), ord, tuple(dim), keepdim)
 
 
 def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Any:
@@ -131,6 +260,56 @@ def onnx_remainder(x: Any, y: Any) -> Any:
     return torch.where(adjust, mod + b, mod)
 
 
+def _shift_operands(x: Any, count: Any) -> tuple[torch.Tensor, torch.Tensor, torch.dtype]:
+    """``x`` and ``count`` as int64 tensors, and the dtype of the shift's result."""
+    dtype = torch.result_type(x, count)
+    x = torch.as_tensor(x).to(dtype) if not isinstance(x, torch.Tensor) else x
+    return x.to(torch.int64), torch.as_tensor(count).to(torch.int64), dtype
+
+
+def onnx_lshift(x: Any, count: Any) -> Any:
+    """``x << count`` as ATen gives it (0 for a count < 0 or >= the width), computed in
+    int64, whose shifts torch.onnx writes exactly (it has none for ``__lshift__.Tensor``
+    and shifts uint8 wrong)."""
+    if not _has_tensor(x, count):
+        return x << count
+    x64, count64, dtype = _shift_operands(x, count)
+    if dtype.is_floating_point or dtype == torch.bool:
+        return x << count  # torch refuses these itself
+    bits = torch.iinfo(dtype).bits
+    invalid = (count64 < 0) | (count64 >= bits)
+    moved = torch.bitwise_left_shift(x64, count64.clamp(0, 63))
+    return torch.where(invalid, torch.zeros_like(moved), moved).to(dtype)
+
+
+def onnx_rshift(x: Any, count: Any) -> Any:
+    """``x >> count`` as ATen gives it (a signed shift by a count < 0 or >= the width keeps
+    the sign, an unsigned one gives 0), computed in int64 (see :func:`onnx_lshift`)."""
+    if not _has_tensor(x, count):
+        return x >> count
+    x64, count64, dtype = _shift_operands(x, count)
+    if dtype.is_floating_point or dtype == torch.bool:
+        return x >> count
+    info = torch.iinfo(dtype)
+    if info.min < 0:
+        top = info.bits - 1
+        safe = torch.where((count64 < 0) | (count64 > top), torch.full_like(count64, top), count64)
+        return torch.bitwise_right_shift(x64, safe).to(dtype)
+    invalid = (count64 < 0) | (count64 >= info.bits)
+    moved = torch.bitwise_right_shift(x64, count64.clamp(0, 63))
+    return torch.where(invalid, torch.zeros_like(moved), moved).to(dtype)
+
+
+def onnx_clamp(x: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:  # noqa: A002
+    """``clamp`` with an int and a float bound made both floats (same result): torch.onnx
+    turns the int into a tensor the float-bound overload then refuses."""
+    numbers = [v for v in (min, max) if v is not None]
+    if any(type(v) is float for v in numbers) and any(type(v) is int for v in numbers):
+        min = float(min) if type(min) is int else min  # noqa: A001
+        max = float(max) if type(max) is int else max  # noqa: A001
+    return torch.clamp(x, min, max)
+
+
 def onnx_np_floor_divide(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The table's np.floor_divide with its float rule kept in ONNX."""
     from ...tracing.numpy_table.targets import np_floor_divide
@@ -154,6 +333,32 @@ def onnx_np_divmod(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torc
     return onnx_np_floor_divide(x, y), onnx_np_remainder(x, y)
 
 
+def onnx_signbit(x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.signbit`` that sees -0.0 (torch.onnx's is ``x < 0``): a zero's sign is that of
+    its reciprocal, an infinity."""
+    if not x.is_floating_point():
+        return x < 0
+    return torch.where(x == 0, torch.reciprocal(x) < 0, x < 0)
+
+
+def onnx_atan2(y: torch.Tensor, x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.atan2`` with C's quadrant rules (torch.onnx's puts atan2(+0, -1) at -pi and
+    atan2(0, -0) at 0): the sign bits of ``y`` and ``x`` pick the half-turn, zeros and
+    infinities take their limits."""
+    if not y.is_floating_point() or not x.is_floating_point():
+        y, x = y.to(torch.float32), x.to(torch.float32)
+    y, x = torch.broadcast_tensors(y, x)
+    half_turn = torch.where(onnx_signbit(y), -math.pi, math.pi).to(y.dtype)
+    left = onnx_signbit(x)
+    out = torch.atan(y / x)
+    out = torch.where(left, out + half_turn, out)
+    zeros = (y == 0) & (x == 0)
+    out = torch.where(zeros, torch.where(left, half_turn, y), out)
+    corners = torch.isinf(y) & torch.isinf(x)
+    corner = torch.where(left, 0.75 * math.pi, 0.25 * math.pi).to(y.dtype)
+    return torch.where(corners, torch.where(onnx_signbit(y), -corner, corner), out)
+
+
 def _table_decompositions() -> dict[Any, Any]:
     """Swaps for the NumPy table's own graph helpers (imported on first use)."""
     from ...tracing.numpy_table import np_argsort
@@ -169,22 +374,51 @@ def _table_decompositions() -> dict[Any, Any]:
 
 DECOMPOSITIONS: dict[Any, Any] = {
     torch.linalg.inv: onnx_inv,
+    torch.inverse: onnx_inv,
+    torch.linalg.cholesky: onnx_cholesky,
+    torch.cholesky: onnx_cholesky,
+    torch.linalg.pinv: jacobi.onnx_pinv,
+    torch.pinverse: onnx_pinverse,
+    torch.linalg.svdvals: jacobi.onnx_svdvals,
+    torch.linalg.eigvalsh: jacobi.onnx_eigvalsh,
+    torch.linalg.norm: onnx_norm,
+    torch.linalg.matrix_norm: onnx_matrix_norm,
     torch.linalg.det: onnx_det,
     torch.det: onnx_det,
     torch.linalg.solve: onnx_solve,
     torch.cumprod: onnx_cumprod,
     torch.floor_divide: onnx_floor_divide,
     torch.remainder: onnx_remainder,
+    torch.atan2: onnx_atan2,
+    torch.signbit: onnx_signbit,
+    torch.arctan2: onnx_atan2,
     operator.floordiv: onnx_floor_divide,
     operator.mod: onnx_remainder,
+    operator.lshift: onnx_lshift,
+    operator.rshift: onnx_rshift,
+    torch.bitwise_left_shift: onnx_lshift,
+    torch.bitwise_right_shift: onnx_rshift,
+    torch.clamp: onnx_clamp,
+    torch.clip: onnx_clamp,
 }
 _METHODS = {
     "cumprod": onnx_cumprod,
     "det": onnx_det,
+    "inverse": onnx_inv,
+    "pinverse": onnx_pinverse,
+    "cholesky": onnx_cholesky,
     "floor_divide": onnx_floor_divide,
     "__floordiv__": onnx_floor_divide,
     "remainder": onnx_remainder,
     "__mod__": onnx_remainder,
+    "__lshift__": onnx_lshift,
+    "__rshift__": onnx_rshift,
+    "bitwise_left_shift": onnx_lshift,
+    "bitwise_right_shift": onnx_rshift,
+    "clamp": onnx_clamp,
+    "clip": onnx_clamp,
+    "atan2": onnx_atan2,
+    "signbit": onnx_signbit,
 }
 
 
@@ -201,6 +435,48 @@ def full_like_exact(x: torch.Tensor, fill: torch.Tensor, **kwargs: Any) -> torch
 _FULLS = {torch.full: full_exact, torch.full_like: full_like_exact}
 
 
+_LINALG = {
+    torch.linalg.inv,
+    torch.inverse,
+    torch.linalg.det,
+    torch.det,
+    torch.linalg.solve,
+    torch.linalg.cholesky,
+    torch.cholesky,
+    torch.linalg.pinv,
+    torch.pinverse,
+    torch.linalg.svdvals,
+    torch.linalg.eigvalsh,
+    torch.linalg.norm,
+    torch.linalg.matrix_norm,
+}
+_LINALG_METHODS = {"det", "inverse", "pinverse", "cholesky"}
+
+
+def _is_linalg(node: fx.Node) -> bool:
+    return (node.op == "call_function" and node.target in _LINALG) or (
+        node.op == "call_method" and node.target in _LINALG_METHODS
+    )
+
+
+def decompose_linalg(module: Any, args: tuple) -> Any:
+    """A copy of an fx GraphModule with only its linear algebra decomposed, for the direct
+    translator (which writes the decompositions' elementwise ops itself); the module
+    itself where there is none. Oversized Jacobi decompositions are refused."""
+    if not isinstance(module, fx.GraphModule) or not any(_is_linalg(n) for n in module.graph.nodes):
+        return module
+    graph = copy.deepcopy(module.graph)
+    out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    _refuse_oversized_jacobi(out, args)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in _LINALG:
+            node.target = DECOMPOSITIONS[node.target]
+        elif node.op == "call_method" and node.target in _LINALG_METHODS:
+            node.op, node.target = "call_function", _METHODS[node.target]
+    out.recompile()
+    return out
+
+
 def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
 
@@ -210,9 +486,16 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """
     if not isinstance(module, fx.GraphModule):
         return module
+    from ..number_operands import numbers_as_tensors
+
+    if args:
+        module = numbers_as_tensors(module, args, bool_literals=False)
+    module = exact_where_discrete(module, args)
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
+    if args:
+        _refuse_oversized_jacobi(out, args)
     for node in graph.nodes:
         if node.op == "call_function" and node.target in swaps:
             node.target = swaps[node.target]
@@ -222,6 +505,64 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
         _exact_float64_literals(out, args)
     out.recompile()
     return out
+
+
+_JACOBI_NAMES = {
+    torch.linalg.norm: "np.linalg.norm / torch.linalg.norm (spectral or nuclear)",
+    torch.linalg.matrix_norm: "torch.linalg.matrix_norm (spectral or nuclear)",
+    torch.linalg.pinv: "np.linalg.pinv / torch.linalg.pinv",
+    torch.pinverse: "torch.pinverse",
+    torch.linalg.svdvals: "np.linalg.svd(compute_uv=False) / torch.linalg.svdvals",
+    torch.linalg.eigvalsh: "np.linalg.eigvalsh / torch.linalg.eigvalsh",
+}
+
+
+def _argument(node: fx.Node, index: int, name: str, default: Any = None) -> Any:
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def _uses_jacobi(node: fx.Node) -> bool:
+    """Whether ``node`` may decompose into Jacobi rotations (spectral or nuclear norms too)."""
+    if node.target in (torch.linalg.norm, torch.linalg.matrix_norm):
+        return _argument(node, 1, "ord") in _SPECTRAL
+    return node.target in _JACOBI_NAMES
+
+
+def _matrix_shape(node: fx.Node, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """The (rows, columns) a Jacobi decomposition of ``node`` would work on, if any."""
+    if node.target in (torch.linalg.norm, torch.linalg.matrix_norm):
+        default = None if node.target is torch.linalg.norm else (-2, -1)
+        dim = _argument(node, 2, "dim", default)
+        if dim is None:
+            dim = (-2, -1) if len(shape) == 2 else None
+        if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+            return None
+        return shape[dim[0]], shape[dim[1]]
+    return (shape[-2], shape[-1]) if len(shape) >= 2 else None
+
+
+def _refuse_oversized_jacobi(module: fx.GraphModule, args: tuple) -> None:
+    """Refuse, before torch.onnx runs, a Jacobi decomposition of more than
+    ``jacobi.MAX_SIZE`` columns, naming the call, its size, its line and the fix."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    from ...errors import ExportBackendError
+
+    nodes = [n for n in module.graph.nodes if n.op == "call_function" and _uses_jacobi(n)]
+    if not nodes:
+        return
+    ShapeProp(module).propagate(*args)
+    for node in nodes:
+        meta = getattr(node.args[0], "meta", {}).get("tensor_meta")
+        matrix = _matrix_shape(node, tuple(getattr(meta, "shape", ())))
+        if matrix is not None and min(matrix) > jacobi.MAX_SIZE:
+            where = node.meta.get("pp_location", "<unknown>")
+            raise ExportBackendError(
+                f"ONNX export: {_JACOBI_NAMES[node.target]} of a {matrix[0]}x{matrix[1]} matrix "
+                f"(recorded at {where}): ONNX has no SVD or eigen-solver, and patchport's "
+                f"unrolled Jacobi decomposition stops at {jacobi.MAX_SIZE} columns (its graph "
+                f"grows as n^2 log n). Export this node with 'pt2' or 'jit'."
+            )
 
 
 def _inexact_in_float32(value: Any) -> bool:

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from ...errors import Untranslatable
+from ...tracing.operator_names import tensor_attribute
 from . import elementwise, neural, optimize, proto, reductions, shapes  # noqa: F401 - register emitters
 from .builder import Builder
 from .indexing import setitem
@@ -48,7 +49,7 @@ class _Translating(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None):
         kwargs = kwargs or {}
         b = self.b
-        name = getattr(func, "__name__", "")
+        name = tensor_attribute(func) or getattr(func, "__name__", "")
         touched = name not in _SHAPE_ONLY and (b.traced(args) or b.traced(kwargs))
         if name == "__get__":
             attr = getattr(getattr(func, "__self__", None), "__name__", "")

@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
 
+from ...dtype_table import onnx_code
 from ...errors import Untranslatable
 from .builder import NATIVE, Builder, onnx_arithmetic_dtype
-from .registry import Emitter, emits
+from .integers import integer_power, shift, torch_number
+from .registry import TABLE, Emitter, emits
 
 _SHORT_SPAN = 64  # innermost runs this short make ONNX Runtime broadcast element by element
 _EXPANDED_CONSTANT = 1 << 16  # largest constant (elements) widened to avoid that
@@ -43,21 +46,36 @@ def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
     """True when a uint8 result of uint8 operands (or Python ints 0..255) can be computed
     in uint8 itself: ONNX Runtime's uint8 Add/Sub/Mul wrap modulo 256 like torch, Min/Max
     select, so the int64 round trip (8x the memory traffic, two casts) buys nothing."""
-    if out.dtype != torch.uint8:
+    return _stays_native(out, (torch.uint8,), *operands)
+
+
+_WRAPPING = (torch.uint8, torch.int8, torch.int16)  # ONNX Runtime's Add/Sub/Mul wrap alike
+
+
+def _stays_native(out: torch.Tensor, dtypes: tuple[torch.dtype, ...], *operands: Any) -> bool:
+    """True when ``out``'s dtype is one of ``dtypes`` and every operand is a tensor of it or
+    a Python int it holds: the op runs in that dtype, wrapping like torch."""
+    if out.dtype not in dtypes:
         return False
+    info = torch.iinfo(out.dtype)
     return all(
-        (isinstance(v, torch.Tensor) and v.dtype == torch.uint8)
-        or (type(v) is int and 0 <= v <= 255)
+        (isinstance(v, torch.Tensor) and v.dtype == out.dtype)
+        or (type(v) is int and info.min <= v <= info.max)
         for v in operands
     )
 
 
+_BOOL_ARITHMETIC = {"Add": "Or", "Mul": "And"}  # torch's + and * on bools
+
+
 def _binary(op: str, swap: bool = False) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any, *, alpha: Any = None) -> str:
+        if out.dtype == torch.bool and alpha in (None, 1) and op in _BOOL_ARITHMETIC:
+            return b.node(_BOOL_ARITHMETIC[op], [truth(b, x), truth(b, y)])  # m * True
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
-        native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
-        compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
+        native = op in ("Add", "Sub", "Mul") and _stays_native(out, _WRAPPING, x, y)
+        compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
         x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
         first, second = (y, x) if swap else (x, y)
         result = b.node(op, [b.value(first, compute), b.value(second, compute)])
@@ -93,6 +111,7 @@ def _floor_divide(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float floor_divide")  # torch's float rule is not Floor(Div)
     compute = onnx_arithmetic_dtype(out.dtype)
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
     a, c = b.value(x, compute), b.value(y, compute)
     zero = b.value(0, compute)
     quotient = b.node("Div", [a, c])
@@ -134,6 +153,7 @@ def _remainder(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
     if out.dtype.is_floating_point or out.dtype == torch.bool:
         raise Untranslatable("float remainder")
     compute = onnx_arithmetic_dtype(out.dtype)
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
     result = b.node("Mod", [b.value(x, compute), b.value(y, compute)], fmod=0)
     return b.cast(result, compute, out.dtype)
 
@@ -142,6 +162,7 @@ def _compare(op: str, negate: bool = False) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
         have = torch.result_type(x, y)
         compute = torch.int64 if have == torch.bool else onnx_arithmetic_dtype(have)
+        x, y = torch_number(x, have), torch_number(y, have)
         result = b.node(op, [b.value(x, compute), b.value(y, compute)])
         return b.node("Not", [result]) if negate else result
 
@@ -185,6 +206,7 @@ def _bitwise_op(op_bool: str, op_int: str) -> Emitter:
             return b.node(op_bool, [b.value(x, torch.bool), b.value(y, torch.bool)])
         if out.dtype.is_floating_point:
             raise Untranslatable("bitwise op on floats")
+        x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
         return b.node(op_int, [b.value(x, out.dtype), b.value(y, out.dtype)])
 
     return emit
@@ -199,22 +221,26 @@ for _names, _ops in (
 
 
 @emits("__rshift__", "bitwise_right_shift")
-def _shift_right(b: Builder, out: torch.Tensor, x: Any, shift: Any) -> str:
+def _shift_right(b: Builder, out: torch.Tensor, x: Any, count: Any) -> str:
     """``x >> k`` (k a number) on integers: floor division by 2**k, exact for every sign as
     (x - (x mod 2**k)) / 2**k (ONNX's BitShift takes unsigned types only)."""
-    if not isinstance(x, torch.Tensor) or type(shift) is not int or out.dtype.is_floating_point:
-        raise Untranslatable("right shift of a tensor by a number only")
-    if out.dtype == torch.bool or not 0 <= shift < 31:
-        raise Untranslatable(f"right shift by {shift!r} of {out.dtype}")
+    if not isinstance(x, torch.Tensor) or type(count) is not int or not 0 <= count < 31:
+        return shift(b, out, x, count, left=False)  # exact BitShift form (see integers)
+    if out.dtype == torch.bool or out.dtype.is_floating_point:
+        raise Untranslatable(f"right shift of {out.dtype}")
     compute = onnx_arithmetic_dtype(out.dtype)
-    value, step = b.value(x, compute), b.value(1 << shift, compute)
+    value, step = b.value(x, compute), b.value(1 << count, compute)
     if not _nonnegative(b, value):  # Div truncates: exact for non-negative values only
         value = b.node("Sub", [value, b.node("Mod", [value, step], fmod=0)])
     return b.cast(b.node("Div", [value, step]), compute, out.dtype)
 
 
-_KEEPS_SIGN = {"Gather", "Reshape", "Identity", "Expand", "Slice"}
+_KEEPS_SIGN = {"Gather", "GatherElements", "Reshape", "Identity", "Expand", "Slice", "Transpose"}
 _SIGN_OF_ALL = {"Mul", "Add", "Div", "Concat"}
+# casts to these keep a value's sign (float to integer truncates toward zero)
+_SIGN_KEEPING_CASTS = {
+    onnx_code(np.dtype(name)) for name in ("float16", "float32", "float64", "int32", "int64")
+}
 
 
 def _nonnegative(b: Builder, name: str, depth: int = 0) -> bool:
@@ -228,7 +254,9 @@ def _nonnegative(b: Builder, name: str, depth: int = 0) -> bool:
     node = next((n for n in reversed(b.nodes) if name in n.outputs), None)
     if node is None:
         return False
-    if node.op_type in _KEEPS_SIGN:
+    if node.op_type in _KEEPS_SIGN or (
+        node.op_type == "Cast" and node.attributes["to"] in _SIGN_KEEPING_CASTS
+    ):
         return _nonnegative(b, node.inputs[0], depth + 1)
     if node.op_type in _SIGN_OF_ALL:
         return all(_nonnegative(b, i, depth + 1) for i in node.inputs)
@@ -285,6 +313,15 @@ for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
     emits(_name)(_unary(_name))
 
 
+@emits("isnan")
+def _isnan(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    """ONNX IsNaN on floats."""
+    if not x.dtype.is_floating_point:
+        raise Untranslatable(f"isnan of {x.dtype}")
+    compute = onnx_arithmetic_dtype(x.dtype)
+    return b.node("IsNaN", [b.value(x, compute)])
+
+
 @emits("relu")
 def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False) -> str:
     compute = onnx_arithmetic_dtype(out.dtype)
@@ -309,12 +346,48 @@ def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max:
 def _where(b: Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any = None) -> str:
     if x is None or y is None:
         raise Untranslatable("where(condition) alone")
-    compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
-    result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
+    if out.dtype.is_floating_point or out.dtype == torch.bool or out.dtype.is_complex:
+        compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
+        result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
+        return b.cast(result, compute, out.dtype)
+    return _integer_select(b, out, condition, x, y)
+
+
+def _integer_select(b: Builder, out: torch.Tensor, condition: Any, x: Any, y: Any) -> str:
+    """An integer ``where`` as arithmetic on the condition as 0/1: ``y + (x - y) * c``,
+    exact in wrapping integer arithmetic (``x * c`` or ``y * (1 - c)`` where the other
+    value is 0). ONNX Runtime's Where branches on every element: 6-7 ms at 921,600
+    elements whatever the type, against 0.2 ms for these uint8 passes."""
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
+    native = _stays_native(out, _WRAPPING, x, y)
+    compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
+    flag = truth(b, condition)
+    if _zero(b, y) and _shape_of(x, condition) == tuple(out.shape):
+        result = b.node("Mul", [b.value(x, compute), b.cast(flag, torch.bool, compute)])
+    elif _zero(b, x) and _shape_of(y, condition) == tuple(out.shape):
+        unset = b.cast(b.node("Not", [flag]), torch.bool, compute)
+        result = b.node("Mul", [b.value(y, compute), unset])
+    else:
+        first, second = b.value(x, compute), b.value(y, compute)
+        step = b.node("Mul", [b.node("Sub", [first, second]), b.cast(flag, torch.bool, compute)])
+        result = b.node("Add", [second, step])
     return b.cast(result, compute, out.dtype)
 
 
-def _extreme_op(op: str) -> Emitter:
+def _zero(b: Builder, value: Any) -> bool:
+    """A Python 0, or a constant tensor of zeros (``torch.zeros_like``)."""
+    if isinstance(value, torch.Tensor):
+        return not b.traced(value) and value.numel() > 0 and not bool(value.any())
+    return type(value) in (int, float) and value == 0
+
+
+def _shape_of(*operands: Any) -> tuple[int, ...]:
+    """The broadcast shape of tensors and numbers."""
+    shapes = [tuple(v.shape) for v in operands if isinstance(v, torch.Tensor)]
+    return tuple(torch.broadcast_shapes(*shapes)) if shapes else ()
+
+
+def extreme_op(op: str) -> Emitter:
     def emit(b: Builder, out: torch.Tensor, x: Any, y: Any) -> str:
         if _stays_uint8(out, x, y):
             compute = torch.uint8
@@ -327,14 +400,22 @@ def _extreme_op(op: str) -> Emitter:
     return emit
 
 
-emits("maximum")(_extreme_op("Max"))
-emits("minimum")(_extreme_op("Min"))
+emits("maximum")(extreme_op("Max"))
+emits("minimum")(extreme_op("Min"))
+
+
+@emits("__lshift__", "bitwise_left_shift")
+def _shift_left(b: Builder, out: torch.Tensor, x: Any, count: Any) -> str:
+    return shift(b, out, x, count, left=True)
 
 
 @emits("pow", "__pow__")
 def _pow(b: Builder, out: torch.Tensor, x: Any, exponent: Any) -> str:
     if not out.dtype.is_floating_point:
-        raise Untranslatable("integer pow")
+        if out.dtype == torch.bool:
+            raise Untranslatable("pow on bool")
+        compute = onnx_arithmetic_dtype(out.dtype)
+        return b.cast(integer_power(b, out, x, exponent, compute), compute, out.dtype)
     compute = onnx_arithmetic_dtype(out.dtype)
     result = b.node("Pow", [b.value(x, compute), b.value(exponent, compute)])
     return b.cast(result, compute, out.dtype)
@@ -363,3 +444,25 @@ def _to(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: An
 @emits("clone", "contiguous", "detach", "positive", "__pos__", "alias")
 def _identity(b: Builder, out: torch.Tensor, x: torch.Tensor, *args: Any, **kwargs: Any) -> str:
     return b.node("Identity", [b.tensor(x)])
+
+
+def _reflected(name: str) -> Emitter:
+    """``Tensor.__r<op>__(x, other)``: ``other <op> x``, emitted by ``<op>``'s emitter."""
+
+    def emit(b: Builder, out: torch.Tensor, x: Any, other: Any) -> str:
+        return TABLE[name](b, out, other, x)
+
+    return emit
+
+
+for _name, _forward in (
+    ("__rfloordiv__", "floor_divide"),
+    ("__rmod__", "remainder"),
+    ("__rpow__", "pow"),
+    ("__rlshift__", "__lshift__"),
+    ("__rrshift__", "__rshift__"),
+    ("__rand__", "__and__"),
+    ("__ror__", "__or__"),
+    ("__rxor__", "__xor__"),
+):
+    emits(_name)(_reflected(_forward))

@@ -148,11 +148,15 @@ def fit_to_onnx_runtime(path: Path, program: Any = None) -> list[Lowering]:
     have; an output the exporter left in another dtype (float16 math it widened) is cast
     back. Raises :class:`OnnxKernelError` (before writing anything) for nodes no dtype
     rescues. Emits one :class:`OnnxPrecisionWarning` per operator computed less precisely.
+    Patterns ORT's own optimiser miscomputes are rewritten (:mod:`.runtime_quirks`).
     """
     import onnx
 
+    from .runtime_quirks import vector_products_as_matrix_products
+
     model = onnx.load(str(path))
     restored = _restore_output_dtypes(model, _torch_output_types(program))
+    rewritten = vector_products_as_matrix_products(model)
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     types = _value_types(model)
     kernels_of = _cpu_kernels()
@@ -191,7 +195,7 @@ def fit_to_onnx_runtime(path: Path, program: Any = None) -> list[Lowering]:
             )
     if refused:
         raise OnnxKernelError(_refusal(refused))
-    if lowerings or restored:
+    if lowerings or restored or rewritten:
         del graph.node[:]
         graph.node.extend(new_nodes + restored)
         note = "; ".join(

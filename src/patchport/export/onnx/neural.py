@@ -15,6 +15,9 @@ from .registry import Emitter, emits
 def _matmul(b: Builder, out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> str:
     if out.dtype not in (torch.float32, torch.float64):
         raise Untranslatable(f"matmul in {out.dtype}")
+    if y.ndim == 1 and x.ndim >= 2:  # as a one-column matrix: see runtime_quirks
+        column = b.node("Unsqueeze", [b.tensor(y), b.ints([-1])])
+        return b.node("Squeeze", [b.node("MatMul", [b.tensor(x), column]), b.ints([-1])])
     return b.node("MatMul", [b.tensor(x), b.tensor(y)])
 
 

@@ -20,12 +20,16 @@ from . import (
     calibration,
     channels,
     color,
+    convolution,
+    dnn,
     elementwise,
     fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
     filters,
     geometry,
     histogram,
     morphology,
+    polar,
+    pyramids,
     transforms,
 )
 from ._base import LEVELS, REGISTRY, Support, UnsupportedCaseError, cv2
@@ -46,11 +50,15 @@ _MODULES = (
     transforms,
     calibration,
     filters,
+    convolution,
+    pyramids,
     morphology,
     arithmetic,
     elementwise,
+    polar,
     channels,
     histogram,
+    dnn,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
 DEFAULT_LEVEL = "reference"  # OpenCV's own arithmetic: bit-exact or within 1 as declared
@@ -120,7 +128,8 @@ _RELEASES = (
     "row (5.0), 32 covering the row (5.1; measured on x86-64 with AVX2). OpenCV 4 rounds",
     "every `remap`, `warpAffine` and `warpPerspective` position to 1/32 pixel and samples",
     "through its weight table (reproduced bit for bit); 5.1 computes warp positions in",
-    "double. An exported model keeps the arithmetic of the OpenCV it was traced with.",
+    "double. uint8 INTER_CUBIC resizes blend rows in 11-bit integers in 4.x and in float32",
+    "in 5.1. An exported model keeps the arithmetic of the OpenCV it was traced with.",
     "Under OpenCV 4, some `getGaussianKernel` kernels (a 9-tap one in the filter tests)",
     "are not yet reproduced.",
 )

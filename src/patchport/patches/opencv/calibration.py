@@ -1,5 +1,6 @@
-"""Camera geometry on traced data: Rodrigues, projectPoints, undistortPoints and the
-2-D transform builders getAffineTransform and getRotationMatrix2D.
+"""Camera geometry on traced data: Rodrigues, projectPoints, undistortPoints, stereo's
+reprojectImageTo3D and the 2-D transform builders getAffineTransform and
+getRotationMatrix2D.
 
 A predicted pose, detected keypoints or calibrated intrinsics flow through these in real
 pipelines. Everything runs in float64 like OpenCV (its formulas, term by term), with every
@@ -528,16 +529,73 @@ def undistortPoints(
     return torch.stack([x, y], -1).reshape(-1, 1, 2).to(dtype).numpy()
 
 
+# -- reprojectImageTo3D -----------------------------------------------------------------
+_DISPARITY_TYPES = ("uint8", "int16", "int32", "float32")
+_BIG_Z = 10000.0
+_FLT_EPSILON = float(np.finfo(np.float32).eps)
+
+
+@replaces(
+    "reprojectImageTo3D",
+    family="calibration",
+    dtypes=_DISPARITY_TYPES,
+    channels=(1,),
+    accuracy="bit-exact: OpenCV's double products Q (x, y, d, 1), rounded to float32, "
+    "times 1/w in double; w = 0 gives inf/NaN as in OpenCV",
+    float_atol=0.0,
+    arguments={
+        "disparity": ("an (H, W) uint8, int16, int32 or float32 array, plain or traced",),
+        "Q": ("a 4x4 float array, plain or traced",),
+        "ddepth": ("-1 or CV_32F (float32 output)",),
+    },
+    notes="handleMissingValues=True gives Z = 10000 where the disparity is within "
+    "FLT_EPSILON of the image's smallest, as OpenCV.",
+)
+def reprojectImageTo3D(
+    disparity: Any,
+    Q: Any,  # noqa: N803 - OpenCV's name
+    _3dImage: Any = None,  # noqa: N803 - OpenCV's name
+    handleMissingValues: bool = False,  # noqa: N803 - OpenCV's name
+    ddepth: int = -1,
+) -> Any:
+    """Traceable ``cv2.reprojectImageTo3D``: the (H, W, 3) float32 points of a disparity map."""
+    name = "reprojectImageTo3D"
+    no_dst(name, _3dImage, "_3dImage")
+    if not isinstance(disparity, np.ndarray) or disparity.dtype.name not in _DISPARITY_TYPES:
+        got = (
+            disparity.dtype.name if isinstance(disparity, np.ndarray) else type(disparity).__name__
+        )
+        raise refuse(name, "disparity", got, "a uint8, int16, int32 or float32 array")
+    if disparity.ndim != 2 and not (disparity.ndim == 3 and disparity.shape[2] == 1):
+        raise refuse(name, "disparity", list(disparity.shape), "(H, W) or (H, W, 1)")
+    if ddepth not in (-1, cv2.CV_32F):
+        raise refuse(name, "ddepth", ddepth, "-1 or CV_32F (integer outputs are not replaced)")
+    if not isinstance(Q, np.ndarray) or Q.shape != (4, 4) or Q.dtype.kind not in "fiu":
+        raise refuse(name, "Q", list(np.shape(Q)), "a 4x4 numeric array")
+    q = torch.as_tensor(Q).to(_F64)
+    d = torch.as_tensor(disparity).reshape(disparity.shape[:2]).to(torch.float32).to(_F64)
+    h, w = disparity.shape[:2]
+    y = torch.arange(h, dtype=_F64).reshape(h, 1).expand(h, w)
+    x = torch.arange(w, dtype=_F64).reshape(1, w).expand(h, w)
+    homogeneous = [q[i, 0] * x + q[i, 1] * y + q[i, 2] * d + q[i, 3] for i in range(4)]
+    scale = 1.0 / homogeneous[3]
+    xyz = [(c.to(torch.float32).to(_F64) * scale).to(torch.float32) for c in homogeneous[:3]]
+    if handleMissingValues:
+        missing = torch.abs(d - d.amin()) <= _FLT_EPSILON
+        xyz[2] = torch.where(missing, torch.full_like(xyz[2], _BIG_Z), xyz[2])
+    return torch.stack(xyz, -1).numpy()
+
+
 # -- 2-D transforms ---------------------------------------------------------------------
 @replaces(
     "getAffineTransform",
     family="calibration",
     dtypes=("float32",),
     channels=(2,),
-    accuracy="within 1e-13 of the largest entry for triangles that are not nearly "
-    "degenerate (a closed-form inverse where OpenCV runs an LU solve; nearly collinear "
-    "points amplify both roundings); exactly collinear points give zeros like OpenCV",
-    float_atol=1e-9,
+    accuracy="exact: OpenCV's 6x6 system solved as OpenCV solves it (LU with partial "
+    "pivoting in its row order and rounding order, no fused multiply-adds); a pivot below "
+    "100 DBL_EPSILON (collinear points) gives zeros like OpenCV",
+    float_atol=0.0,
     arguments={"src/dst": ("3 float32 points each, plain or traced",)},
 )
 def getAffineTransform(src: Any, dst: Any) -> Any:
@@ -553,13 +611,48 @@ def getAffineTransform(src: Any, dst: Any) -> Any:
             raise refuse(name, argument, got, "a float32 array of 3 points (3, 2)")
     a = torch.as_tensor(src).reshape(3, 2).to(_F64)
     b = torch.as_tensor(dst).reshape(3, 2).to(_F64)
-    s = torch.cat([a, torch.ones((3, 1), dtype=_F64)], 1)  # rows (x_i, y_i, 1)
-    cof = torch.stack([_cross(s[1], s[2]), _cross(s[2], s[0]), _cross(s[0], s[1])])
-    det = (s[0] * cof[0]).sum()
-    ok = det != 0
-    inverse = cof.T / _safe(det, ok)  # s^-1 = adj(s) / det
-    m = (inverse @ b).T  # rows: (a, b, c) of x' and of y'
-    return torch.where(ok, m, torch.zeros_like(m)).contiguous().numpy()
+    # OpenCV's system: rows (x_i, y_i, 1, 0, 0, 0) -> x'_i and (0, 0, 0, x_i, y_i, 1) -> y'_i
+    point = torch.cat([a, torch.ones((3, 1), dtype=_F64)], 1)
+    zeros = torch.zeros((3, 3), dtype=_F64)
+    system = torch.stack([torch.cat([point, zeros], 1), torch.cat([zeros, point], 1)], 1)
+    m, ok = _lu_solve(system.reshape(6, 6), b.reshape(6))
+    return torch.where(ok, m, torch.zeros_like(m)).reshape(2, 3).contiguous().numpy()
+
+
+_LU_EPSILON = 100 * _DBL_EPSILON  # OpenCV's hal::LU64f gives up below this pivot
+
+
+def _lu_solve(matrix: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x with ``matrix @ x = rhs`` and whether it exists, as OpenCV's LUImpl computes it:
+    per column the first row (in the current order) of largest magnitude is swapped up,
+    the rows below get ``row += (A[j,i] * -1/A[i,i]) * pivot_row``, then back substitution
+    subtracts in column order and divides; each step one IEEE operation in double."""
+    size = matrix.shape[0]
+    order = torch.arange(size)
+    rows, b, ok = matrix, rhs, torch.tensor(True)
+    for i in range(size):
+        column = torch.abs(rows[i:, i])
+        # OpenCV's scan keeps the first largest (strict ">"): NaN never wins, but stays
+        # when it comes first; a NaN pivot is not "below epsilon"
+        scan = torch.where(torch.isnan(column), -1.0, column)
+        first_nan = torch.isnan(column[0])
+        k = torch.where(first_nan, 0, torch.argmax(scan)) + i
+        pivot = torch.where(first_nan, column[0], torch.amax(scan))  # |rows[k, i]|
+        ok = ok & ~(pivot < _LU_EPSILON)
+        swap = torch.where(order == i, k, torch.where(order == k, i, order))
+        rows, b = rows[swap], b[swap]
+        d = -torch.reciprocal(_safe(rows[i, i], ok))
+        alpha = rows[i + 1 :, i] * d
+        below = rows[i + 1 :] + alpha.unsqueeze(1) * rows[i].unsqueeze(0)
+        rows = torch.cat([rows[: i + 1], below])
+        b = torch.cat([b[: i + 1], b[i + 1 :] + alpha * b[i]])
+    x = [b[i] for i in range(size)]
+    for i in range(size - 1, -1, -1):
+        total = x[i]
+        for k in range(i + 1, size):
+            total = total - rows[i, k] * x[k]
+        x[i] = total / _safe(rows[i, i], ok)
+    return torch.stack(x), ok
 
 
 @replaces(
@@ -589,3 +682,56 @@ def getRotationMatrix2D(center: Any, angle: Any, scale: Any) -> Any:
         ]
     )
     return m.contiguous().numpy()
+
+
+def _plain_matrix(argument: str, value: Any, shape: tuple[int, ...] | None) -> np.ndarray | None:
+    """A constant calibration array (None passes through), checked for shape."""
+    if value is None:
+        return None
+    if type(value) is not np.ndarray or value.dtype.kind not in "fiu":
+        got = "traced data" if isinstance(value, np.ndarray) else type(value).__name__
+        raise refuse("undistort", argument, got, "a plain (untraced) NumPy array of numbers")
+    if shape is not None and value.shape != shape:
+        raise refuse("undistort", argument, list(value.shape), f"a {shape[0]}x{shape[1]} array")
+    return value
+
+
+@replaces(
+    "undistort",
+    family="calibration",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="as remap with cv2.convertMaps maps (uint8 nearly always exact, within 1)",
+    uint8_units=1,
+    arguments={
+        "cameraMatrix": ("a constant 3x3 array",),
+        "distCoeffs": ("None", "4, 5, 8, 12 or 14 constant coefficients"),
+        "newCameraMatrix": ("None (cameraMatrix)", "a constant 3x3 array"),
+    },
+    notes="OpenCV's own steps: cv2.initUndistortRectifyMap on the constant calibration "
+    "(CV_16SC2 maps, computed once at the traced image size) then remap with INTER_LINEAR "
+    "and a constant 0 border; the image is traced, the calibration is not.",
+)
+def undistort(
+    src: np.ndarray,
+    cameraMatrix: Any,
+    distCoeffs: Any,
+    dst: Any = None,
+    newCameraMatrix: Any = None,
+) -> Any:
+    """Traceable ``cv2.undistort``: OpenCV's fixed-point undistortion maps, then remap."""
+    from .geometry import remap  # geometry imports this module's neighbours: import late
+    from .resize_lowering import fixed
+
+    no_dst("undistort", dst)
+    camera = _plain_matrix("cameraMatrix", cameraMatrix, (3, 3))
+    coefficients = _plain_matrix("distCoeffs", distCoeffs, None)
+    new_camera = _plain_matrix("newCameraMatrix", newCameraMatrix, (3, 3))
+    if not isinstance(src, np.ndarray) or src.ndim not in (2, 3):
+        raise refuse("undistort", "src", type(src).__name__, "an (H, W) or (H, W, C) image")
+    why = "cv2.undistort's maps (computed at the traced image size)"
+    size = (fixed(src.shape[1], why), fixed(src.shape[0], why))
+    map1, map2 = cv2.initUndistortRectifyMap(
+        camera, coefficients, None, camera if new_camera is None else new_camera, size, cv2.CV_16SC2
+    )
+    return remap(src, map1, map2, cv2.INTER_LINEAR, None, cv2.BORDER_CONSTANT)

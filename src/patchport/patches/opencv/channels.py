@@ -41,3 +41,39 @@ def merge(mv: Any, dst: Any = None) -> Any:
     if total > 4:
         raise refuse("merge", "mv", f"{total} channels in all", "at most 4 channels")
     return to_numpy(torch.cat(parts, dim=-1), first.dtype)
+
+
+def _concat(function: str, src: Any, dim: int) -> np.ndarray:
+    """Arrays of one dtype and channel count joined along rows (0) or columns (1)."""
+    if not isinstance(src, (list, tuple)) or not src:
+        raise refuse(function, "src", type(src).__name__, "a non-empty list or tuple of arrays")
+    parts = [as_tensor(function, a, _DTYPES, _CHANNELS, f"src[{i}]") for i, a in enumerate(src)]
+    first, keep = src[0], 1 - dim  # the axis that must agree
+    for i, (a, p) in enumerate(zip(src, parts)):
+        if (
+            a.dtype != first.dtype
+            or p.shape[2] != parts[0].shape[2]
+            or (p.shape[keep] != parts[0].shape[keep])
+        ):
+            side = "rows" if dim == 1 else "columns"
+            raise refuse(
+                function,
+                f"src[{i}]",
+                f"{a.dtype}{list(a.shape)}",
+                f"the dtype, channels and {side} of src[0] ({first.dtype}{list(first.shape)})",
+            )
+    return to_numpy(torch.cat(parts, dim=dim), first.dtype)
+
+
+@replaces("hconcat", family="channels", dtypes=_DTYPES, channels=_CHANNELS, accuracy="exact")
+def hconcat(src: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.hconcat``: images of equal height side by side (exact)."""
+    no_dst("hconcat", dst)
+    return _concat("hconcat", src, 1)
+
+
+@replaces("vconcat", family="channels", dtypes=_DTYPES, channels=_CHANNELS, accuracy="exact")
+def vconcat(src: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.vconcat``: images of equal width stacked top to bottom (exact)."""
+    no_dst("vconcat", dst)
+    return _concat("vconcat", src, 0)

@@ -95,10 +95,11 @@ def _weighted_taps(
     x0 = np.clip(x0, -limit, limit).astype(np.int64)
     y0 = np.clip(y0, -limit, limit).astype(np.int64)
     constant = border == cv2.BORDER_CONSTANT
-    flat = t.reshape(-1).to(torch.float32)  # one cast, not one per tap (13% faster in ORT)
+    flat = t.reshape(-1)
     if constant:  # taps outside the image read the fill pixel appended to the data
         fill_pixel = saturate(torch.tensor(fill[:channels], dtype=torch.float64), torch.uint8)
-        flat = torch.cat([flat, fill_pixel.to(torch.float32)])
+        flat = torch.cat([flat, fill_pixel])  # joined in uint8: a quarter of the bytes
+    flat = flat.to(torch.float32)  # one cast, not one per tap (13% faster in ORT)
     shape = (*xs.shape, channels)
 
     def tap(yy: np.ndarray, xx: np.ndarray) -> torch.Tensor:

@@ -154,3 +154,34 @@ def apply(self: Any, src: np.ndarray, dst: Any = None) -> np.ndarray:
     if src.dtype == np.uint8:
         return to_numpy(out.to(torch.uint8))
     return to_numpy(out.to(torch.int32), np.uint16)
+
+
+@replaces(
+    "equalizeHist",
+    family="histogram",
+    dtypes=("uint8",),
+    channels=(1,),
+    accuracy="exact",
+    notes="OpenCV's LUT: the cumulative histogram above the darkest value, times "
+    "255.f / (pixels - its count) in float32, rounded half to even; a one-valued image "
+    "stays as it is.",
+)
+def equalizeHist(src: np.ndarray, dst: Any = None) -> np.ndarray:
+    """Traceable ``cv2.equalizeHist``: histogram equalisation of a grey image (exact)."""
+    no_dst("equalizeHist", dst)
+    t = as_tensor("equalizeHist", src, ("uint8",), (1,))
+    values = t.reshape(-1).to(torch.int64)
+    ones = (values >= 0).to(torch.int64)  # made from the image: no pixel-sized constant
+    hist = (ones[:1] * 0).expand(256).scatter_add(0, values, ones)
+    darkest = values.min().reshape(1)
+    count = hist.index_select(0, darkest)
+    total = values.shape[0]
+    uniform = count == total
+    denominator = torch.where(uniform, torch.ones_like(count), total - count)
+    divisor = denominator.to(torch.float32)  # torch's 255.0 / t is 255 * (1 / t): divide
+    scale = torch.full_like(divisor, 255.0) / divisor
+    levels = (torch.cumsum(hist, 0) - count).to(torch.float32) * scale
+    lut = torch.clamp(torch.round(levels), 0, 255)
+    lut = torch.where(uniform, darkest.to(torch.float32).expand(256), lut)
+    out = lut.index_select(0, values).reshape(t.shape).to(torch.uint8)
+    return to_numpy(out)

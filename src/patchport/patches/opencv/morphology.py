@@ -1,4 +1,4 @@
-"""erode, dilate and morphologyEx as minima/maxima of shifted slices with torch ops.
+"""erode, dilate and morphologyEx as minima/maxima of shifted copies with torch ops.
 
 Min and max select input values, so every result is exact. Kernels follow OpenCV: None
 is a 3x3 rectangle, a full rectangle with iterations > 1 grows into one larger rectangle,
@@ -25,6 +25,7 @@ from ._base import (
     to_numpy,
     tuple_of_ints,
 )
+from .window import Shifts, extremum, extremum_nodes
 
 _DTYPES = ("uint8", "uint16", "int16", "float32")
 _CHANNELS = (1, 2, 3, 4)
@@ -65,58 +66,36 @@ def _extremum(
     anchor: tuple[int, int],
     border: int,
     fill: tuple,
+    neutral: float,
     low: bool,
 ) -> torch.Tensor:
-    """Min (``low``) or max of t over the kernel's true cells, OpenCV's anchor and border."""
+    """Min (``low``) or max of t over the kernel's true cells, OpenCV's anchor and border,
+    as shifted copies of the (H, W*C) view (see :mod:`.window`). A constant border of one
+    value enters with the shifts of the image; so does a replicated one around a full
+    rectangle (the edge pixel lies in every window that reaches past it, so it never
+    changes a min or max: the ``neutral`` value stands for it). Other borders, and windows
+    long enough that doubling them wins (it shifts partial windows, so the border must be
+    there), are padded first and cropped after."""
     rows, cols = kernel.shape
     ax, ay = anchor
-    padded = pad(t, ay, rows - 1 - ay, ax, cols - 1 - ax, border, fill)
-    height, width = t.shape[0], t.shape[1]
+    height, width, channels = t.shape
     pick = torch.minimum if low else torch.maximum
-    if kernel.all():  # a rectangle is separable: along rows, then along columns
-        out = _sliding(padded, 1, 0, cols, width, pick)
-        return _sliding(out, 0, 0, rows, height, pick)
-    # any other shape: each kernel row as runs of true cells; a run's extremum along the
-    # row is computed once and shared by every kernel row holding the same run
-    runs: dict[tuple[int, int], torch.Tensor] = {}
-    result = None
-    for i in range(rows):
-        for start, stop in _runs(kernel[i]):
-            if (start, stop) not in runs:
-                runs[(start, stop)] = _sliding(padded, 1, start, stop - start, width, pick)
-            window = runs[(start, stop)].narrow(0, i, height)
-            result = window if result is None else pick(result, window)
-    return t.clone() if result is None else result
-
-
-def _sliding(t: torch.Tensor, dim: int, start: int, n: int, size: int, pick: Any) -> torch.Tensor:
-    """Min or max (``pick``) of the n values from ``start + i`` along ``dim``, for i in
-    [0, size). Windows of 2, 3 or 5 take n - 1 steps over shifted slices of t; others
-    double their length each step (a window of w and its copy w further on make one of
-    2w), then one overlapping step finishes: 3 steps for n = 7 instead of 6, 4 for 9
-    instead of 8. For 5 both take 4 steps, and open/close of a 5x5 measured about twice as
-    slow doubled (likely its shrinking shapes, each step a new buffer, not reused)."""
-    if n == 1:
-        return t if (start, size) == (0, t.shape[dim]) else t.narrow(dim, start, size)
-    if n < 6 and n != 4:
-        out = t.narrow(dim, start, size)
-        for j in range(1, n):
-            out = pick(out, t.narrow(dim, start + j, size))
-        return out
-    length, width = size + n - 1, 1  # t from start: every window of ``width`` values
-    while width * 2 <= n:
-        length -= width
-        t = pick(t.narrow(dim, start, length), t.narrow(dim, start + width, length))
-        start, width = 0, width * 2
-    if width < n:  # two windows of ``width`` overlapping: one of n
-        return pick(t.narrow(dim, 0, size), t.narrow(dim, n - width, size))
-    return t
-
-
-def _runs(row: np.ndarray) -> list[tuple[int, int]]:
-    """[start, stop) of each run of True cells in a kernel row."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], row.astype(np.int8), [0]])))
-    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+    if border == cv2.BORDER_REPLICATE and kernel.all():
+        border, fill = cv2.BORDER_CONSTANT, (neutral,) * 4
+    simple = extremum_nodes(kernel, (ay, ax), doubling=False)
+    if (
+        border == cv2.BORDER_CONSTANT
+        and len(set(fill[:channels])) == 1
+        and simple <= extremum_nodes(kernel, (ay, ax), doubling=True) + 2  # pad, crop
+    ):
+        flat = t.reshape(height, width * channels)
+        out = extremum(Shifts(channels, fill[0]), flat, kernel, (ay, ax), pick, False)
+        return out.reshape(height, width, channels)
+    padded = pad(t, ay, rows - 1 - ay, ax, cols - 1 - ax, border, fill)
+    flat = padded.reshape(padded.shape[0], -1)
+    out = extremum(Shifts(channels, neutral), flat, kernel, (ay, ax), pick, True)
+    out = out.reshape(padded.shape)  # cropped as (H, W, C): one Slice writes the result
+    return out[ay : ay + height, ax : ax + width]
 
 
 def _morph(
@@ -149,15 +128,15 @@ def _morph(
         )
         x, y, iterations = x * iterations, y * iterations, 1
     limits = integer_limits(src.dtype)
+    extreme = float((float("inf") if low else float("-inf")) if limits is None else limits[low])
     if borderValue is None or scalar4(borderValue)[0] == _DEFAULT_BORDER_VALUE:
-        extreme = (float("inf") if low else float("-inf")) if limits is None else limits[low]
-        fill = (float(extreme),) * 4
+        fill = (extreme,) * 4
     else:
         fill = scalar4(borderValue)
         if limits is not None:
             fill = tuple(float(np.clip(np.rint(v), *limits)) for v in fill)
     for _ in range(iterations):
-        t = _extremum(t, cells, (x, y), border, fill, low)
+        t = _extremum(t, cells, (x, y), border, fill, extreme, low)
     return t
 
 

@@ -13,7 +13,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
+
+from .window import Shifts
 
 Offset = tuple[int, int]
 # a node: ("leaf",) or (op, key of the first input, key of the second, shift of the second)
@@ -151,34 +154,75 @@ def _reachable(nodes: list[tuple], key: Key) -> set[Key]:
     return seen
 
 
-def median_of_window(padded: torch.Tensor, size: int, height: Any, width: Any) -> torch.Tensor:
-    """Median of every size x size window of ``padded`` (H + size - 1, W + size - 1, C):
-    an (H, W, C) tensor of torch.minimum/maximum over shifted slices (exact)."""
+@functools.cache
+def _layout(size: int) -> tuple[dict[Key, Offset], int]:
+    """Where each image of the plan is kept and how many shifted copies that takes.
+
+    Image ``d`` of a node holds the node's value for the window at ``p + d``. A node
+    ``op(a, b at shift)`` kept at a's place reads a where it is and b shifted by
+    ``d_a + shift - d_b``; kept at b's place, the other way round. A min and a max of the
+    same operands share their shifted copy, so the choice decides how many distinct
+    copies (one Pad each) the network needs: each node takes the choice that adds fewest
+    given those before it, ties broken at random, best of a few hundred tries
+    (deterministic: a fixed seed). A place must keep every value the result reads inside
+    the image (the first choice, d = d_a, always does: a node's values lie where its
+    first operand's do, down to the padded image itself)."""
     nodes, root = _median_plan(size)
     ranges = _needed(nodes, root)
-    images: dict[Key, tuple[torch.Tensor, Offset]] = {0: (padded, (0, 0))}
-    reads: dict[tuple, torch.Tensor] = {}  # a min and a max of the same pair read alike
+    order = [key for key in sorted(ranges) if key]
+    rng = np.random.default_rng(0)
 
-    def read(key: Key, at: Offset, rows: int, cols: int) -> torch.Tensor:
-        if (key, at, rows, cols) in reads:  # one Slice node per window read, not per use
-            return reads[(key, at, rows, cols)]
-        image, origin = images[key]
-        top, left = at[0] - origin[0], at[1] - origin[1]
-        if (top, rows) != (0, image.shape[0]):  # one slice per dimension that moves
-            image = image.narrow(0, top, rows)
-        if (left, cols) != (0, image.shape[1]):
-            image = image.narrow(1, left, cols)
-        reads[(key, at, rows, cols)] = image
-        return image
+    def fits(key: Key, place: Offset) -> bool:  # every value read is kept inside the image
+        (low, high) = ranges[key]
+        return all(high[i] - (size - 1) <= place[i] <= low[i] for i in (0, 1))
 
+    best: tuple[int, dict[Key, Offset]] | None = None
+    for attempt in range(300):
+        places: dict[Key, Offset] = {0: (0, 0)}
+        made: set[tuple[Key, Offset]] = set()
+        for key in order:
+            _, a, b, (sy, sx) = nodes[key]
+            (ay, ax), (by, bx) = places[a], places[b]
+            options = [
+                ((ay, ax), (b, (ay + sy - by, ax + sx - bx))),  # a read in place
+                ((by - sy, bx - sx), (a, (by - sy - ay, bx - sx - ax))),  # b read in place
+            ]
+            costs = [
+                int(move[1] != (0, 0) and move not in made) if fits(key, place) else 2
+                for place, move in options
+            ]
+            tie = costs[0] == costs[1] and attempt and rng.random() < 0.5
+            pick = int(costs[1] < costs[0] or tie)
+            place, move = options[pick]
+            places[key] = place
+            if move[1] != (0, 0):
+                made.add(move)
+        if best is None or len(made) < best[0]:
+            best = (len(made), places)
+    assert best is not None
+    return best[1], best[0]
+
+
+def median_of_window(padded: torch.Tensor, size: int, height: Any, width: Any) -> torch.Tensor:
+    """Median of every size x size window of ``padded`` (H + size - 1, W + size - 1, C):
+    an (H, W, C) tensor of torch.minimum/maximum over images the size of ``padded``, one
+    operand of each read in place, the other a shifted copy of the (rows, cols*C) view
+    (one Pad each distinct shift, see :mod:`.window` and :func:`_layout`). A shift brings
+    in a value at the edges that no window of the result reads (exact)."""
+    nodes, root = _median_plan(size)
+    places = _layout(size)[0]
+    rows, cols, channels = padded.shape
+    shifts = Shifts(channels, 0)
+    images = {0: padded.reshape(rows, cols * channels)}
     ops: dict[str, Callable] = {"min": torch.minimum, "max": torch.maximum}
-    for key in sorted(ranges):
+    for key in sorted(places):
         if key == 0:
             continue
-        name, a, b, shift = nodes[key]
-        (lo, hi) = ranges[key]
-        rows, cols = hi[0] - lo[0] + height, hi[1] - lo[1] + width
-        first = read(a, lo, rows, cols)
-        second = read(b, (lo[0] + shift[0], lo[1] + shift[1]), rows, cols)
-        images[key] = (ops[name](first, second), lo)
-    return read(root[0], root[1], height, width)
+        name, a, b, (sy, sx) = nodes[key]
+        (dy, dx), (ay, ax), (by, bx) = places[key], places[a], places[b]
+        first = shifts.shift(images[a], dy - ay, dx - ax)
+        second = shifts.shift(images[b], dy + sy - by, dx + sx - bx)
+        images[key] = ops[name](first, second)
+    top, left = root[1][0] - places[root[0]][0], root[1][1] - places[root[0]][1]
+    out = images[root[0]].reshape(rows, cols, channels)  # cropped as (H, W, C): one Slice
+    return out[top : top + height, left : left + width]

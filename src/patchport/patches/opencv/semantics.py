@@ -48,12 +48,16 @@ class Semantics:
     # lerps (5.x, but for 2-channel images); False: positions rounded to 1/32 pixel and
     # OpenCV's weight table, for every image (4.x)
     float_positions: bool
+    # uint8 INTER_CUBIC: True: rows blended in float32 with float32 weights (5.1, measured:
+    # all but ~0.01% of channels, ties at x.5, match); False: 11-bit integer row sums, then
+    # float32 columns (4.x's VResizeCubicVec_32s8u; 5.0 not measured, taken as 4.x)
+    cubic_rows_in_float: bool = False
 
 
 _RELEASES = {
     (4, 14): Semantics((4, 14), False, False, 16, False, False, False, False),
     (5, 0): Semantics((5, 0), False, False, 16, True, True, False, True),
-    (5, 1): Semantics((5, 1), True, True, 32, True, False, True, True),
+    (5, 1): Semantics((5, 1), True, True, 32, True, False, True, True, True),
 }
 
 

@@ -84,3 +84,33 @@ def invertAffineTransform(M: Any, iM: Any = None) -> Any:
     b2 = -a21 * m[0, 2] - a22 * m[1, 2]
     out = torch.stack([torch.stack([a11, a12, b1]), torch.stack([a21, a22, b2])])
     return out.to(torch.float32 if M.dtype == np.float32 else torch.float64).numpy()
+
+
+@replaces(
+    "transform",
+    family="transforms",
+    dtypes=_FLOATS,
+    channels=(1, 2, 3, 4),
+    accuracy="within 1e-5 of the data's magnitude (float32 in float32, as OpenCV)",
+    arguments={"m": ("C_out x C or C_out x (C + 1), C_out of 1 to 4",)},
+    notes="uint8 images are refused: OpenCV's 8-bit transform runs in fixed point.",
+)
+def transform(src: np.ndarray, m: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.transform``: every element's channel vector times ``m`` (plus its
+    last column when ``m`` has one more column than channels)."""
+    no_dst("transform", dst)
+    t = as_tensor("transform", src, _FLOATS, (1, 2, 3, 4))
+    cn = t.shape[2]
+    if not isinstance(m, np.ndarray) or m.ndim != 2 or m.shape[1] not in (cn, cn + 1):
+        shown = list(np.shape(m)) if isinstance(m, np.ndarray) else type(m).__name__
+        raise refuse("transform", "m", shown, f"a ({{1..4}}, {cn}) or ({{1..4}}, {cn + 1}) array")
+    if not 1 <= m.shape[0] <= 4:
+        raise refuse("transform", "m", list(m.shape), "1 to 4 rows")
+    mm = torch.as_tensor(m).to(t.dtype)
+    rows = []
+    for i in range(m.shape[0]):
+        acc = t[..., 0] * mm[i, 0]
+        for j in range(1, cn):
+            acc = acc + t[..., j] * mm[i, j]
+        rows.append(acc + mm[i, cn] if m.shape[1] == cn + 1 else acc)
+    return to_numpy(torch.stack(rows, -1), src.dtype)

@@ -16,24 +16,16 @@ from .transformers_cache import lazy_initialization_without_constants
 # every torch patch is verified by the test suite on torch 2.13 and 2.14
 _VERIFIED = ">=2.13,<2.15"
 
+# in yobx's order (its tests read details[0]), so programs indexing the list agree
 TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     BuiltinPatch(
         family=PatchFamily.TORCH,
-        module="torch._refs",
-        attribute="_broadcast_shapes",
-        replacement=broadcast_shapes_any_size,
+        module="torch.fx.experimental.symbolic_shapes",
+        attribute="DynamicDimConstraintPrinter._print_Symbol",
+        replacement=print_symbol_or_name,
         distribution="torch",
         versions=_VERIFIED,
-        why="undecided symbolic broadcasts give max(a, b) instead of guards on example sizes",
-    ),
-    BuiltinPatch(
-        family=PatchFamily.TORCH,
-        module="torch._refs",
-        attribute="_maybe_broadcast",
-        replacement=maybe_broadcast_any_size,
-        distribution="torch",
-        versions=_VERIFIED,
-        why="fake tensors with undecided broadcasts are not expanded through guarded checks",
+        why="constraint suggestions print solver symbols instead of crashing",
     ),
     BuiltinPatch(
         family=PatchFamily.TORCH,
@@ -46,6 +38,15 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     ),
     BuiltinPatch(
         family=PatchFamily.TORCH,
+        module="torch._refs",
+        attribute="_broadcast_shapes",
+        replacement=broadcast_shapes_any_size,
+        distribution="torch",
+        versions=_VERIFIED,
+        why="undecided symbolic broadcasts give max(a, b) instead of guards on example sizes",
+    ),
+    BuiltinPatch(
+        family=PatchFamily.TORCH,
         module="torch.export._trace",
         attribute="_get_range_constraints",
         replacement=get_range_constraints_by_name,
@@ -55,12 +56,12 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
     ),
     BuiltinPatch(
         family=PatchFamily.TORCH,
-        module="torch.fx.experimental.symbolic_shapes",
-        attribute="DynamicDimConstraintPrinter._print_Symbol",
-        replacement=print_symbol_or_name,
+        module="torch._refs",
+        attribute="_maybe_broadcast",
+        replacement=maybe_broadcast_any_size,
         distribution="torch",
         versions=_VERIFIED,
-        why="constraint suggestions print solver symbols instead of crashing",
+        why="fake tensors with undecided broadcasts are not expanded through guarded checks",
     ),
 )
 

@@ -4,7 +4,8 @@ Every entry appends torch operations whose result has exactly the dtype and shap
 eager NumPy result (``call.result``), so that the graph reproduces NumPy on fresh inputs.
 By job: ``targets`` (the ``np_*`` graph targets), ``ufuncs`` (ufunc calls and their dtype
 plan), ``reductions``, ``shape``, ``indexing``, ``linalg``, ``elementwise``, ``creation``,
-and ``registry`` (NumPy function or method -> handler), all sharing ``calls.Call``.
+``signal`` (convolution, FFTs, histograms, sliding windows...), and ``registry`` (NumPy
+function or method -> handler), all sharing ``calls.Call``.
 """
 
 from .calls import Call
@@ -14,6 +15,7 @@ from .registry import (
     FUNCTIONS,
     INPLACE_FUNCTIONS,
     LOSS_METHODS,
+    LOSS_REASONS,
     METADATA_FUNCTIONS,
     METHOD_FUNCTIONS,
     SILENT_METHODS,
@@ -27,6 +29,7 @@ __all__ = [
     "FUNCTIONS",
     "INPLACE_FUNCTIONS",
     "LOSS_METHODS",
+    "LOSS_REASONS",
     "METADATA_FUNCTIONS",
     "METHOD_FUNCTIONS",
     "REDUCERS",

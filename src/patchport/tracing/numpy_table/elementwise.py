@@ -85,15 +85,36 @@ def _fix(call: Call, x: Any, out: Any = None) -> Any:
 
 @implements(np.real)
 def _real(call: Call, val: Any) -> Any:
-    return None if np.iscomplexobj(val) else call.n(val)
+    if np.iscomplexobj(val):  # an FFT's spectrum
+        return call.rec.call(torch.real, (call.n(val),))
+    return call.n(val)
 
 
 @implements(np.imag)
 def _imag(call: Call, val: Any) -> Any:
     if np.iscomplexobj(val):
-        return None
+        return call.rec.call(torch.imag, (call.n(val),))
     res = call.result
     return call.rec.call(torch.zeros, (tuple(res.shape),), {"dtype": torch_dtype(res.dtype)})
+
+
+@implements(np.angle)
+def _angle(call: Call, z: Any, deg: bool = False) -> Any:
+    """The phase: atan2(imag, real) as NumPy computes it (real input: 0 or pi)."""
+    res = call.result.dtype
+    rec = call.rec
+    if np.iscomplexobj(z):
+        node = call.n(z)
+        parts = (rec.call(torch.imag, (node,)), rec.call(torch.real, (node,)))
+        node = rec.call(torch.atan2, parts)
+    else:  # atan2(0, x): pi where x's sign bit is set (-0 too), NaN stays NaN
+        real = call.t(z, res)
+        half_turn = rec.call(torch.full_like, (real, float(np.pi)))
+        node = rec.call(torch.where, (rec.call(torch.signbit, (real,)), half_turn, 0.0))
+        node = rec.call(torch.where, (rec.call(torch.isnan, (real,)), real, node))
+    if deg:
+        node = rec.call(torch.mul, (node, 180 / np.pi))
+    return node
 
 
 @implements(np.interp)

@@ -11,7 +11,15 @@ import torch
 
 from ..dtypes import dtype_of
 from .calls import Call, handler_table, is_array, plain_data
-from .targets import np_argsort, np_put, np_searchsorted, np_sort, np_ufunc_at, np_wrap_index
+from .targets import (
+    np_argsort,
+    np_place,
+    np_put,
+    np_searchsorted,
+    np_sort,
+    np_ufunc_at,
+    np_wrap_index,
+)
 
 HANDLERS: dict[Callable, Callable] = {}
 implements = handler_table(HANDLERS)
@@ -102,6 +110,32 @@ def _sort(
     return call.op(np_sort, a, dim)
 
 
+@implements(np.partition)
+def _partition(
+    call: Call, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    return _partitioned(call, a, axis, order, indices=False)
+
+
+@implements(np.argpartition)
+def _argpartition(
+    call: Call, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    return _partitioned(call, a, axis, order, indices=True)
+
+
+def _partitioned(call: Call, a: Any, axis: Any, order: Any, indices: bool) -> Any:
+    """A partition is recorded as a full sort: a valid partition for every ``kth``. NumPy
+    leaves the order inside each partition unspecified, so an output that depends on it
+    may differ from NumPy's (compile_graph's replay of the traced samples shows it)."""
+    if order is not None:
+        return None
+    dim = None if axis is None else int(axis) % a.ndim
+    if indices:
+        return call.op(np_argsort, a, dim, False)
+    return call.op(np_sort, a, dim)
+
+
 @implements(np.searchsorted)
 def _searchsorted(call: Call, a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     if sorter is not None:
@@ -153,6 +187,15 @@ def _putmask(call: Call, a: Any, mask: Any, values: Any) -> Any:
     full = call.rec.call(torch.reshape, (call.t(values, a.dtype), (-1,)))
     full = call.rec.call(torch.reshape, (full, tuple(a.shape) if np.size(values) > 1 else ()))
     return call.rec.call(torch.where, (call.t(mask, bool), full, call.n(a)))
+
+
+@writes(np.place)
+def _place(call: Call, arr: Any, mask: Any, vals: Any) -> Any:
+    if int(np.size(vals)) == 0:
+        return None  # NumPy refuses it when the mask holds a True
+    values = call.t(vals if is_array(vals) else np.asarray(vals), arr.dtype)
+    values = call.rec.call(torch.reshape, (values, (-1,)))
+    return call.rec.call(np_place, (call.n(arr), call.t(mask, bool), values))
 
 
 # ufunc -> (scatter_reduce mode, whether values are negated first) for ``ufunc.at``

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -9,6 +10,8 @@ import numpy as np
 import torch
 
 from ..dtypes import torch_dtype
+from ..location import user_location
+from ..values import is_traced
 from .calls import Call, handler_table
 from .targets import np_diag, np_dot, np_sum, np_triangle
 
@@ -93,7 +96,8 @@ def _norm(call: Call, x: Any, ord: Any = None, axis: Any = None, keepdims: bool 
     dims = None if axis is None else tuple(int(a) for a in np.atleast_1d(axis))
     if dims is not None and len(dims) == 1:
         dims = dims[0]
-    return call.rec.call(torch.linalg.norm, (call.t(x), ord, dims, bool(keepdims)))
+    node = call.rec.call(torch.linalg.norm, (call.t(x), ord, dims, bool(keepdims)))
+    return _located(node) if ord in (2, -2, "nuc") else node
 
 
 @implements(np.linalg.inv)
@@ -111,6 +115,85 @@ def _solve(call: Call, a: Any, b: Any) -> Any:
     if np.ndim(b) != 1 and np.ndim(b) != np.ndim(a):
         return None
     return call.rec.call(torch.linalg.solve, (call.t(a), call.t(b)))
+
+
+def _located(node: Any) -> Any:
+    """``node`` with the user's line kept, for a backend's refusal to name (ONNX's size
+    limit on Jacobi decompositions)."""
+    node.meta["pp_location"] = user_location()
+    return node
+
+
+@implements(np.linalg.cholesky)
+def _cholesky(call: Call, a: Any, *, upper: bool = False) -> Any:
+    return call.rec.call(torch.linalg.cholesky, (call.t(a),), {"upper": bool(upper)})
+
+
+_NO_VALUE = inspect.signature(np.linalg.pinv).parameters["rtol"].default
+
+
+@implements(np.linalg.pinv)
+def _pinv(
+    call: Call, a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_VALUE
+) -> Any:
+    """NumPy's cutoff: singular values <= rcond * the largest are dropped (rcond 1e-15,
+    or max(m, n) * eps for ``rtol=None``); a per-matrix array of cutoffs is not mapped."""
+    if rcond is None:
+        if rtol is _NO_VALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(np.shape(a)[-2:]) * float(np.finfo(call.result.dtype).eps)
+        else:
+            rcond = rtol
+    if is_traced(rcond) or np.ndim(rcond) != 0:
+        return None
+    kwargs = {"rtol": float(rcond), "hermitian": bool(hermitian)}
+    return _located(call.rec.call(torch.linalg.pinv, (call.t(a),), kwargs))
+
+
+@implements(np.linalg.eigvalsh)
+def _eigvalsh(call: Call, a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
+    return _located(call.rec.call(torch.linalg.eigvalsh, (call.t(a),), {"UPLO": str(UPLO)}))
+
+
+@implements(np.linalg.svd)
+def _svd(
+    call: Call, a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+) -> Any:
+    """Singular values only: the vectors' signs are LAPACK's choice (see LOSS_REASONS)."""
+    if compute_uv:
+        return None
+    return _located(call.rec.call(torch.linalg.svdvals, (call.t(a),)))
+
+
+@implements(np.linalg.matrix_power)
+def _matrix_power(call: Call, a: Any, n: Any) -> Any:
+    if not isinstance(n, (int, np.integer)):
+        return None
+    base = call.t(a)
+    if n < 0:
+        base = call.rec.call(torch.linalg.inv, (base,))
+    return call.rec.call(torch.linalg.matrix_power, (base, abs(int(n))))
+
+
+@implements(np.linalg.multi_dot)
+def _multi_dot(call: Call, arrays: Any, *, out: Any = None) -> Any:
+    if out is not None:
+        return None
+    return call.rec.call(torch.linalg.multi_dot, ([_pt(call, x) for x in arrays],))
+
+
+# NumPy linalg functions never mapped, and why (the trace-loss warning says it)
+LOSS_REASONS: dict[Callable, str] = {
+    np.linalg.eigh: "its eigenvectors' signs are chosen by the LAPACK build (NumPy's and "
+    "torch's differ for about half of all matrices), so no exported graph reproduces them; "
+    "eigenvalues alone are traced by np.linalg.eigvalsh",
+    np.linalg.eig: "eigenvectors' signs and scaling are chosen by the LAPACK build, and the "
+    "result may be complex; symmetric eigenvalues are traced by np.linalg.eigvalsh",
+    np.linalg.svd: "the singular vectors' signs are chosen by the LAPACK build, so no exported "
+    "graph reproduces NumPy's; singular values alone are traced "
+    "(np.linalg.svd(a, compute_uv=False)), and so is np.linalg.pinv",
+}
 
 
 @implements(np.trace)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import creation, elementwise, indexing, linalg, reductions, shape
+from . import creation, elementwise, indexing, linalg, reductions, shape, signal
 
 # NumPy function -> handler(call, *args, **kwargs) giving the result's node (None: unmapped)
 FUNCTIONS: dict[Callable, Callable] = {
@@ -20,7 +20,12 @@ FUNCTIONS: dict[Callable, Callable] = {
     **linalg.HANDLERS,
     **elementwise.HANDLERS,
     **creation.HANDLERS,
+    **signal.HANDLERS,
 }
+
+
+# NumPy functions left unmapped on purpose -> why (said in their trace-loss warning)
+LOSS_REASONS: dict[Callable, str] = {**linalg.LOSS_REASONS}
 
 
 # functions that only read metadata: answered eagerly, nothing recorded, no warning
@@ -61,6 +66,7 @@ METHOD_FUNCTIONS: dict[str, Callable] = {
     "trace": np.trace,
     "nonzero": np.nonzero,
     "argsort": np.argsort,
+    "argpartition": np.argpartition,
     "searchsorted": np.searchsorted,
     "dot": np.dot,
     "conj": np.conjugate,

@@ -662,6 +662,15 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
     return out.reshape(base.shape)
 
 
+def np_place(base: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``np.place``: a copy of ``base`` whose True cells of ``mask`` (C order) take the
+    1-d ``values`` one after the other, repeated when there are fewer values than cells."""
+    flat = torch.broadcast_to(mask, base.shape).reshape(-1)
+    order = torch.clamp(torch.cumsum(flat.to(torch.int64), 0) - 1, min=0)
+    picked = values[torch.remainder(order, values.shape[0])].to(base.dtype)
+    return torch.where(flat, picked, base.reshape(-1)).reshape(base.shape)
+
+
 def np_ufunc_at(
     base: torch.Tensor, indices: list[torch.Tensor], values: torch.Tensor, reduce: str
 ) -> torch.Tensor:
@@ -776,3 +785,131 @@ def np_linspace(
     if dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         out = torch.floor(out)
     return out.to(dtype)
+
+
+# -------------------------------------------------------------------- signal processing
+def np_convolve(a: torch.Tensor, v: torch.Tensor, mode: str) -> torch.Tensor:
+    """np.convolve of 1-d ``a`` (the longer) and ``v``: 'full', 'same' (centred as NumPy
+    centres it) or 'valid'. Floats convolve; integers (int64) sum gathered windows, exact."""
+    n = a.shape[0]
+    m = v.shape[0]
+    kernel = torch.flip(v, [0])
+    if a.is_floating_point():
+        full = torch.nn.functional.conv1d(
+            a.reshape(1, 1, n), kernel.reshape(1, 1, m), padding=m - 1
+        ).reshape(-1)
+    else:
+        pad = torch.zeros(m - 1, dtype=a.dtype)
+        padded = torch.cat([pad, a, pad])
+        index = torch.arange(n + m - 1).unsqueeze(1) + torch.arange(m).unsqueeze(0)
+        full = (padded[index] * kernel).sum(-1)
+    if mode == "same":
+        return full.narrow(0, (m - 1) // 2, n)
+    if mode == "valid":
+        return full.narrow(0, m - 1, n - m + 1)
+    return full
+
+
+def np_polyval(p: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Horner's rule as NumPy runs it (y = 0, then y = y * x + c per coefficient)."""
+    y = torch.zeros_like(x)
+    for i in range(p.shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+def np_unwrap(
+    p: torch.Tensor, dd: torch.Tensor, discont: float, period: float, dim: int
+) -> torch.Tensor:
+    """np.unwrap along ``dim`` of float ``p`` with its differences ``dd`` (taken in the
+    input's own dtype, as NumPy takes them): jumps beyond ``discont`` folded by ``period``."""
+    high = period / 2
+    low = -high
+    ddmod = torch.remainder(dd - low, period) + low
+    ddmod = torch.where((ddmod == low) & (dd > 0), torch.full_like(ddmod, high), ddmod)
+    correct = ddmod - dd
+    correct = torch.where(torch.abs(dd) < discont, torch.zeros_like(correct), correct)
+    n = p.shape[dim]
+    rest = p.narrow(dim, 1, n - 1) + torch.cumsum(correct, dim)
+    return torch.cat([p.narrow(dim, 0, 1), rest], dim)
+
+
+def np_gradient(f: torch.Tensor, dx: float, dim: int, edge_order: int) -> torch.Tensor:
+    """np.gradient along ``dim`` for a uniform spacing ``dx``: central differences inside,
+    one-sided ones (first or second order) at the two ends, NumPy's formulas."""
+    n = f.shape[dim]
+    inner = (f.narrow(dim, 2, n - 2) - f.narrow(dim, 0, n - 2)) / (2.0 * dx)
+    if edge_order == 1:
+        first = (f.narrow(dim, 1, 1) - f.narrow(dim, 0, 1)) / dx
+        last = (f.narrow(dim, n - 1, 1) - f.narrow(dim, n - 2, 1)) / dx
+    else:
+        first = (
+            -1.5 / dx * f.narrow(dim, 0, 1)
+            + 2.0 / dx * f.narrow(dim, 1, 1)
+            + -0.5 / dx * f.narrow(dim, 2, 1)
+        )
+        last = (
+            0.5 / dx * f.narrow(dim, n - 3, 1)
+            + -2.0 / dx * f.narrow(dim, n - 2, 1)
+            + 1.5 / dx * f.narrow(dim, n - 1, 1)
+        )
+    return torch.cat([first, inner, last], dim)
+
+
+def np_trapezoid(pairs: torch.Tensor, d: torch.Tensor, dim: int) -> torch.Tensor:
+    """np.trapezoid from ``pairs`` = y[1:] + y[:-1] (summed in y's own dtype, as NumPy
+    sums them): (d * pairs / 2).sum(dim), ``d`` the spacing (broadcast)."""
+    return (d * pairs / 2.0).sum(dim)
+
+
+def np_histogram_uniform(
+    a: torch.Tensor,
+    edges: torch.Tensor,
+    first: torch.Tensor,
+    denom: torch.Tensor,
+    weights: torch.Tensor | None,
+) -> torch.Tensor:
+    """Counts (or weight sums) of flat ``a`` in ``edges.shape[0] - 1`` equal bins, NumPy's
+    way: the bin from ``(a - first) / denom * bins``, corrected against the edges, values
+    outside [first edge, last edge] dropped."""
+    bins = edges.shape[0] - 1
+    a = a.reshape(-1)
+    index = ((a - first) / denom * bins).to(torch.int64)
+    index = torch.clamp(index, 0, bins - 1)
+    index = index - (a < edges[index]).to(torch.int64)
+    index = torch.clamp(index, 0, bins - 1)
+    up = (a >= edges[index + 1]) & (index != bins - 1)
+    index = index + up.to(torch.int64)
+    keep = (a >= edges[0]) & (a <= edges[bins])
+    w = keep.to(torch.float64) if weights is None else weights.reshape(-1) * keep
+    out = torch.zeros(bins, dtype=w.dtype).scatter_add(0, index, w)
+    return out
+
+
+def np_histogram_edges(
+    a: torch.Tensor, edges: torch.Tensor, weights: torch.Tensor | None
+) -> torch.Tensor:
+    """Counts (or weight sums) of flat ``a`` between given ``edges``, the last bin closed."""
+    a = a.reshape(-1)
+    n = edges.shape[0]
+    below = a.unsqueeze(0) < edges.narrow(0, 0, n - 1).unsqueeze(1)
+    last = (a <= edges.narrow(0, n - 1, 1).unsqueeze(1)).to(below.dtype)
+    inside = torch.cat([below, last], 0).to(torch.float64)
+    if weights is not None:
+        inside = inside * weights.reshape(1, -1)
+    return torch.diff(inside.sum(1))
+
+
+def np_sliding_window(x: torch.Tensor, window: list[int], dims: list[int]) -> torch.Tensor:
+    """sliding_window_view: each window dim appended last, gathered by index (exporters
+    have no strided view)."""
+    for i in range(len(dims)):
+        d = dims[i]
+        w = window[i]
+        n = x.shape[d] - w + 1
+        index = torch.arange(n).unsqueeze(1) + torch.arange(w).unsqueeze(0)
+        picked = torch.index_select(x, d, index.reshape(-1))
+        shape = list(picked.shape)
+        picked = picked.reshape(shape[:d] + [n, w] + shape[d + 1 :])
+        x = torch.movedim(picked, d + 1, -1)
+    return x

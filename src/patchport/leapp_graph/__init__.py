@@ -1,0 +1,1 @@
+"""LEAPP's ``leapp.leapp_graph`` package path (only ``datatypes`` is provided)."""

@@ -1,0 +1,64 @@
+"""Every torch.Tensor operator form, written by the direct FX->ONNX translator (no
+torch.onnx fallback) and replayed in ONNX Runtime on fresh inputs: reflected operators
+(``7 // b``, ``2 ** a``, ``1 << j``), shifts by tensors, integer powers and bool products
+were outside its table, and torch.onnx itself fails on ``7 // j`` and ``i << j``."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+import torch
+
+from patchport.errors import Untranslatable
+from patchport.export.onnx import driver
+from patchport.tracing import Recorder, finish, trace_input
+
+from ..tracing.tensor_operators import CASES, operands
+
+NAMES = ["a", "b", "i", "j", "m", "u"]
+# integer powers by a tensor exponent are left to torch.onnx (ONNX Runtime's integer Pow,
+# as a plain torch.onnx export gets): exact squaring would need a round per exponent bit
+LEFT_TO_TORCH_ONNX = {"int_rpow"}
+
+
+@pytest.mark.parametrize("name, fn", CASES, ids=[name for name, _ in CASES])
+def test_direct_translation_of_every_operator(name, fn) -> None:  # noqa: ANN001
+    rec = Recorder("operators")
+    traced = [trace_input(rec, n, t) for n, t in zip(NAMES, operands(1))]
+    module = finish(rec, fn(*traced))
+    if name in LEFT_TO_TORCH_ONNX:
+        with pytest.raises(Untranslatable):
+            driver.translate(module, operands(1), NAMES, ["y"])
+        return
+    model, _ = driver.translate(module, operands(1), NAMES, ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    fresh = operands(2)
+    wanted = {i.name for i in session.get_inputs()}
+    got = session.run(None, {n: t.numpy() for n, t in zip(NAMES, fresh) if n in wanted})[0]
+    want = fn(*fresh).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+ARG_EXTREMES = [
+    ("argmax", lambda x: torch.argmax(x)),
+    ("argmax_dim", lambda x: x.argmax(dim=1)),
+    ("argmin_keepdim", lambda x: torch.argmin(x, dim=0, keepdim=True)),
+    ("isnan", lambda x: torch.isnan(x)),
+]
+
+
+@pytest.mark.parametrize("name, fn", ARG_EXTREMES, ids=[name for name, _ in ARG_EXTREMES])
+def test_arg_extremes_and_isnan_translate_with_torch_nan_rule(name, fn) -> None:  # noqa: ANN001
+    """argmax/argmin (the first extreme; a NaN counts as the extreme, as in torch) and
+    isnan are written directly (they sent getAffineTransform's pivots to torch.onnx)."""
+    nan = float("nan")
+    x = torch.tensor([[1.0, nan, 3.0, 3.0], [7.0, 5.0, 7.0, -1.0], [2.0, 2.0, nan, nan]])
+    rec = Recorder("extremes")
+    module = finish(rec, fn(trace_input(rec, "x", torch.rand(3, 4))))
+    model, _ = driver.translate(module, [torch.rand(3, 4)], ["x"], ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    for data in (x, x.nan_to_num(), -x):
+        got = session.run(None, {"x": data.numpy()})[0]
+        np.testing.assert_array_equal(got, fn(data).numpy())

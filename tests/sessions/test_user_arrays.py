@@ -1,0 +1,160 @@
+"""Arrays user code made before the session: a deploy loop's observation buffer (a module
+global), a wrapper's frame buffer (``self._obs_buffer`` from ``__init__``), a lookup table
+read with traced indices. A plain ndarray gives Python no hook, so their traced writes
+and reads were silent constants; for the session each is watched like a buffer made in it,
+and a pass that leaves part of one unwritten (state from earlier calls) says so at the
+line of its first write."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import patchport
+from patchport import annotate
+
+OBS = np.zeros(8, dtype=np.float32)  # made once, filled each step (a deploy script)
+GAMMA = (np.linspace(0, 1, 256) ** 0.5 * 255).astype(np.uint8)  # a lookup table
+STACK = np.zeros((3, 4), dtype=np.float32)  # a frame stack: rolled, one row written
+
+
+class MaxAndSkip:
+    def __init__(self) -> None:
+        self._obs_buffer = np.zeros((2, 4), dtype=np.float32)
+
+    def observation(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        self._obs_buffer[0] = a
+        self._obs_buffer[1] = b
+        return self._obs_buffer.max(axis=0)
+
+
+SKIP = MaxAndSkip()
+TABLES = {"gamma": GAMMA.copy(), "scale": np.float32([0.5, 2.0, 4.0])}  # tables in a dict
+OFFSETS = [np.float32([1.0, -1.0, 0.5])]  # and in a list
+
+
+class Normaliser:
+    MEAN = np.float32([0.1, 0.2, 0.3])  # class attributes, read through self
+    STD = np.float32([2.0, 4.0, 8.0])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.MEAN) / self.STD
+
+
+def table_containers(pixels: np.ndarray, v: np.ndarray) -> dict:
+    index = np.argmax(v) % 3
+    return {
+        "gamma": TABLES["gamma"][pixels],
+        "scaled": v * TABLES["scale"][index] + OFFSETS[0][index],
+        "normalised": Normaliser()(v),
+    }
+
+
+def fill_observation(omega: np.ndarray, q: np.ndarray) -> dict:
+    OBS[:3] = omega * 0.25
+    OBS[3:] = q - 0.1
+    return {"obs": OBS.copy(), "scaled": OBS * 2.0}
+
+
+def max_frames(a: np.ndarray, b: np.ndarray) -> dict:
+    return {"pooled": SKIP.observation(a, b)}
+
+
+def gamma_lookup(pixels: np.ndarray) -> dict:
+    return {"out": GAMMA[pixels]}
+
+
+def push_frame(frame: np.ndarray) -> dict:
+    global STACK
+    STACK = np.roll(STACK, -1, axis=0)
+    STACK[-1] = frame  # the older rows are state from earlier calls
+    return {"stack": STACK.copy()}
+
+
+def _export(fn, inputs: dict, tmp_path, backend: str = "onnx"):  # noqa: ANN001, ANN202
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with patchport.session("user", save_path=tmp_path):
+            traced = annotate.input_tensors("n", inputs)
+            traced = traced if isinstance(traced, tuple) else (traced,)
+            annotate.output_tensors("n", fn(*traced), export_with=backend)
+        result = patchport.compile_graph(visualize=False, strict=False)
+    losses = [w for w in caught if issubclass(w.category, patchport.TraceLossWarning)]
+    return patchport.InferenceManager(result.yaml_path), losses
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.uniform(-1, 1, size=shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("backend", ["onnx", "jit"])
+def test_global_buffer_filled_each_step_replays(tmp_path, backend) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(0)
+    manager, losses = _export(
+        fill_observation, {"omega": _rand(rng, 3), "q": _rand(rng, 5)}, tmp_path, backend
+    )
+    assert not losses, [str(w.message) for w in losses]
+    omega, q = _rand(rng, 3), _rand(rng, 5)
+    got = manager.run_policy({"n/omega": omega, "n/q": q})
+    want = fill_observation(omega, q)
+    np.testing.assert_allclose(got["n/obs"].numpy(), want["obs"], rtol=1e-6)
+    np.testing.assert_allclose(got["n/scaled"].numpy(), want["scaled"], rtol=1e-6)
+
+
+def test_attribute_buffer_of_a_wrapper_replays(tmp_path) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(1)
+    manager, losses = _export(max_frames, {"a": _rand(rng, 4), "b": _rand(rng, 4)}, tmp_path)
+    assert not losses
+    a, b = _rand(rng, 4), _rand(rng, 4)
+    got = manager.run_policy({"n/a": a, "n/b": b})["n/pooled"].numpy()
+    np.testing.assert_allclose(got, np.maximum(a, b))
+
+
+def test_module_table_read_with_traced_indices_replays(tmp_path) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(2)
+    pixels = rng.integers(0, 256, (4, 5), dtype=np.uint8)
+    manager, losses = _export(gamma_lookup, {"pixels": pixels}, tmp_path)
+    assert not losses
+    fresh = rng.integers(0, 256, (4, 5), dtype=np.uint8)
+    np.testing.assert_array_equal(manager.run_policy({"n/pixels": fresh})["n/out"], GAMMA[fresh])
+
+
+def test_tables_in_dicts_lists_and_class_attributes_replay(tmp_path) -> None:  # noqa: ANN001
+    """One level into module-level dicts and lists, and a user class's own attributes: a
+    plain array there read with a traced index was a silent constant."""
+    rng = np.random.default_rng(5)
+
+    def inputs() -> dict:
+        return {"pixels": rng.integers(0, 256, (3, 4), dtype=np.uint8), "v": _rand(rng, 3)}
+
+    manager, losses = _export(table_containers, inputs(), tmp_path)
+    assert not losses, [str(w.message) for w in losses]
+    for _ in range(3):
+        fresh = inputs()
+        got = manager.run_policy({f"n/{k}": v for k, v in fresh.items()})
+        for name, want in table_containers(**fresh).items():
+            np.testing.assert_allclose(got[f"n/{name}"].numpy(), want, rtol=1e-6)
+    assert type(TABLES["gamma"]) is np.ndarray and type(Normaliser.MEAN) is np.ndarray
+
+
+def test_state_left_in_a_buffer_is_reported_at_its_first_write(tmp_path) -> None:  # noqa: ANN001
+    _, losses = _export(push_frame, {"frame": _rand(np.random.default_rng(3), 4)}, tmp_path)
+    messages = [str(w.message) for w in losses]
+    line = push_frame.__code__.co_firstlineno + 3  # STACK[-1] = frame
+    assert any(f"{__file__}:{line}" in m and "STACK" in m for m in messages), messages
+    assert any(w.filename == __file__ and w.lineno == line for w in losses)
+
+
+def test_arrays_are_given_back_when_the_session_stops(tmp_path) -> None:  # noqa: ANN001
+    module = sys.modules[__name__]
+    before = (OBS, GAMMA, SKIP._obs_buffer)
+    with patchport.session("give_back", save_path=tmp_path):
+        assert type(module.OBS) is not np.ndarray and np.shares_memory(module.OBS, before[0])
+        module.GAMMA = rebound = np.arange(3)  # rebound by user code: kept
+    assert module.OBS is before[0] and type(module.OBS) is np.ndarray
+    assert SKIP._obs_buffer is before[2]
+    assert module.GAMMA is rebound
+    module.GAMMA = before[1]
