@@ -23,329 +23,282 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-VOCAB = 100
+from corpus_models import VOCAB, build_model
+
 # (batch, seq, past): traced, then batch 1; decode (seq 1) with a past; longer than traced
 # (past the original context of 16 positions and Gemma's window of 8); other sizes;
 # decode from a 1-token past
 TRACED = (2, 5, 7)
 NEW_SHAPES = ((1, 5, 7), (2, 1, 12), (2, 24, 7), (3, 3, 2), (1, 1, 1))
-# (batch,) for vision models
+# (batch,) for vision models at their configured image size
 VISION_TRACED = (2,)
 VISION_NEW = ((1,), (3,))
+# (batch, height, width) for vision models that take any image size: 96 x 160 leaves maps
+# of odd size after 5 halvings. A vision transformer is traced at its configured size
+# (32), where transformers returns its stored position embeddings unless tracing
+SPATIAL_TRACED = (2, 128, 128)
+SPATIAL_NEW = ((1, 128, 128), (3, 96, 160), (1, 192, 128))
+CONFIGURED_SIZE_TRACED = (2, 32, 32)
+CONFIGURED_SIZE_NEW = ((1, 32, 32), (3, 48, 64), (1, 64, 40))
+# (batch, samples) for raw-audio encoders
+AUDIO_TRACED = (2, 800)
+AUDIO_NEW = ((1, 800), (3, 1200), (2, 400))
 # greedy tokens the ONNX file generates fed its own cache, against model.generate
 NEW_TOKENS = 20
 
 
 @dataclass(frozen=True)
 class Case:
-    """One model of the corpus: its family, how it is built and what inputs it takes."""
+    """One model of the corpus: its family, how it is built and what inputs it takes.
+    ``spatial``: a vision model whose image height and width are dynamic too, traced at
+    its configured image size when ``configured_size``."""
 
     name: str
     family: str
-    kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision"
+    kind: str  # "decoder", "encoder", "seq2seq", "speech2seq", "vision", "audio", "text_image"
     caches: tuple[bool, ...] = (False, True)
+    spatial: bool = False
+    configured_size: bool = False
+
+
+def _decoders(family: str, *names: str) -> tuple[Case, ...]:
+    return tuple(Case(name, family, "decoder") for name in names)
+
+
+def _no_cache(family: str, kind: str, *names: str, spatial: bool = False) -> tuple[Case, ...]:
+    return tuple(Case(name, family, kind, (False,), spatial) for name in names)
 
 
 CASES = (
-    Case("llama", "dense decoder", "decoder"),
-    Case("llama_dynamic_rope", "dense decoder", "decoder"),
-    Case("qwen2", "dense decoder", "decoder"),
-    Case("mistral", "dense decoder", "decoder"),
-    Case("phi3_longrope", "dense decoder", "decoder"),
-    Case("gpt2", "dense decoder", "decoder"),
-    Case("falcon", "dense decoder", "decoder"),
-    Case("gemma2", "dense decoder", "decoder"),
-    Case("gemma3", "dense decoder", "decoder"),
-    Case("mixtral", "MoE decoder", "decoder"),
-    Case("qwen2_moe", "MoE decoder", "decoder"),
-    Case("bert", "encoder", "encoder", (False,)),
+    *_decoders(
+        "dense decoder",
+        "llama",
+        "llama_dynamic_rope",
+        "qwen2",
+        "mistral",
+        "phi3_longrope",
+        "gpt2",
+        "falcon",
+        "gemma2",
+        "gemma3",
+        "gpt_neox",
+        "gptj",
+        "opt",
+        "bloom",
+        "phi",
+        "qwen3",
+        "stablelm",
+        "cohere",
+        "olmo2",
+        "granite",
+        "glm",
+        "starcoder2",
+        "gpt_bigcode",
+        "codegen",
+        "mpt",
+        "xglm",
+        "persimmon",
+    ),
+    *_decoders("MoE decoder", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3"),
+    *_no_cache(
+        "encoder", "encoder", "bert", "distilbert", "roberta", "deberta_v2", "albert", "electra"
+    ),
+    *_no_cache("encoder", "encoder", "clip_text"),
     Case("t5", "encoder-decoder (text)", "seq2seq"),
+    Case("bart", "encoder-decoder (text)", "seq2seq"),
+    Case("mbart", "encoder-decoder (text)", "seq2seq"),
+    Case("marian", "encoder-decoder (text)", "seq2seq"),
+    Case("pegasus", "encoder-decoder (text)", "seq2seq"),
     Case("whisper", "encoder-decoder (speech)", "speech2seq"),
-    Case("vit", "vision transformer", "vision", (False,)),
-    Case("siglip_vision", "vision transformer", "vision", (False,)),
-    Case("convnext", "convolutional vision", "vision", (False,)),
-    Case("swin", "windowed vision", "vision", (False,)),
-    Case("mamba", "state-space", "decoder", (False,)),
-    Case("mamba2", "state-space", "decoder", (False,)),
-    Case("bamba", "hybrid", "decoder", (False,)),
+    Case("speech2text", "encoder-decoder (speech)", "speech2seq"),
+    Case("moonshine", "encoder-decoder (speech)", "speech2seq"),
+    *_no_cache("vision transformer", "vision", "vit", "siglip_vision", "clip_vision", "deit"),
+    *_no_cache("vision transformer", "vision", "beit", "levit", "dpt"),
+    *_no_cache("vision transformer", "vision", "yolos", spatial=True),
+    Case("dinov2", "vision transformer", "vision", (False,), True, True),
+    *_no_cache("convolutional vision", "vision", "convnext"),
+    *_no_cache(
+        "convolutional vision",
+        "vision",
+        "resnet",
+        "regnet",
+        "efficientnet",
+        "mobilenet_v2",
+        "convnextv2",
+        spatial=True,
+    ),
+    *_no_cache("windowed vision", "vision", "swin"),
+    *_no_cache("windowed vision", "vision", "swinv2", spatial=True),
+    *_no_cache(
+        "hybrid vision", "vision", "mobilevit", "mobilevitv2", "segformer", "detr", spatial=True
+    ),
+    *_no_cache("text and image", "text_image", "clip"),
+    *_no_cache("audio encoder", "audio", "wav2vec2", "hubert", "wavlm"),
+    *_no_cache("state-space", "decoder", "mamba", "mamba2"),
+    *_no_cache("hybrid", "decoder", "bamba"),
 )
 BY_NAME = {case.name: case for case in CASES}
 
 
-def build_model(name: str) -> Any:
-    """A tiny random model of the family, built from a config (no download)."""
-    import torch
-    import transformers as tr
-
-    torch.manual_seed(0)
-    common = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=VOCAB,
-        max_position_embeddings=16,
-    )
-    lm = tr.AutoModelForCausalLM.from_config
-    if name == "llama":
-        return lm(tr.LlamaConfig(**common)).eval()
-    if name == "llama_dynamic_rope":
-        rope = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
-        return lm(tr.LlamaConfig(**common, rope_parameters=rope)).eval()
-    if name == "qwen2":
-        return lm(tr.Qwen2Config(**common)).eval()
-    if name == "mistral":
-        return lm(tr.MistralConfig(**common, sliding_window=None)).eval()
-    if name == "phi3_longrope":
-        common["max_position_embeddings"] = 64
-        rope = {
-            "rope_type": "longrope",
-            "rope_theta": 10000.0,
-            "short_factor": [1.0, 1.1, 1.2, 1.3],
-            "long_factor": [2.0, 2.5, 3.0, 4.0],
-            "original_max_position_embeddings": 16,
-        }
-        return lm(tr.Phi3Config(**common, rope_parameters=rope, pad_token_id=0)).eval()
-    if name == "gpt2":
-        config = tr.GPT2Config(
-            n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, bos_token_id=0
-        )
-        return lm(config).eval()
-    if name == "falcon":
-        config = tr.FalconConfig(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            vocab_size=VOCAB,
-            new_decoder_architecture=True,
-            num_kv_heads=2,
-        )
-        return lm(config).eval()
-    if name == "gemma2":
-        return lm(tr.Gemma2Config(**common, head_dim=8, sliding_window=8)).eval()
-    if name == "gemma3":
-        config = tr.Gemma3TextConfig(
-            **common, head_dim=8, sliding_window=8, layer_types=["sliding_attention"] * 2
-        )
-        return lm(config).eval()
-    if name == "mixtral":
-        return lm(tr.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2)).eval()
-    if name == "qwen2_moe":
-        config = tr.Qwen2MoeConfig(
-            **common,
-            num_experts=4,
-            num_experts_per_tok=2,
-            moe_intermediate_size=32,
-            shared_expert_intermediate_size=32,
-        )
-        return lm(config).eval()
-    if name == "bert":
-        config = tr.BertConfig(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=64,
-            vocab_size=VOCAB,
-            max_position_embeddings=64,
-        )
-        return tr.BertModel(config).eval()
-    if name == "t5":
-        config = tr.T5Config(
-            d_model=32,
-            d_kv=8,
-            d_ff=64,
-            num_layers=2,
-            num_heads=4,
-            vocab_size=VOCAB,
-            decoder_start_token_id=0,
-        )
-        return tr.T5ForConditionalGeneration(config).eval()
-    if name == "whisper":
-        config = tr.WhisperConfig(
-            d_model=32,
-            encoder_layers=1,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_ffn_dim=64,
-            decoder_ffn_dim=64,
-            num_mel_bins=8,
-            max_source_positions=16,
-            max_target_positions=64,
-            vocab_size=VOCAB,
-            decoder_start_token_id=0,
-            pad_token_id=0,
-        )
-        return tr.WhisperForConditionalGeneration(config).eval()
-    if name == "vit":
-        config = tr.ViTConfig(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=64,
-            image_size=32,
-            patch_size=8,
-        )
-        return tr.ViTModel(config).eval()
-    if name == "siglip_vision":
-        config = tr.SiglipVisionConfig(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=64,
-            image_size=32,
-            patch_size=8,
-        )
-        return tr.SiglipVisionModel(config).eval()
-    if name == "convnext":
-        config = tr.ConvNextConfig(
-            hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
-        )
-        return tr.ConvNextForImageClassification(config).eval()
-    if name == "swin":
-        config = tr.SwinConfig(
-            image_size=32,
-            patch_size=4,
-            embed_dim=16,
-            depths=[1, 1],
-            num_heads=[2, 2],
-            window_size=4,
-            num_labels=3,
-        )
-        return tr.SwinForImageClassification(config).eval()
-    if name == "mamba":
-        config = tr.MambaConfig(
-            hidden_size=32, state_size=4, num_hidden_layers=2, vocab_size=VOCAB, time_step_rank=4
-        )
-        return lm(config).eval()
-    if name == "mamba2":
-        config = tr.Mamba2Config(
-            hidden_size=32,
-            state_size=8,
-            num_heads=4,
-            head_dim=16,
-            n_groups=1,
-            num_hidden_layers=2,
-            vocab_size=VOCAB,
-            chunk_size=4,
-            time_step_rank=4,
-        )
-        return lm(config).eval()
-    if name == "bamba":
-        config = tr.BambaConfig(
-            **common,
-            attn_layer_indices=[1],
-            mamba_n_heads=4,
-            mamba_d_head=16,
-            mamba_d_state=8,
-            mamba_n_groups=1,
-            mamba_chunk_size=4,
-            mamba_expand=2,
-        )
-        return lm(config).eval()
-    raise ValueError(f"unknown model {name!r}; choose from {list(BY_NAME)}")
-
-
-def _filled_cache(config: Any, batch: int, past: int, generator: Any) -> Any:
+def _cache_layout(model: Any, inputs: dict) -> list[list[tuple[int, ...]]]:
+    """Per cache of the eager model's output on ``inputs`` (one for a decoder; self- and
+    cross-attention for an encoder-decoder), per layer, the key and value shapes without
+    batch: so a filled cache matches what the model itself writes (multi-head latent
+    attention caches compressed keys of another width than its values)."""
     import torch
 
+    with torch.no_grad():
+        cache = model(**inputs, use_cache=True).past_key_values
+    parts = [cache]
+    if hasattr(cache, "cross_attention_cache"):
+        parts = [cache.self_attention_cache, cache.cross_attention_cache]
+    return [
+        [(tuple(layer.keys.shape[1:]), tuple(layer.values.shape[1:])) for layer in part.layers]
+        for part in parts
+    ]
+
+
+def _random_layers(layout: list, batch: int, length: int | None, generator: Any) -> tuple:
+    """Random keys and values per layer of ``layout``, ``length`` positions (the traced
+    length when None)."""
+    import torch
+
+    def tensor(shape: tuple) -> Any:
+        heads, traced, dim = shape
+        return torch.randn(
+            batch, heads, traced if length is None else length, dim, generator=generator
+        )
+
+    keys = [tensor(k) for k, _ in layout]
+    values = [tensor(v) for _, v in layout]
+    return keys, values
+
+
+def _filled_cache(model: Any, batch: int, past: int, generator: Any) -> Any:
     from patchport.torch import make_dynamic_cache
 
-    text = config.get_text_config(decoder=True)
-    layers = text.num_hidden_layers
-    heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
-    dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
-    keys = [torch.randn(batch, heads, past, dim, generator=generator) for _ in range(layers)]
-    values = [torch.randn(batch, heads, past, dim, generator=generator) for _ in range(layers)]
+    probe = {"input_ids": _ones(1, 2)}
+    keys, values = _random_layers(_cache_layout(model, probe)[0], batch, past, generator)
+    text = model.config.get_text_config(decoder=True)
     return make_dynamic_cache(text, keys, values, full_sliding_layers=True)
 
 
-def _seq2seq_cache(model: Any, batch: int, past: int, encoded: int, generator: Any) -> Any:
-    """A decoder cache: self-attention over ``past`` tokens, cross-attention over the
-    ``encoded`` encoder positions."""
+def _ones(*shape: int) -> Any:
     import torch
+
+    return torch.ones(*shape, dtype=torch.int64)
+
+
+def _seq2seq_cache(model: Any, encoder: dict, batch: int, past: int, generator: Any) -> Any:
+    """A decoder cache: self-attention over ``past`` tokens, cross-attention over the
+    encoder's positions (as many as the model's own cache has for these inputs)."""
     from transformers import DynamicCache, EncoderDecoderCache
 
-    config = model.config
-    layers = getattr(config, "num_decoder_layers", None) or config.decoder_layers
-    heads = getattr(config, "decoder_attention_heads", None) or config.num_heads
-    dim = getattr(config, "d_kv", None) or config.d_model // heads
+    probe = {**encoder, "decoder_input_ids": _ones(batch, 2)}
+    own, cross = _cache_layout(model, probe)
 
-    def filled(length: int) -> Any:
+    def filled(layout: list, length: int | None) -> Any:
         cache = DynamicCache()
-        for layer in range(layers):
-            shape = (batch, heads, length, dim)
-            cache.update(
-                torch.randn(shape, generator=generator),
-                torch.randn(shape, generator=generator),
-                layer,
-            )
+        for index, (key, value) in enumerate(
+            zip(*_random_layers(layout, batch, length, generator))
+        ):
+            cache.update(key, value, index)
         return cache
 
-    return EncoderDecoderCache(filled(past), filled(encoded))
+    return EncoderDecoderCache(filled(own, past), filled(cross, None))
+
+
+def _encoder_inputs(model: Any, case: Case, batch: int, generator: Any) -> dict:
+    """What an encoder-decoder's encoder reads, at a fixed length: 6 tokens; or the
+    model's own audio input (Whisper's log-mel frames, Speech2Text's filterbank
+    frames, Moonshine's raw samples)."""
+    import torch
+
+    if case.kind == "seq2seq":
+        return {
+            "input_ids": torch.randint(1, VOCAB, (batch, 6), generator=generator),
+            "attention_mask": _ones(batch, 6),
+        }
+    config, name = model.config, model.main_input_name
+    if name == "input_values":
+        return {name: torch.randn(batch, 1600, generator=generator)}
+    if hasattr(config, "num_mel_bins"):  # Whisper: (batch, mel bins, frames)
+        shape = (batch, config.num_mel_bins, 2 * config.max_source_positions)
+    else:  # Speech2Text: (batch, frames, features)
+        shape = (batch, 40, config.input_feat_per_channel * config.input_channels)
+    return {name: torch.randn(shape, generator=generator)}
 
 
 def make_inputs(model: Any, case: Case, shape: tuple, cache: bool, seed: int) -> dict:
-    """Keyword inputs of one case at one (batch, seq, past) or (batch,) shape."""
+    """Keyword inputs of one case at one shape: (batch, seq, past) for text, (batch,) or
+    (batch, height, width) for vision, (batch, samples) for audio."""
     import torch
 
     generator = torch.Generator().manual_seed(seed)
     if case.kind == "vision":
-        size = model.config.image_size
-        channels = getattr(model.config, "num_channels", 3)
-        return {"pixel_values": torch.randn(shape[0], channels, size, size, generator=generator)}
+        config = model.config
+        size = config.image_size if isinstance(getattr(config, "image_size", None), int) else 32
+        height, width = shape[1:] if case.spatial else (size, size)
+        channels = getattr(config, "num_channels", 3)
+        return {"pixel_values": torch.randn(shape[0], channels, height, width, generator=generator)}
+    if case.kind == "audio":
+        return {"input_values": torch.randn(*shape, generator=generator)}
     batch, seq, past = shape
     past = past if cache else 0
     tokens = torch.randint(1, VOCAB, (batch, seq), generator=generator)
     if case.kind == "encoder":
-        return {"input_ids": tokens, "attention_mask": torch.ones(batch, seq, dtype=torch.int64)}
+        return {"input_ids": tokens, "attention_mask": _ones(batch, seq)}
+    if case.kind == "text_image":  # as many images as texts
+        size = model.config.vision_config.image_size
+        image = torch.randn(batch, 3, size, size, generator=generator)
+        return {"input_ids": tokens, "attention_mask": _ones(batch, seq), "pixel_values": image}
     if case.kind in ("seq2seq", "speech2seq"):
-        if case.kind == "seq2seq":
-            encoded = 6
-            inputs = {
-                "input_ids": torch.randint(1, VOCAB, (batch, encoded), generator=generator),
-                "attention_mask": torch.ones(batch, encoded, dtype=torch.int64),
-            }
-        else:
-            config = model.config
-            frames = 2 * config.max_source_positions
-            encoded = config.max_source_positions
-            inputs = {
-                "input_features": torch.randn(
-                    batch, config.num_mel_bins, frames, generator=generator
-                )
-            }
-        inputs["decoder_input_ids"] = tokens
+        encoder = _encoder_inputs(model, case, batch, generator)
+        inputs = {**encoder, "decoder_input_ids": tokens}
         if cache:
-            inputs["cache"] = _seq2seq_cache(model, batch, past, encoded, generator)
+            inputs["cache"] = _seq2seq_cache(model, encoder, batch, past, generator)
         else:
             inputs["use_cache"] = False
         return inputs
-    inputs = {"input_ids": tokens, "attention_mask": torch.ones(batch, seq + past, dtype=int)}
+    inputs = {"input_ids": tokens, "attention_mask": _ones(batch, seq + past)}
     if cache:
-        inputs["cache"] = _filled_cache(model.config, batch, past, generator)
+        inputs["cache"] = _filled_cache(model, batch, past, generator)
     else:
         inputs["use_cache"] = False
     return inputs
 
 
+def _decoder_layers(model: Any) -> int:
+    """Decoder layers, read from the model's own config (BART's ``get_text_config``
+    answers with a config of default sizes)."""
+    config = model.config
+    for name in ("num_decoder_layers", "decoder_layers", "decoder_num_hidden_layers"):
+        if isinstance(getattr(config, name, None), int):
+            return getattr(config, name)
+    return config.get_text_config(decoder=True).num_hidden_layers
+
+
 def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
-    """batch, seq and past dynamic, named for the report."""
+    """batch, seq and past (images: height and width; audio: samples) dynamic, named for
+    the report."""
     if case.kind == "vision":
-        return {"pixel_values": {0: "batch"}}
-    if case.kind == "encoder":
-        return {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+        return {
+            "pixel_values": {0: "batch", 2: "height", 3: "width"} if case.spatial else {0: "batch"}
+        }
+    if case.kind == "audio":
+        return {"input_values": {0: "batch", 1: "samples"}}
+    if case.kind in ("encoder", "text_image"):
+        shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+        if case.kind == "text_image":
+            shapes["pixel_values"] = {0: "batch"}
+        return shapes
     if case.kind in ("seq2seq", "speech2seq"):
-        shapes: dict[str, Any] = {"decoder_input_ids": {0: "batch", 1: "seq"}}
-        if case.kind == "seq2seq":
-            shapes["input_ids"] = {0: "batch"}
-            shapes["attention_mask"] = {0: "batch"}
-        else:
-            shapes["input_features"] = {0: "batch"}
+        shapes: dict[str, Any] = {
+            name: {0: "batch"} for name in _encoder_inputs(model, case, 1, None)
+        }
+        shapes["decoder_input_ids"] = {0: "batch", 1: "seq"}
         if cache:
-            config = model.config
-            layers = getattr(config, "num_decoder_layers", None) or config.decoder_layers
+            layers = _decoder_layers(model)
             own = [{0: "batch", 2: "past"} for _ in range(layers)]
             cross = [{0: "batch"} for _ in range(layers)]
             shapes["cache"] = [[own, [dict(d) for d in own]], [cross, [dict(d) for d in cross]]]
@@ -357,8 +310,7 @@ def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
         "attention_mask": {0: "batch", 1: "past+seq" if cache else "seq"},
     }
     if cache:
-        layers = model.config.get_text_config(decoder=True).num_hidden_layers
-        per_layer = [{0: "batch", 2: "past"} for _ in range(layers)]
+        per_layer = [{0: "batch", 2: "past"} for _ in range(_decoder_layers(model))]
         shapes["cache"] = [per_layer, [dict(d) for d in per_layer]]
     else:
         shapes["use_cache"] = None
@@ -366,7 +318,15 @@ def dynamic_shapes(model: Any, case: Case, cache: bool) -> dict:
 
 
 def _shapes(case: Case) -> tuple[tuple, tuple]:
-    return (VISION_TRACED, VISION_NEW) if case.kind == "vision" else (TRACED, NEW_SHAPES)
+    if case.kind == "vision":
+        if not case.spatial:
+            return VISION_TRACED, VISION_NEW
+        if case.configured_size:
+            return CONFIGURED_SIZE_TRACED, CONFIGURED_SIZE_NEW
+        return SPATIAL_TRACED, SPATIAL_NEW
+    if case.kind == "audio":
+        return AUDIO_TRACED, AUDIO_NEW
+    return TRACED, NEW_SHAPES
 
 
 def _checks(report: Any) -> list[dict]:
@@ -518,6 +478,9 @@ def run_one(name: str, cache: bool, onnx: bool = True) -> dict:
     ]
     row: dict[str, Any] = {"model": name, "family": case.family, "cache": cache}
     row["plain"] = run_plain(model, case, cache, traced, checks)
+    # patchport gets a model of its own, never run before, as a user's would be: state the
+    # first forward leaves (transformers' output hooks) is then made under patchport
+    model = build_model(name)
     row["patchport"], program, report = run_patchport(model, case, cache, traced, checks)
     if onnx and program is not None:
         row["onnx"] = run_onnx(model, case, cache, program, report, traced, checks)

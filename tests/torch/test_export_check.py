@@ -148,6 +148,59 @@ def test_check_program_reports_on_a_plain_torch_export():
     assert report.patches.n_patches == 0 and report.shape_checks[0].ok
 
 
+class StridedConvs(torch.nn.Module):
+    """Two strided 1-d convolutions over raw samples (a speech front end): the guards on
+    the dynamic length hold ``samples // 5``, which sympy cannot read as a polynomial."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = torch.nn.Conv1d(1, 4, 10, stride=5)
+        self.second = torch.nn.Conv1d(4, 4, 3, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(self.first(x[:, None]))
+
+
+def test_guards_with_floor_division_of_a_size_are_read_not_crashed_on():
+    model = StridedConvs().eval()
+    x = torch.randn(2, 800)
+    dims = torch.export.Dim.DYNAMIC
+    program = torch.export.export(model, (x,), dynamic_shapes=({0: dims, 1: dims},))
+    from patchport.torch import check_program
+
+    report = check_program(
+        program,
+        model,
+        (x,),
+        dynamic_shapes=({0: "batch", 1: "samples"},),
+        check_shapes=[(torch.randn(1, 400),), (torch.randn(3, 1200),)],
+    )
+    # torch traced the convolutions' output as != 1 (its 0/1 specialization): a lower bound
+    # on the samples that plain torch.export itself puts in the program
+    assert "samples must be >= 20" in [n.text for n in report.narrowings]
+    assert all(check.ok for check in report.shape_checks)
+
+
+def test_a_guard_joining_two_conditions_with_and_is_read_as_two():
+    # a patch embedding (an 8x8 convolution of stride 8) over a dynamic image: with
+    # backed_size_oblivious, torch writes "height >= 8 and width >= 8" as one guard
+    model = torch.nn.Conv2d(3, 4, 8, stride=8).eval()
+    program, report = export(
+        model,
+        (torch.randn(2, 3, 64, 64),),
+        dynamic_shapes=({0: "batch", 2: "height", 3: "width"},),
+        backed_size_oblivious=True,
+        check_shapes=[(torch.randn(1, 3, 32, 48),)],
+        allow_narrowing=True,
+    )
+    assert any(" and " in guard for guard in program._guards_code)
+    # each bound read on its own: the 8-pixel kernel is the model's own limit
+    texts = [n.text.split(":")[0] for n in report.narrowings + report.assumptions + report.limits]
+    assert "height must be >= 8" in texts and "width must be >= 8" in texts
+    assert not any(" and " in text for text in texts + report.relations)
+    assert report.shape_checks[0].ok
+
+
 def test_output_comparison_catches_a_wrong_value():
     ok, worst, problem = compare_outputs(
         {"a": torch.zeros(3)}, {"a": torch.tensor([0, 0, 1e-2])}, 0, 1e-4

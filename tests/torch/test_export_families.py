@@ -58,6 +58,101 @@ def dense_decoder_with_cache():
     return _decoder_case(transformers.LlamaConfig(**ONE_LAYER))
 
 
+def alibi_decoder_with_cache():
+    """Bloom: ALiBi attention, its query a strided view of the fused projection; checked
+    on the decode step from a one-token past (mask length 2)."""
+    torch.manual_seed(0)
+    config = transformers.BloomConfig(hidden_size=32, n_layer=1, n_head=4, vocab_size=VOCAB)
+    model = transformers.BloomForCausalLM(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch, config.n_head, past, config.hidden_size // config.n_head)
+        cache = make_dynamic_cache(
+            config,
+            [torch.randn(shape, generator=generator)],
+            [torch.randn(shape, generator=generator)],
+        )
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
+def latent_attention_decoder_with_cache():
+    """DeepSeek-V3: multi-head latent attention, whose cache holds the compressed keys
+    (one head of kv_lora_rank) and the rotary part; checked on the decode step from a
+    one-token past."""
+    torch.manual_seed(0)
+    config = transformers.DeepseekV3Config(
+        **{**ONE_LAYER, "num_key_value_heads": 4},
+        first_k_dense_replace=1,
+        kv_lora_rank=16,
+        q_lora_rank=24,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+    )
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        keys = [torch.randn(batch, 1, past, config.kv_lora_rank, generator=generator)]
+        rotary = [torch.randn(batch, 1, past, config.qk_rope_head_dim, generator=generator)]
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        cache = make_dynamic_cache(config, keys, rotary)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
+def sinusoidal_decoder_with_cache():
+    """XGLM: sinusoidal positions from a table of 16 + 2 rows that eager grows when a
+    longer sequence comes; checked past it (a past of 20, a prompt of 24)."""
+    torch.manual_seed(0)
+    config = transformers.XGLMConfig(
+        d_model=32,
+        num_layers=1,
+        attention_heads=4,
+        ffn_dim=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+        pad_token_id=0,
+    )
+    model = transformers.XGLMForCausalLM(config).eval()
+
+    def inputs(batch, seq, past, seed):
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch, config.attention_heads, past, config.d_model // config.attention_heads)
+        cache = make_dynamic_cache(
+            config,
+            [torch.randn(shape, generator=generator)],
+            [torch.randn(shape, generator=generator)],
+        )
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 20, seed=2), inputs(2, 24, 3, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
 def moe_decoder_with_cache():
     config = transformers.MixtralConfig(**ONE_LAYER, num_local_experts=4, num_experts_per_tok=2)
     return _decoder_case(config)
@@ -221,6 +316,9 @@ def state_space(traced_seq: int = 5, check_seqs=(1, 3)):
 
 FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
+    "alibi decoder + cache": alibi_decoder_with_cache,
+    "latent-attention decoder + cache": latent_attention_decoder_with_cache,
+    "sinusoidal-table decoder + cache": sinusoidal_decoder_with_cache,
     "MoE decoder + cache": moe_decoder_with_cache,
     "encoder": encoder,
     "text encoder-decoder + cache": text_encoder_decoder_with_cache,

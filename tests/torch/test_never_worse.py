@@ -190,3 +190,23 @@ def test_a_bound_eager_runs_past_stays_a_narrowing():
     )
     assert report.limits == [], report.to_text()
     assert "rows must be <= 12" in [n.text for n in report.narrowings], report.to_text()
+
+
+def test_a_lower_bound_the_eager_model_has_too_is_its_limit_not_a_narrowing():
+    # a kernel of 10 samples: eager runs 10 samples and fails at 9, so the program's
+    # samples >= 10 is the model's own limit
+    torch.manual_seed(0)
+    model = torch.nn.Conv1d(1, 4, 10, stride=10).eval()
+    checks = [(torch.randn(1, 1, 400),), (torch.randn(3, 1, 1000),)]
+    program, report = export(
+        model,
+        (torch.randn(2, 1, 800),),
+        dynamic_shapes=({0: "batch", 2: "samples"},),
+        check_shapes=checks,
+        allow_narrowing=True,
+    )
+    assert "samples must be >= 10" not in [n.text for n in report.narrowings], report.to_text()
+    limits = [item.text for item in report.limits]
+    assert "samples must be >= 10: eager runs samples=10 and fails at 9" in [
+        text.split(" (")[0] for text in limits
+    ], report.to_text()

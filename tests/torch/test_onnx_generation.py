@@ -6,6 +6,7 @@ is refused in words before exporting. The MoE decoder's loop runs in test_to_onn
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -36,10 +37,14 @@ def test_dense_decoder_without_cache_runs_in_onnx_runtime_and_generates_like_gen
         "use_cache": None,
     }
     checks = [_without_cache(1, 5, 2), _without_cache(3, 17, 3)]
+    traced = _without_cache(2, 5, 1)
+    # an end-of-sequence token that the first prompt generates early and the second never:
+    # generate pads the first sequence after it while the second goes on
+    model.generation_config.eos_token_id = _token_ending_one_row(model, traced["input_ids"])
     path, report = to_onnx(
         model,
         (),
-        _without_cache(2, 5, 1),
+        traced,
         dynamic_shapes=shapes,
         path=tmp_path / "qwen2.onnx",
         check_shapes=checks,
@@ -51,6 +56,38 @@ def test_dense_decoder_without_cache_runs_in_onnx_runtime_and_generates_like_gen
     assert report.generation_ok, report.generation
     assert "greedy tokens x batch 2 from the ONNX file fed the whole sequence" in report.generation
     assert report.ok
+
+
+def _token_ending_one_row(model, prompt: torch.Tensor, steps: int = 20) -> int:
+    """A token greedy decoding gives the first prompt within a few steps and never the
+    second one."""
+    model.generation_config.eos_token_id = None
+    with torch.no_grad():
+        tokens = model.generate(
+            input_ids=prompt,
+            attention_mask=torch.ones_like(prompt),
+            max_new_tokens=steps,
+            do_sample=False,
+        )[:, prompt.shape[1] :]
+    first, second = tokens.tolist()
+    token = next(t for t in first[1:8] if t not in second and t not in first[: first.index(t)])
+    return int(token)
+
+
+def test_a_sequence_generate_ended_is_compared_up_to_its_end_token():
+    from patchport.torch.onnx_generation import first_difference
+
+    # generate ended the first sequence at token 2 and padded it with 0; the loop went on
+    reference = np.array([[5, 2, 0, 0], [7, 8, 9, 10]])
+    got = np.array([[5, 2, 41, 3], [7, 8, 9, 10]])
+    assert first_difference(got, reference, {2}) is None
+    assert first_difference(got, reference, set()) == 2  # no end token: every step counts
+    early = got.copy()
+    early[0, 1] = 3  # the loop did not end where generate did
+    assert first_difference(early, reference, {2}) == 1
+    late = got.copy()
+    late[1, 3] = 11  # the sequence still running differs
+    assert first_difference(late, reference, {2}) == 3
 
 
 def _empty_cross(inputs: dict) -> dict:
@@ -66,6 +103,11 @@ def test_encoder_decoder_generates_like_generate_from_the_onnx_file(tmp_path):
     # decoder_start_token_id and the decoder's own cache back
     model, traced, shapes, checks = FAMILIES["text encoder-decoder + cache"]()
     model.generation_config.decoder_start_token_id = 0
+    # a checkpoint's generation policy (BART's and Pegasus's: no repeated n-grams, a forced
+    # last token): the file is the model's greedy step, so generate runs without it
+    model.generation_config.update(
+        forced_eos_token_id=1, no_repeat_ngram_size=2, repetition_penalty=1.3
+    )
     shapes["cache"][1] = [[], []]
     path, report = to_onnx(
         model,

@@ -314,6 +314,44 @@ def test_model_state_puts_back_buffers_attributes_and_contents():
     assert len(changes) == 4, changes
 
 
+def _tiny_segformer():
+    torch.manual_seed(0)
+    config = transformers.SegformerConfig(
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        decoder_hidden_size=32,
+        num_labels=3,
+    )
+    return transformers.SegformerForSemanticSegmentation(config).eval()
+
+
+def test_model_state_takes_back_the_output_hooks_installed_with_their_flag():
+    # transformers installs its output-recording hooks on the first forward that records
+    # (SegFormer's always does) and marks the model; putting back the mark without the
+    # hooks made the next forward install them twice, and SegFormer then failed
+    from patchport.torch.export_shape_checks import eager_outputs
+
+    model, fresh = _tiny_segformer(), _tiny_segformer()
+    first = {"pixel_values": torch.randn(1, 3, 64, 64)}
+    second = {"pixel_values": torch.randn(2, 3, 96, 64)}
+    (got,) = eager_outputs(model, [first])  # patchport's checks run the model like this
+    assert not hasattr(model, "_output_capturing_hooks_installed")
+    assert sum(len(m._forward_hooks) for m in model.modules()) == 0
+    with torch.no_grad():
+        torch.testing.assert_close(got.logits, fresh(**first).logits, rtol=0, atol=0)
+        torch.testing.assert_close(model(**second).logits, fresh(**second).logits, rtol=0, atol=0)
+        state = ModelState.capture(model)  # hooks installed before the snapshot stay
+        hooks = sum(len(m._forward_hooks) for m in model.modules())
+        model(**first)
+    assert state.restore() == [] and hooks == sum(len(m._forward_hooks) for m in model.modules())
+
+
 def test_apply_patches_for_model_restores_model_and_patches_after_a_failure():
     from transformers.modeling_utils import AttentionInterface
 
@@ -372,3 +410,33 @@ def test_failed_export_leaves_nothing_patched_and_the_model_untouched():
     assert not hasattr(vars(AttentionInterface)["get_interface"], "__patchport_patch__")
     assert vars(model.model.rotary_emb).keys() == attributes.keys()
     assert all(vars(model.model.rotary_emb)[k] is v for k, v in attributes.items())
+
+
+@pytest.mark.parametrize(
+    ("module_path", "cache"),
+    [
+        ("m2m_100.modeling_m2m_100.M2M100SinusoidalPositionalEmbedding", 5),
+        # Speech2Text grows its table for the sequence only: eager fails past it with a cache
+        ("speech_to_text.modeling_speech_to_text.Speech2TextSinusoidalPositionalEmbedding", 0),
+        ("xglm.modeling_xglm.XGLMSinusoidalPositionalEmbedding", 5),
+    ],
+)
+def test_sinusoidal_positions_are_the_grown_tables_values_and_the_table_is_kept(module_path, cache):
+    import importlib
+
+    from patchport.torch import TransformersPatch
+
+    module_name, class_name = module_path.rsplit(".", 1)
+    klass = getattr(importlib.import_module(f"transformers.models.{module_name}"), class_name)
+    ids = torch.randint(2, VOCAB, (2, 30), generator=torch.Generator().manual_seed(0))
+    first = ids if "XGLM" not in class_name else torch.arange(30).expand(2, 30)
+    patched, grown = klass(16, 8, 1), klass(16, 8, 1)
+    table = patched.weights.clone()
+    expected = grown(first, cache_length=cache)  # eager grows its table past 16 + 2 rows
+    assert grown.weights.shape[0] > table.shape[0]
+    group = [TransformersPatch.POSITIONS]
+    with apply_patches_for_model(patch_transformers=group, model=patched) as details:
+        got = patched(first, cache_length=cache)
+    assert [p.name for p in details.exercised()] == ["sinusoidal_table_sized_for_the_call"]
+    assert torch.equal(got, expected)
+    assert torch.equal(patched.weights, table)  # the module's own table is as it was

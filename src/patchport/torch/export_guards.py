@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
+import random
 import re
 from typing import Any
 
@@ -13,6 +16,42 @@ from .export_report import Narrowing
 
 _COMPARISON = re.compile(r"^(.*?)\s*(<=|>=|==|!=|<|>)\s*(.*)$")
 _SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\]|\.\w+)*\.size\(\)\[\d+\]")
+
+
+def guard_conditions(ep: Any) -> list[str]:
+    """The program's guards as single conditions: torch writes some as ``a and b`` (an
+    image's height and width bounded at once under ``backed_size_oblivious``); each part
+    is read on its own."""
+    conditions: list[str] = []
+    for guard in getattr(ep, "_guards_code", None) or []:
+        conditions.extend(_conjuncts(guard))
+    return conditions
+
+
+def _conjuncts(guard: str) -> list[str]:
+    """``a >= 8 and b >= 8`` -> ``["a >= 8", "b >= 8"]``, splitting only at parenthesis
+    depth 0; a guard holding ``or`` or ``not`` at that depth is kept whole."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(guard):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        if depth == 0 and guard.startswith(" and ", index):
+            parts.append(guard[start:index])
+            start = index + len(" and ")
+    parts.append(guard[start:])
+    parts = [part.strip() for part in parts]
+    if any(re.search(r"(^|\s)(or|not)\s", _outside_parentheses(p)) for p in parts):
+        return [guard]
+    return parts
+
+
+def _outside_parentheses(text: str) -> str:
+    kept, depth = [], 0
+    for char in text:
+        depth += {"(": 1, "[": 1}.get(char, 0)
+        if depth == 0:
+            kept.append(char)
+        depth -= {")": 1, "]": 1}.get(char, 0)
+    return "".join(kept)
 
 
 def _readable(expression: str, names: dict[str, str]) -> str:
@@ -55,30 +94,32 @@ _GRID = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 63, 64, 100, 127, 1000, 
 def _holds_on_grid(text: str, symbols: list[str]) -> bool | None:
     """Whether ``text`` (Python with ``d0``, ``d1``... for sizes) is true on every point of
     a grid of sizes; None when it cannot be evaluated."""
-    import itertools
-    import random
-
     try:
         code = compile(text, "<guard>", "eval")
     except SyntaxError:
         return None
     allowed = {"__builtins__": {}, "min": min, "max": max, "abs": abs}
-    if len(symbols) == 1:
-        points: list[tuple[int, ...]] = [(n,) for n in range(1, 129)] + [(n,) for n in _GRID]
-    elif len(symbols) == 2:
-        points = list(itertools.product(range(1, 33), repeat=2))
-        points += list(itertools.product(_GRID, repeat=2))
-    else:
-        rng = random.Random(0)
-        points = [tuple(rng.choice(_GRID) for _ in symbols) for _ in range(3000)]
-        points += [tuple([n] * len(symbols)) for n in _GRID]
     try:
-        for point in points:
+        for point in _grid_points(len(symbols)):
             if not eval(code, allowed, dict(zip(symbols, point))):  # noqa: S307
                 return False
     except (ArithmeticError, NameError, TypeError, ValueError):
         return None
     return True
+
+
+@functools.lru_cache(maxsize=8)
+def _grid_points(count: int) -> tuple[tuple[int, ...], ...]:
+    """The sizes a guard over ``count`` dimensions is tried on (the same for every guard of
+    a program: drawn once, not per guard)."""
+    if count == 1:
+        return tuple((n,) for n in (*range(1, 129), *_GRID))
+    if count == 2:
+        pairs = [*itertools.product(range(1, 33), repeat=2), *itertools.product(_GRID, repeat=2)]
+        return tuple(pairs)
+    rng = random.Random(0)
+    points = [tuple(rng.choice(_GRID) for _ in range(count)) for _ in range(3000)]
+    return tuple(points + [(n,) * count for n in _GRID])
 
 
 def _proven(parts: tuple[str, str, str], symbols: list[str]) -> bool:
@@ -172,7 +213,7 @@ def analyse_guards(
         if isinstance(upper, sympy.Integer):
             if dim.requested_max is None or int(upper) < dim.requested_max:
                 narrowings.append(Narrowing(dim.label, f"{dim.label} must be <= {int(upper)}"))
-    for guard in getattr(ep, "_guards_code", None) or []:
+    for guard in guard_conditions(ep):
         if _always_holds(guard, names):
             continue  # e.g. (batch*seq) % batch == 0: true for every size, not a narrowing
         text = _readable(guard, names)
@@ -213,7 +254,7 @@ def _lower_bound_from_assumptions(
 
     by_source = {d.source: d.size.node.expr for d in dims if isinstance(d.size, torch.SymInt)}
     labels = {d.size.node.expr: d.label for d in dims if isinstance(d.size, torch.SymInt)}
-    for guard in getattr(ep, "_guards_code", None) or []:
+    for guard in guard_conditions(ep):
         text = _SOURCE.sub(
             lambda m: f"({by_source[m.group(0)]})" if m.group(0) in by_source else "?", guard
         )
@@ -225,7 +266,11 @@ def _lower_bound_from_assumptions(
             left, right = (sympy.sympify(match.group(i), locals=local) for i in (1, 3))
         except (sympy.SympifyError, TypeError):
             continue
+        if not (isinstance(left, sympy.Expr) and isinstance(right, sympy.Expr)):
+            continue  # a side that is itself a condition: not a bound on a sum of sizes
         difference = (right - left) if match.group(2) == "<=" else (left - right)  # >= 0
+        if not difference.is_polynomial(symbol):
+            continue  # e.g. samples // 5 (a strided convolution): not a sum of sizes
         if sympy.Poly(difference, symbol).degree() != 1 or difference.coeff(symbol) != 1:
             continue
         below = symbol - difference  # symbol >= below

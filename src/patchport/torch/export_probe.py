@@ -144,11 +144,17 @@ def model_limit(
     label: str,
     bound: int,
     others: Sequence[Any] = (),
+    lower: bool = False,
 ) -> str | None:
     """Why ``label <= bound`` is the eager model's own limit (it runs at ``bound`` and
-    raises at ``bound + 1``: a table of positions, say), or None when it is not shown."""
+    raises at ``bound + 1``: a table of positions, say), or None when it is not shown.
+    With ``lower=True``, why ``label >= bound`` is (it runs at ``bound`` and raises at
+    ``bound - 1``: a convolution kernel wider than the input, say)."""
+    past_bound = bound - 1 if lower else bound + 1
+    if past_bound < 1:
+        return None
     runs = []
-    for size in (bound, bound + 1):
+    for size in (bound, past_bound):
         built = resized_inputs(model, args, kwargs, shapes, label, size, others)
         if built is None or (built[0] and built[1]):
             return None
@@ -162,7 +168,7 @@ def model_limit(
     at_bound, past = runs
     if at_bound is not None or past is None:
         return None
-    return f"eager runs {label}={bound} and fails at {bound + 1} ({past})"
+    return f"eager runs {label}={bound} and fails at {past_bound} ({past})"
 
 
 def probe(

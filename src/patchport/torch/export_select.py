@@ -247,6 +247,7 @@ def _named_constraints(
 
 
 _UPPER = re.compile(r"^(.+) must be <= (\d+)$")
+_LOWER = re.compile(r"^(.+) must be >= (\d+)$")
 
 
 def _model_limits(
@@ -257,24 +258,52 @@ def _model_limits(
     shapes: Any,
     checks: Sequence[Any] | None,
 ) -> None:
-    """Upper bounds the eager model has too (BERT's 64 positions: it runs seq=64 and
-    fails at 65) are its limits, not narrowings: no configuration can do better, so they
-    do not cost another export. Moved from ``narrowings`` to ``limits``, with the proof."""
+    """Bounds the eager model has too are its limits, not narrowings: an upper one (BERT's
+    64 positions: it runs seq=64 and fails at 65) or a lower one (a convolution kernel of
+    10 samples: it runs 10 and fails at 9). No configuration can do better, so they do not
+    cost another export. Moved from ``narrowings`` to ``limits``, with the proof; bounds
+    a lower limit implies (``1 < samples`` under ``samples >= 10``) go with it."""
     from .export_probe import model_limit
 
     kept = []
+    lowest: dict[str, int] = {}
     for item in report.narrowings:
-        match = _UPPER.match(item.text)
         why = None
-        if match is not None and match.group(1) == item.dimension:
-            why = model_limit(
-                model, args, kwargs, shapes, item.dimension, int(match.group(2)), checks or ()
-            )
+        for pattern, lower in ((_UPPER, False), (_LOWER, True)):
+            match = pattern.match(item.text)
+            if why is None and match is not None and match.group(1) == item.dimension:
+                bound = int(match.group(2))
+                why = model_limit(
+                    model, args, kwargs, shapes, item.dimension, bound, checks or (), lower
+                )
+                if why is not None and lower:
+                    lowest[item.dimension] = max(bound, lowest.get(item.dimension, bound))
         if why is None:
             kept.append(item)
         else:
             report.limits.append(Narrowing(item.dimension, f"{item.text}: {why}"))
-    report.narrowings = kept
+    report.narrowings = [
+        item for item in kept if not _implied_lower_bound(item, lowest.get(item.dimension))
+    ]
+
+
+def _implied_lower_bound(item: Narrowing, limit: int | None) -> bool:
+    """True when ``item`` bounds its dimension from below by no more than ``limit``
+    (``samples >= 4``, ``samples > 1``, ``1 < samples`` under a limit ``samples >= 10``)."""
+    if limit is None:
+        return False
+    label = re.escape(item.dimension)
+    for pattern, strict in (
+        (rf"^{label} must be >= (\d+)$", False),
+        (rf"^{label} must be > (\d+)$", True),
+        (rf"^(\d+) must be < {label}$", True),
+        (rf"^(\d+) must be <= {label}$", False),
+    ):
+        match = re.match(pattern, item.text)
+        if match is not None:
+            least = int(match.group(1)) + (1 if strict else 0)
+            return least <= limit
+    return False
 
 
 def _fixing_loops(

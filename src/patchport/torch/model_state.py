@@ -5,6 +5,12 @@ the modules (transformers' longrope keeps a tensor attribute, dynamic RoPE re-re
 a buffer). During ``torch.export`` those values are fake tensors, so the eager model
 afterwards computes something else, or cannot be exported again. A snapshot taken
 before and restored after undoes every such change.
+
+Hooks are state too: transformers installs its output-recording hooks on the first forward
+that records outputs and marks the model ``_output_capturing_hooks_installed``. Putting
+back the attributes alone removed the mark and kept the hooks, so the next forward
+installed them again (SegFormer, whose head always records, then failed). Each module's
+hook registries are put back with the rest, in place (handles stay valid).
 """
 
 from __future__ import annotations
@@ -26,6 +32,16 @@ class _ModuleState:
     parameters: dict[str, Any]
     buffers: dict[str, Any]
     buffer_values: dict[str, torch.Tensor]
+    hooks: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+
+def _hook_registries(module: torch.nn.Module) -> dict[str, dict[Any, Any]]:
+    """The module's hook dictionaries (``_forward_hooks``, ``_forward_pre_hooks``...)."""
+    return {
+        name: value
+        for name, value in vars(module).items()
+        if name.startswith("_") and name.endswith("hooks") and isinstance(value, dict)
+    }
 
 
 @dataclass
@@ -53,8 +69,9 @@ class ModelState:
                 for name, buffer in buffers.items()
                 if isinstance(buffer, torch.Tensor) and not _is_fake(buffer)
             }
+            hooks = {name: dict(value) for name, value in _hook_registries(module).items()}
             state.modules.append(
-                _ModuleState(module, attributes, dict(module._parameters), buffers, values)
+                _ModuleState(module, attributes, dict(module._parameters), buffers, values, hooks)
             )
         return state
 
@@ -75,6 +92,7 @@ class ModelState:
                         changes.append(f"{name}.{key}: put back")
             changes.extend(_restore_slot(module, "_parameters", saved.parameters, name))
             changes.extend(_restore_slot(module, "_buffers", saved.buffers, name))
+            changes.extend(_restore_hooks(module, saved.hooks, name))
             with torch.no_grad():
                 for key, value in saved.buffer_values.items():
                     buffer = module._buffers.get(key)
@@ -99,6 +117,20 @@ def _restore_slot(module: torch.nn.Module, slot: str, saved: dict[str, Any], nam
         if current.get(key, _MISSING) is not value:
             current[key] = value
             changes.append(f"{name}.{key}: {slot[1:-1]} put back")
+    return changes
+
+
+def _restore_hooks(module: torch.nn.Module, saved: dict[str, dict], name: str) -> list[str]:
+    """Hooks registered since the snapshot removed, hooks removed put back (in the same
+    dictionaries, so the handles of the hooks kept still work)."""
+    changes = []
+    for key, registry in _hook_registries(module).items():
+        before = saved.get(key, {})
+        if list(registry.items()) != list(before.items()):
+            added = len(registry.keys() - before.keys())
+            registry.clear()
+            registry.update(before)
+            changes.append(f"{name}.{key}: {added} hook(s) registered while patched removed")
     return changes
 
 

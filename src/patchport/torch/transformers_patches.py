@@ -30,6 +30,13 @@ FAMILY = PatchFamily.TRANSFORMERS
 
 _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
+_IMAGE_SIZE = {
+    "mobilevit_unfolding_without_size_branch",
+    "position_embeddings_always_resized",
+    "tf_same_padding_any_size",
+    "tf_same_padding_any_size_undilated",
+}
+_POSITIONS = {"sinusoidal_table_sized_for_the_call"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,47 @@ def _build_stateless_rope(forward: Any) -> Callable[..., Any] | None:
     except ImportError:  # a transformers without dynamic_rope_update: nothing to recognize
         return None
     return None if body is None else make_stateless_rotary_forward(body)
+
+
+def copies_of(reference: str) -> Callable[[Any], bool]:
+    """``wants(module)`` for a :class:`ModulePatch` of a method transformers copies from
+    model to model: True when the module's class has ``reference``'s method (a dotted
+    ``module.Class.method``) with the same code. The reference's module is imported only
+    when a class has a method of that name."""
+    module_name, class_name, method = reference.rsplit(".", 2)
+
+    def wants(module: Any) -> bool:
+        import inspect
+
+        candidate = getattr(type(module), method, None)
+        if not inspect.isfunction(candidate):
+            return False
+        try:
+            original = getattr(getattr(importlib.import_module(module_name), class_name), method)
+        except (ImportError, AttributeError):
+            return False
+        return same_code(candidate, original)
+
+    return wants
+
+
+def _builtin(module: str, name: str) -> Callable[[Any], Any]:
+    """A function of ``patchport.torch.builtin.<module>``, imported when called."""
+
+    def call(value: Any) -> Any:
+        return getattr(importlib.import_module(f"{__package__}.builtin.{module}"), name)(value)
+
+    return call
+
+
+def _replacement(module: str, name: str) -> Callable[[Any], Callable[..., Any] | None]:
+    """``build(method)`` of a :class:`ModulePatch` that only recognized copies want: the
+    replacement ``name`` of ``patchport.torch.builtin.<module>``, imported when used."""
+
+    def build(_method: Any) -> Callable[..., Any] | None:
+        return getattr(importlib.import_module(f"{__package__}.builtin.{module}"), name)
+
+    return build
 
 
 def same_code(candidate: Any, reference: Any) -> bool:
@@ -218,6 +266,74 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         why="dynamic and longrope rotary embeddings choose their frequencies with torch.where "
         "instead of a data-dependent branch, and keep no state from the export",
     ),
+    ModulePatch(
+        name="fused_qkv_split_dense",
+        method="_reshape",
+        wants=copies_of("transformers.models.bloom.modeling_bloom.BloomAttention._reshape"),
+        build=_replacement("transformers_attention", "fused_qkv_split_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bloom splits its fused query/key/value projection into contiguous tensors, not "
+        "strided views whose reshape made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
+        name="merged_heads_dense",
+        method="_merge_heads",
+        wants=copies_of("transformers.models.bloom.modeling_bloom.BloomAttention._merge_heads"),
+        build=_replacement("transformers_attention", "merged_heads_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bloom merges its attention heads from a contiguous copy, not a permuted view "
+        "whose reshape made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
+        name="latent_keys_concatenated",
+        method="expand_kv",
+        wants=copies_of(
+            "transformers.models.deepseek_v3.modeling_deepseek_v3.DeepseekV3Attention.expand_kv"
+        ),
+        build=_replacement("transformers_attention", "latent_keys_concatenated"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="multi-head latent attention (DeepSeek and its copies) concatenates the key parts "
+        "instead of copying them into slices of an empty tensor, which made torch guard "
+        "past + seq != 1 and batch >= 2",
+    ),
+    ModulePatch(
+        name="position_embeddings_always_resized",
+        method="interpolate_pos_encoding",
+        wants=_builtin("transformers_vision", "reads_jit_tracing"),
+        build=_builtin("transformers_vision", "always_resized"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="vision transformers resize their position embeddings at every image size (their "
+        "own 'always interpolate when tracing' path, which torch.export did not take), so a "
+        "trace at the configured size does not pin height and width",
+    ),
+    ModulePatch(
+        name="sinusoidal_table_sized_for_the_call",
+        method="forward",
+        wants=_builtin("transformers_positions", "grows_sinusoidal_table"),
+        build=_builtin("transformers_positions", "table_sized_for_the_call"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="sinusoidal position tables (M2M100, NLLB, XGLM, Speech2Text, MusicGen...) are "
+        "built for each call a few rows longer than it can read, instead of grown by an if "
+        "on the traced length, so sequence and past stay dynamic past the table",
+    ),
+    ModulePatch(
+        name="mobilevit_unfolding_without_size_branch",
+        method="unfolding",
+        wants=copies_of(
+            "transformers.models.mobilevit.modeling_mobilevit.MobileViTLayer.unfolding"
+        ),
+        build=_replacement("transformers_vision", "mobilevit_unfolding_without_size_branch"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="MobileViT rounds each feature map up to whole patches with integer arithmetic "
+        "and always resizes (an identity when nothing is rounded) instead of a float ceil "
+        "and an if on the size, so image height and width stay dynamic",
+    ),
 )
 
 
@@ -225,6 +341,7 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
     """The shipped :class:`CopiedHelperPatch` declarations."""
     from .builtin import transformers_attention as attention
     from .builtin import transformers_scan as scan
+    from .builtin import transformers_vision as vision
 
     models = "transformers.models"
     return (
@@ -277,6 +394,26 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
             why="Mamba2's chunked scan pads the sequence by a symbolic amount (one chunk more "
             "than needed) instead of branching on pad_size > 0, so torch does not fix "
             "seq % chunk_size",
+        ),
+        CopiedHelperPatch(
+            name="tf_same_padding_any_size",
+            function="apply_tf_padding",
+            reference=f"{models}.mobilenet_v2.modeling_mobilenet_v2.apply_tf_padding",
+            replacement=vision.tf_same_padding_any_size,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="MobileNetV2's TensorFlow 'SAME' padding is computed from the symbolic image "
+            "size, not int() and an if on size % stride, so height and width stay dynamic",
+        ),
+        CopiedHelperPatch(
+            name="tf_same_padding_any_size_undilated",
+            function="apply_tf_padding",
+            reference=f"{models}.mobilenet_v1.modeling_mobilenet_v1.apply_tf_padding",
+            replacement=vision.tf_same_padding_any_size_undilated,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="MobileNetV1's TensorFlow 'SAME' padding is computed without an if on "
+            "size % stride, so torch does not fix the image size modulo the stride",
         ),
     )
 
@@ -432,6 +569,8 @@ class TransformersPatch(str, enum.Enum):
     EXPORTERS = "exporters"  # the export patches transformers itself ships
     CACHE = "cache"  # cache layers traced without constant tensors (ONNX conversion)
     SCAN = "scan"  # state-space scans (Mamba, Mamba2) without a loop or padding over seq
+    IMAGE_SIZE = "image_size"  # vision layers without Python branches on the image size
+    POSITIONS = "positions"  # position tables built for the call's length, not grown in Python
 
 
 TransformersPatchEnum = TransformersPatch  # yobx's name for the groups
@@ -470,6 +609,10 @@ def iter_transformers_patches(model: Any, groups: Any = True) -> Iterator[PatchI
                 if item.name in _ROTARY
                 else TransformersPatch.SCAN
                 if item.name in _SCAN
+                else TransformersPatch.IMAGE_SIZE
+                if item.name in _IMAGE_SIZE
+                else TransformersPatch.POSITIONS
+                if item.name in _POSITIONS
                 else TransformersPatch.ATTENTION
             )
             if group in wanted:

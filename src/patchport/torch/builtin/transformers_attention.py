@@ -43,6 +43,46 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.clone(memory_format=torch.contiguous_format)
 
 
+def fused_qkv_split_dense(
+    self: Any, fused_qkv: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Bloom's ``_reshape`` (the fused projection ``(b, s, heads * 3 * d)`` split into
+    query, key and value ``(b, heads, s, d)``) giving contiguous tensors instead of strided
+    views: Bloom then reshapes the query to ``(b * heads, -1, d)``, and on the view torch
+    guards ``s != 1`` (under ``backed_size_oblivious``) or traces the mask length as at
+    least 4 (without), so the program rejects the decode step from a one-token past."""
+    batch_size, seq_length, _ = fused_qkv.shape
+    fused_qkv = fused_qkv.view(batch_size, seq_length, self.num_heads, 3, self.head_dim)
+    return tuple(_dense(fused_qkv[..., part, :].transpose(1, 2)) for part in range(3))
+
+
+def merged_heads_dense(self: Any, x: torch.Tensor) -> torch.Tensor:
+    """Bloom's ``_merge_heads`` (``(b * heads, s, d) -> (b, s, heads * d)``) reshaping a
+    contiguous copy of the permuted heads, not the permuted view, whose reshape made
+    torch guard ``s != 1``."""
+    batch_size_and_num_heads, seq_length, _ = x.shape
+    batch_size = batch_size_and_num_heads // self.num_heads
+    x = x.view(batch_size, self.num_heads, seq_length, self.head_dim)
+    x = _dense(x.permute(0, 2, 1, 3))
+    return x.view(batch_size, seq_length, self.num_heads * self.head_dim)
+
+
+def latent_keys_concatenated(
+    self: Any, kv_nope: torch.Tensor, k_rot: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """DeepSeek's ``expand_kv`` (multi-head latent attention: the compressed keys
+    ``(b, 1, s, kv_lora_rank)`` expanded to per-head keys and values) with the keys made by
+    ``torch.cat`` of their two parts instead of ``copy_`` into slices of an empty tensor:
+    the same values, but the in-place copies made torch guard ``past + seq != 1`` and
+    ``batch >= 2`` (the decode step from a one-token past and batch 1 were refused)."""
+    batch_size, _, seq_length, _ = kv_nope.shape
+    key_shape = (batch_size, seq_length, -1, self.qk_nope_head_dim + self.v_head_dim)
+    kv_nope = self.kv_b_proj(kv_nope).view(key_shape).transpose(1, 2)
+    k_nope, value_states = torch.split(kv_nope, [self.qk_nope_head_dim, self.v_head_dim], dim=-1)
+    k_rot = k_rot.expand(-1, k_nope.shape[1], -1, -1)
+    return torch.cat((k_nope, k_rot), dim=-1), value_states
+
+
 def eager_attention_dense(
     module: torch.nn.Module,
     query: torch.Tensor,
@@ -144,10 +184,36 @@ def sdpa_attention_one_path(
         else:
             key = _repeat_heads(key, groups)
             value = _repeat_heads(value, groups)
+    query, key, value, scaling, width = _same_head_dims(query, key, value, scaling)
     output = torch.nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attention_mask, dropout_p=dropout, scale=scaling, **extra
     )
+    if width is not None:
+        output = output[..., :width]
     return _dense(output.transpose(1, 2)), None
+
+
+def _same_head_dims(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, scaling: float | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float | None, int | None]:
+    """Query/key and value heads of one width, zero-padded, and the value width to slice
+    the output back to (None when they were equal already).
+
+    SDPA with values of another head width than the queries (multi-head latent attention:
+    DeepSeek's 192 against 128) has no fused kernel on CPU: torch decomposes it into
+    matmuls whose reshapes guard the key length != 1, and the program refuses the decode
+    step from a one-token past. Zero columns change no dot product and no weighted sum,
+    so the padded attention is the same; the scale is fixed first from the query width."""
+    qk_dim, v_dim = query.shape[-1], value.shape[-1]
+    if not isinstance(qk_dim, int) or not isinstance(v_dim, int) or qk_dim == v_dim:
+        return query, key, value, scaling, None
+    if scaling is None:
+        scaling = qk_dim**-0.5
+    if v_dim < qk_dim:
+        return query, key, torch.nn.functional.pad(value, (0, qk_dim - v_dim)), scaling, v_dim
+    pad = (0, v_dim - qk_dim)
+    query = torch.nn.functional.pad(query, pad)
+    return query, torch.nn.functional.pad(key, pad), value, scaling, None
 
 
 def attention_interface_for_export(self: Any, attn_implementation: str, default: Callable) -> Any:

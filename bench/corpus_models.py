@@ -1,0 +1,795 @@
+"""The tiny models of the export corpus (``bench/export_corpus.py``): one builder per
+architecture, each a real transformers class built from a config with random weights (no
+download), 1-2 layers and hidden sizes of 16-64. Token ids of the configs lie inside the
+vocabulary, as in a real checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+VOCAB = 100
+# bos / eos / pad inside the vocabulary (some configs default to ids of a 50k+ vocabulary)
+TOKENS = dict(bos_token_id=1, eos_token_id=2, pad_token_id=0)
+
+BUILDERS: dict[str, Callable[[Any], Any]] = {}
+
+
+def builder(name: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Register ``function(transformers) -> model`` as the builder of ``name``."""
+
+    def register(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        BUILDERS[name] = function
+        return function
+
+    return register
+
+
+def build_model(name: str) -> Any:
+    """A tiny random model of ``name`` in eval mode, seeded so every run builds the same."""
+    import torch
+    import transformers
+
+    if name not in BUILDERS:
+        raise ValueError(f"unknown model {name!r}; choose from {list(BUILDERS)}")
+    torch.manual_seed(0)
+    return BUILDERS[name](transformers).eval()
+
+
+def _common() -> dict[str, Any]:
+    return dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+    )
+
+
+def _lm(tr: Any, config: Any) -> Any:
+    return tr.AutoModelForCausalLM.from_config(config)
+
+
+# ---- dense decoders ----------------------------------------------------------------------
+
+
+@builder("llama")
+def _llama(tr: Any) -> Any:
+    return _lm(tr, tr.LlamaConfig(**_common()))
+
+
+@builder("llama_dynamic_rope")
+def _llama_dynamic_rope(tr: Any) -> Any:
+    rope = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
+    return _lm(tr, tr.LlamaConfig(**_common(), rope_parameters=rope))
+
+
+@builder("qwen2")
+def _qwen2(tr: Any) -> Any:
+    return _lm(tr, tr.Qwen2Config(**_common()))
+
+
+@builder("mistral")
+def _mistral(tr: Any) -> Any:
+    return _lm(tr, tr.MistralConfig(**_common(), sliding_window=None))
+
+
+@builder("phi3_longrope")
+def _phi3_longrope(tr: Any) -> Any:
+    common = {**_common(), "max_position_embeddings": 64}
+    rope = {
+        "rope_type": "longrope",
+        "rope_theta": 10000.0,
+        "short_factor": [1.0, 1.1, 1.2, 1.3],
+        "long_factor": [2.0, 2.5, 3.0, 4.0],
+        "original_max_position_embeddings": 16,
+    }
+    return _lm(tr, tr.Phi3Config(**common, rope_parameters=rope, pad_token_id=0))
+
+
+@builder("gpt2")
+def _gpt2(tr: Any) -> Any:
+    config = tr.GPT2Config(
+        n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, bos_token_id=0
+    )
+    return _lm(tr, config)
+
+
+@builder("falcon")
+def _falcon(tr: Any) -> Any:
+    config = tr.FalconConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        vocab_size=VOCAB,
+        new_decoder_architecture=True,
+        num_kv_heads=2,
+    )
+    return _lm(tr, config)
+
+
+@builder("gemma2")
+def _gemma2(tr: Any) -> Any:
+    return _lm(tr, tr.Gemma2Config(**_common(), head_dim=8, sliding_window=8))
+
+
+@builder("gemma3")
+def _gemma3(tr: Any) -> Any:
+    config = tr.Gemma3TextConfig(
+        **_common(), head_dim=8, sliding_window=8, layer_types=["sliding_attention"] * 2
+    )
+    return _lm(tr, config)
+
+
+@builder("gpt_neox")
+def _gpt_neox(tr: Any) -> Any:
+    common = {k: v for k, v in _common().items() if k != "num_key_value_heads"}
+    return _lm(tr, tr.GPTNeoXConfig(**common, rotary_pct=0.5, **TOKENS))
+
+
+@builder("gptj")
+def _gptj(tr: Any) -> Any:
+    config = tr.GPTJConfig(
+        n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, rotary_dim=4, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("opt")
+def _opt(tr: Any) -> Any:
+    config = tr.OPTConfig(
+        hidden_size=32,
+        ffn_dim=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        word_embed_proj_dim=32,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("bloom")
+def _bloom(tr: Any) -> Any:
+    return _lm(tr, tr.BloomConfig(hidden_size=32, n_layer=2, n_head=4, vocab_size=VOCAB, **TOKENS))
+
+
+@builder("phi")
+def _phi(tr: Any) -> Any:
+    return _lm(tr, tr.PhiConfig(**_common(), partial_rotary_factor=0.5, **TOKENS))
+
+
+@builder("qwen3")
+def _qwen3(tr: Any) -> Any:
+    return _lm(tr, tr.Qwen3Config(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("stablelm")
+def _stablelm(tr: Any) -> Any:
+    return _lm(tr, tr.StableLmConfig(**_common(), partial_rotary_factor=0.5, **TOKENS))
+
+
+@builder("cohere")
+def _cohere(tr: Any) -> Any:
+    return _lm(tr, tr.CohereConfig(**_common(), **TOKENS))
+
+
+@builder("olmo2")
+def _olmo2(tr: Any) -> Any:
+    return _lm(tr, tr.Olmo2Config(**_common(), **TOKENS))
+
+
+@builder("granite")
+def _granite(tr: Any) -> Any:
+    return _lm(tr, tr.GraniteConfig(**_common(), **TOKENS))
+
+
+@builder("glm")
+def _glm(tr: Any) -> Any:
+    return _lm(tr, tr.GlmConfig(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("starcoder2")
+def _starcoder2(tr: Any) -> Any:
+    return _lm(tr, tr.Starcoder2Config(**_common(), sliding_window=None, **TOKENS))
+
+
+@builder("gpt_bigcode")
+def _gpt_bigcode(tr: Any) -> Any:
+    """StarCoder's multi-query attention (one key/value head, fused with the query)."""
+    config = tr.GPTBigCodeConfig(
+        n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64, multi_query=True, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("codegen")
+def _codegen(tr: Any) -> Any:
+    config = tr.CodeGenConfig(
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        vocab_size=VOCAB,
+        n_positions=64,
+        n_ctx=64,
+        rotary_dim=4,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("mpt")
+def _mpt(tr: Any) -> Any:
+    """ALiBi attention, as Bloom, in MosaicML's layout."""
+    config = tr.MptConfig(
+        d_model=32, n_layers=2, n_heads=4, vocab_size=VOCAB, max_seq_len=64, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("xglm")
+def _xglm(tr: Any) -> Any:
+    config = tr.XGLMConfig(
+        d_model=32,
+        num_layers=2,
+        attention_heads=4,
+        ffn_dim=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("persimmon")
+def _persimmon(tr: Any) -> Any:
+    common = {k: v for k, v in _common().items() if k != "num_key_value_heads"}
+    return _lm(tr, tr.PersimmonConfig(**{**common, "max_position_embeddings": 64}, **TOKENS))
+
+
+# ---- mixture-of-experts decoders ---------------------------------------------------------
+
+
+@builder("mixtral")
+def _mixtral(tr: Any) -> Any:
+    return _lm(tr, tr.MixtralConfig(**_common(), num_local_experts=4, num_experts_per_tok=2))
+
+
+@builder("qwen2_moe")
+def _qwen2_moe(tr: Any) -> Any:
+    config = tr.Qwen2MoeConfig(
+        **_common(),
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=32,
+        shared_expert_intermediate_size=32,
+    )
+    return _lm(tr, config)
+
+
+@builder("qwen3_moe")
+def _qwen3_moe(tr: Any) -> Any:
+    config = tr.Qwen3MoeConfig(
+        **_common(),
+        head_dim=8,
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=32,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("deepseek_v3")
+def _deepseek_v3(tr: Any) -> Any:
+    """Multi-head latent attention (its cache holds the compressed keys and the rotary
+    part, not per-head keys/values) and a routed MoE after one dense layer."""
+    config = tr.DeepseekV3Config(
+        **{**_common(), "num_key_value_heads": 4},
+        moe_intermediate_size=16,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_group=2,
+        topk_group=1,
+        first_k_dense_replace=1,
+        kv_lora_rank=16,
+        q_lora_rank=24,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+# ---- encoders ----------------------------------------------------------------------------
+
+
+def _encoder_common() -> dict[str, Any]:
+    return dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+    )
+
+
+@builder("bert")
+def _bert(tr: Any) -> Any:
+    return tr.BertModel(tr.BertConfig(**_encoder_common()))
+
+
+@builder("distilbert")
+def _distilbert(tr: Any) -> Any:
+    config = tr.DistilBertConfig(
+        dim=32, n_layers=2, n_heads=4, hidden_dim=64, vocab_size=VOCAB, max_position_embeddings=64
+    )
+    return tr.DistilBertModel(config)
+
+
+@builder("roberta")
+def _roberta(tr: Any) -> Any:
+    return tr.RobertaModel(tr.RobertaConfig(**_encoder_common(), pad_token_id=0))
+
+
+@builder("deberta_v2")
+def _deberta_v2(tr: Any) -> Any:
+    config = tr.DebertaV2Config(
+        **_encoder_common(),
+        relative_attention=True,
+        position_buckets=8,
+        pos_att_type=["p2c", "c2p"],
+        max_relative_positions=16,
+    )
+    return tr.DebertaV2Model(config)
+
+
+@builder("albert")
+def _albert(tr: Any) -> Any:
+    return tr.AlbertModel(tr.AlbertConfig(**_encoder_common(), embedding_size=16))
+
+
+@builder("electra")
+def _electra(tr: Any) -> Any:
+    return tr.ElectraModel(tr.ElectraConfig(**_encoder_common(), embedding_size=16))
+
+
+@builder("clip_text")
+def _clip_text(tr: Any) -> Any:
+    config = tr.CLIPTextConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return tr.CLIPTextModel(config)
+
+
+# ---- encoder-decoders --------------------------------------------------------------------
+
+
+@builder("t5")
+def _t5(tr: Any) -> Any:
+    config = tr.T5Config(
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        vocab_size=VOCAB,
+        decoder_start_token_id=0,
+    )
+    return tr.T5ForConditionalGeneration(config)
+
+
+def _bart_like() -> dict[str, Any]:
+    return dict(
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        decoder_start_token_id=2,
+        **TOKENS,
+    )
+
+
+@builder("bart")
+def _bart(tr: Any) -> Any:
+    return tr.BartForConditionalGeneration(tr.BartConfig(**_bart_like()))
+
+
+@builder("mbart")
+def _mbart(tr: Any) -> Any:
+    return tr.MBartForConditionalGeneration(tr.MBartConfig(**_bart_like()))
+
+
+@builder("marian")
+def _marian(tr: Any) -> Any:
+    return tr.MarianMTModel(tr.MarianConfig(**{**_bart_like(), "decoder_start_token_id": 0}))
+
+
+@builder("pegasus")
+def _pegasus(tr: Any) -> Any:
+    config = tr.PegasusConfig(**{**_bart_like(), "decoder_start_token_id": 0})
+    return tr.PegasusForConditionalGeneration(config)
+
+
+@builder("whisper")
+def _whisper(tr: Any) -> Any:
+    config = tr.WhisperConfig(
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_mel_bins=8,
+        max_source_positions=16,
+        max_target_positions=64,
+        vocab_size=VOCAB,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+    )
+    return tr.WhisperForConditionalGeneration(config)
+
+
+@builder("speech2text")
+def _speech2text(tr: Any) -> Any:
+    config = tr.Speech2TextConfig(
+        **{k: v for k, v in _bart_like().items() if k != "max_position_embeddings"},
+        max_source_positions=64,
+        max_target_positions=64,
+        input_feat_per_channel=8,
+        conv_channels=16,
+        num_conv_layers=2,
+        input_channels=1,
+    )
+    return tr.Speech2TextForConditionalGeneration(config)
+
+
+@builder("moonshine")
+def _moonshine(tr: Any) -> Any:
+    config = tr.MoonshineConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        encoder_num_hidden_layers=2,
+        decoder_num_hidden_layers=2,
+        encoder_num_attention_heads=4,
+        decoder_num_attention_heads=4,
+        decoder_start_token_id=1,
+        **TOKENS,
+    )
+    return tr.MoonshineForConditionalGeneration(config)
+
+
+# ---- vision ------------------------------------------------------------------------------
+
+
+def _vit_like() -> dict[str, Any]:
+    return dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+    )
+
+
+@builder("vit")
+def _vit(tr: Any) -> Any:
+    return tr.ViTModel(tr.ViTConfig(**_vit_like()))
+
+
+@builder("siglip_vision")
+def _siglip_vision(tr: Any) -> Any:
+    return tr.SiglipVisionModel(tr.SiglipVisionConfig(**_vit_like()))
+
+
+@builder("clip_vision")
+def _clip_vision(tr: Any) -> Any:
+    return tr.CLIPVisionModel(tr.CLIPVisionConfig(**_vit_like()))
+
+
+@builder("deit")
+def _deit(tr: Any) -> Any:
+    return tr.DeiTForImageClassificationWithTeacher(tr.DeiTConfig(**_vit_like(), num_labels=3))
+
+
+@builder("beit")
+def _beit(tr: Any) -> Any:
+    return tr.BeitModel(tr.BeitConfig(**_vit_like(), use_relative_position_bias=True))
+
+
+@builder("dinov2")
+def _dinov2(tr: Any) -> Any:
+    """Interpolates its position embeddings to the image: any size of 8-pixel patches."""
+    return tr.Dinov2Model(tr.Dinov2Config(**_vit_like()))
+
+
+@builder("convnext")
+def _convnext(tr: Any) -> Any:
+    config = tr.ConvNextConfig(
+        hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
+    )
+    return tr.ConvNextForImageClassification(config)
+
+
+@builder("swin")
+def _swin(tr: Any) -> Any:
+    config = tr.SwinConfig(
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        num_labels=3,
+    )
+    return tr.SwinForImageClassification(config)
+
+
+def _resnet_config(tr: Any, **extra: Any) -> Any:
+    return tr.ResNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic", **extra
+    )
+
+
+@builder("resnet")
+def _resnet(tr: Any) -> Any:
+    return tr.ResNetForImageClassification(_resnet_config(tr, num_labels=3))
+
+
+@builder("regnet")
+def _regnet(tr: Any) -> Any:
+    config = tr.RegNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], groups_width=8, num_labels=3
+    )
+    return tr.RegNetForImageClassification(config)
+
+
+@builder("efficientnet")
+def _efficientnet(tr: Any) -> Any:
+    config = tr.EfficientNetConfig(
+        image_size=32, width_coefficient=0.1, depth_coefficient=0.1, hidden_dim=128, num_labels=3
+    )
+    return tr.EfficientNetForImageClassification(config)
+
+
+@builder("mobilevit")
+def _mobilevit(tr: Any) -> Any:
+    config = tr.MobileViTConfig(
+        image_size=32,
+        hidden_sizes=[16, 24, 32],
+        neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+        num_attention_heads=2,
+        num_labels=3,
+    )
+    return tr.MobileViTForImageClassification(config)
+
+
+@builder("segformer")
+def _segformer(tr: Any) -> Any:
+    config = tr.SegformerConfig(
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        decoder_hidden_size=32,
+        num_labels=3,
+    )
+    return tr.SegformerForSemanticSegmentation(config)
+
+
+@builder("detr")
+def _detr(tr: Any) -> Any:
+    """DETR on transformers' own ResNet backbone (no timm)."""
+    config = tr.DetrConfig(
+        use_timm_backbone=False,
+        use_pretrained_backbone=False,
+        backbone_config=_resnet_config(tr, out_features=["stage2"]),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_queries=5,
+        num_labels=3,
+    )
+    return tr.DetrForObjectDetection(config)
+
+
+@builder("mobilenet_v2")
+def _mobilenet_v2(tr: Any) -> Any:
+    config = tr.MobileNetV2Config(image_size=32, depth_multiplier=0.25, num_labels=3)
+    return tr.MobileNetV2ForImageClassification(config)
+
+
+@builder("mobilevitv2")
+def _mobilevitv2(tr: Any) -> Any:
+    """Patches unfolded with ``F.unfold`` / ``F.fold`` (MobileViT resizes instead)."""
+    config = tr.MobileViTV2Config(image_size=32, width_multiplier=0.25, num_labels=3)
+    return tr.MobileViTV2ForImageClassification(config)
+
+
+@builder("convnextv2")
+def _convnextv2(tr: Any) -> Any:
+    config = tr.ConvNextV2Config(
+        hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32, num_labels=3
+    )
+    return tr.ConvNextV2ForImageClassification(config)
+
+
+@builder("swinv2")
+def _swinv2(tr: Any) -> Any:
+    config = tr.Swinv2Config(
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        num_labels=3,
+    )
+    return tr.Swinv2ForImageClassification(config)
+
+
+@builder("levit")
+def _levit(tr: Any) -> Any:
+    """Attention biases tied to the resolution: a fixed image size."""
+    config = tr.LevitConfig(
+        image_size=64,
+        hidden_sizes=[16, 32, 48],
+        num_attention_heads=[1, 2, 3],
+        depths=[1, 1, 1],
+        key_dim=[8, 8, 8],
+        num_labels=3,
+    )
+    return tr.LevitForImageClassification(config)
+
+
+@builder("dpt")
+def _dpt(tr: Any) -> Any:
+    """Depth estimation: a ViT backbone, a reassembling neck and a fusion head."""
+    config = tr.DPTConfig(
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        backbone_out_indices=[0, 1, 2, 3],
+    )
+    return tr.DPTForDepthEstimation(config)
+
+
+@builder("yolos")
+def _yolos(tr: Any) -> Any:
+    """Detection with a ViT: it resizes its position embeddings to any image."""
+    config = tr.YolosConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=[32, 32],
+        patch_size=8,
+        num_detection_tokens=5,
+        num_labels=3,
+    )
+    return tr.YolosForObjectDetection(config)
+
+
+@builder("clip")
+def _clip(tr: Any) -> Any:
+    """Text and image towers in one model (the similarity logits)."""
+    text = dict(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    vision = {**_vit_like(), "num_hidden_layers": 1}
+    return tr.CLIPModel(tr.CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
+
+
+# ---- audio encoders ----------------------------------------------------------------------
+
+
+def _wav2vec2_like() -> dict[str, Any]:
+    return dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        vocab_size=VOCAB,
+    )
+
+
+@builder("wav2vec2")
+def _wav2vec2(tr: Any) -> Any:
+    return tr.Wav2Vec2ForCTC(tr.Wav2Vec2Config(**_wav2vec2_like()))
+
+
+@builder("hubert")
+def _hubert(tr: Any) -> Any:
+    return tr.HubertModel(tr.HubertConfig(**_wav2vec2_like()))
+
+
+@builder("wavlm")
+def _wavlm(tr: Any) -> Any:
+    """Gated relative position buckets over the frames."""
+    config = tr.WavLMConfig(**_wav2vec2_like(), num_buckets=16, max_bucket_distance=32)
+    return tr.WavLMModel(config)
+
+
+# ---- state-space and hybrid --------------------------------------------------------------
+
+
+@builder("mamba")
+def _mamba(tr: Any) -> Any:
+    config = tr.MambaConfig(
+        hidden_size=32, state_size=4, num_hidden_layers=2, vocab_size=VOCAB, time_step_rank=4
+    )
+    return _lm(tr, config)
+
+
+@builder("mamba2")
+def _mamba2(tr: Any) -> Any:
+    config = tr.Mamba2Config(
+        hidden_size=32,
+        state_size=8,
+        num_heads=4,
+        head_dim=16,
+        n_groups=1,
+        num_hidden_layers=2,
+        vocab_size=VOCAB,
+        chunk_size=4,
+        time_step_rank=4,
+    )
+    return _lm(tr, config)
+
+
+@builder("bamba")
+def _bamba(tr: Any) -> Any:
+    config = tr.BambaConfig(
+        **_common(),
+        attn_layer_indices=[1],
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_d_state=8,
+        mamba_n_groups=1,
+        mamba_chunk_size=4,
+        mamba_expand=2,
+    )
+    return _lm(tr, config)
