@@ -1,5 +1,5 @@
-"""Test-wide settings: hypothesis runs derandomized in CI so a run is reproducible, and the
-script runs of the selected test modules start in the background (tests/script_runs.py)."""
+"""Test-wide settings: hypothesis runs derandomized so a run is reproducible (set
+``HYPOTHESIS_EXPLORE=1`` to draw new examples each run), and the script runs of the selected test modules start in the background (tests/script_runs.py)."""
 
 import os
 
@@ -9,7 +9,7 @@ from . import script_runs
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.load_profile("dev" if os.environ.get("HYPOTHESIS_EXPLORE") else "ci")
 
 
 def pytest_collection_finish(session):
