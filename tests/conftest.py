@@ -1,5 +1,6 @@
 """Test-wide settings: hypothesis runs derandomized so a run is reproducible (set
-``HYPOTHESIS_EXPLORE=1`` to draw new examples each run), and the script runs of the selected test modules start in the background (tests/script_runs.py)."""
+``HYPOTHESIS_EXPLORE=1`` to draw new examples each run), and the script runs of the
+selected test modules start in the background (tests/script_runs.py)."""
 
 import os
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -34,6 +35,15 @@ class MaxAndSkip:
 SKIP = MaxAndSkip()
 TABLES = {"gamma": GAMMA.copy(), "scale": np.float32([0.5, 2.0, 4.0])}  # tables in a dict
 OFFSETS = [np.float32([1.0, -1.0, 0.5])]  # and in a list
+PAIR = (np.float32([3.0, 5.0, 7.0]), "kept")  # and in a tuple
+
+
+class Gains(NamedTuple):
+    kp: np.ndarray
+    kd: float
+
+
+GAINS = Gains(np.float32([0.5, 1.5, 2.5]), 0.1)  # and in a named tuple
 
 
 class Normaliser:
@@ -50,6 +60,7 @@ def table_containers(pixels: np.ndarray, v: np.ndarray) -> dict:
         "gamma": TABLES["gamma"][pixels],
         "scaled": v * TABLES["scale"][index] + OFFSETS[0][index],
         "normalised": Normaliser()(v),
+        "paired": PAIR[0][index] * v + GAINS.kp[index] * GAINS.kd,
     }
 
 
@@ -123,8 +134,8 @@ def test_module_table_read_with_traced_indices_replays(tmp_path) -> None:  # noq
 
 
 def test_tables_in_dicts_lists_and_class_attributes_replay(tmp_path) -> None:  # noqa: ANN001
-    """One level into module-level dicts and lists, and a user class's own attributes: a
-    plain array there read with a traced index was a silent constant."""
+    """One level into module-level dicts, lists and tuples, and a user class's own
+    attributes: a plain array there read with a traced index was a silent constant."""
     rng = np.random.default_rng(5)
 
     def inputs() -> dict:
@@ -138,6 +149,7 @@ def test_tables_in_dicts_lists_and_class_attributes_replay(tmp_path) -> None:  #
         for name, want in table_containers(**fresh).items():
             np.testing.assert_allclose(got[f"n/{name}"].numpy(), want, rtol=1e-6)
     assert type(TABLES["gamma"]) is np.ndarray and type(Normaliser.MEAN) is np.ndarray
+    assert type(PAIR[0]) is np.ndarray and type(GAINS.kp) is np.ndarray
 
 
 def test_state_left_in_a_buffer_is_reported_at_its_first_write(tmp_path) -> None:  # noqa: ANN001
@@ -150,11 +162,14 @@ def test_state_left_in_a_buffer_is_reported_at_its_first_write(tmp_path) -> None
 
 def test_arrays_are_given_back_when_the_session_stops(tmp_path) -> None:  # noqa: ANN001
     module = sys.modules[__name__]
-    before = (OBS, GAMMA, SKIP._obs_buffer)
+    before = (OBS, GAMMA, SKIP._obs_buffer, PAIR, GAINS)
     with patchport.session("give_back", save_path=tmp_path):
         assert type(module.OBS) is not np.ndarray and np.shares_memory(module.OBS, before[0])
+        assert module.PAIR is not before[3] and module.PAIR[1] == "kept"
+        assert type(module.GAINS) is Gains and np.shares_memory(module.GAINS.kp, before[4].kp)
         module.GAMMA = rebound = np.arange(3)  # rebound by user code: kept
     assert module.OBS is before[0] and type(module.OBS) is np.ndarray
     assert SKIP._obs_buffer is before[2]
+    assert module.PAIR is before[3] and module.GAINS is before[4]
     assert module.GAMMA is rebound
     module.GAMMA = before[1]

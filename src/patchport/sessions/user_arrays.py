@@ -1,7 +1,8 @@
 """The arrays user code made before the session, handed over as watched buffers.
 
 Each plain ndarray that is a global of a user module (``obs = np.zeros(47)`` in a deploy
-script, a lookup table), a value of a dict or list held in one (``TABLES["gamma"]``), a
+script, a lookup table), a value of a dict, list or tuple held in one (``TABLES["gamma"]``,
+``PAIR[0]``: the tuple is swapped for an equal one of views), a
 class attribute of a user class (``class Cfg: MEAN = np.array(...)``), or an attribute of
 a user-class object held in a global (a wrapper's ``self._obs_buffer``, or a dict or list
 there), is replaced for the session by a view of the same memory that records traced
@@ -49,7 +50,8 @@ class UserArrays:
         return self
 
     def _watch_slots(self, obj: Any, where: str) -> None:
-        """The arrays among ``obj``'s own attributes (and one level into dicts and lists)."""
+        """The arrays among ``obj``'s own attributes (and one level into dicts, lists and
+        tuples)."""
         try:
             attributes = list(vars(obj).items())
         except (TypeError, RuntimeError):
@@ -58,8 +60,8 @@ class UserArrays:
             self._watch_value(obj, attribute, value, f"{attribute} of {where}")
 
     def _watch_value(self, holder: Any, key: Any, value: Any, where: str) -> None:
-        """``value`` held at ``holder[key]``: an array is replaced; a dict or list is looked
-        into one level (``TABLES["gamma"]``)."""
+        """``value`` held at ``holder[key]``: an array is replaced; a dict, list or tuple
+        is looked into one level (``TABLES["gamma"]``)."""
         kind = type(value)
         if kind is np.ndarray:
             self._replace(holder, key, value, where)
@@ -71,6 +73,24 @@ class UserArrays:
             for index, item in enumerate(value):
                 if type(item) is np.ndarray:
                     self._replace(value, index, item, f"[{index}] of {where}")
+        elif isinstance(value, tuple) and (kind is tuple or hasattr(kind, "_make")):
+            self._replace_tuple(holder, key, value, where)
+
+    def _replace_tuple(self, holder: Any, key: Any, value: tuple, where: str) -> None:
+        """A tuple (or named tuple) holding arrays cannot take a view in place: the slot
+        holding it gets an equal tuple of views for the session, the original after."""
+        items = [
+            watched(item, f"[{index}] of {where}") if type(item) is np.ndarray else item
+            for index, item in enumerate(value)
+        ]
+        if all(new is old for new, old in zip(items, value)):
+            return
+        copy = type(value)._make(items) if hasattr(type(value), "_make") else tuple(items)
+        try:
+            _set(holder, key, copy)
+        except (AttributeError, TypeError, IndexError):
+            return
+        self.replaced.append((holder, key, value, copy))
 
     def _replace(self, holder: Any, key: Any, array: np.ndarray, description: str) -> None:
         view = watched(array, description)
