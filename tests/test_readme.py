@@ -50,3 +50,18 @@ def test_readme_python_examples_run():
     for run in done:
         run.output()
     assert (done[0].folder / "demo" / "prep.onnx").exists()
+
+
+def test_readme_and_opencv_guide_name_every_opencv_replacement():
+    """A replacement that ships is one a reader can find: the README's list and
+    docs/opencv.md name each function ``patching=["opencv"]`` installs."""
+    from patchport.patches import opencv
+
+    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    guide = ROOT.joinpath("docs", "opencv.md").read_text(encoding="utf-8")
+    for patch in opencv.all():
+        owner = getattr(patch.module, "__name__", "")
+        name = patch.function_name if owner.startswith("cv2") else f"{owner}.{patch.function_name}"
+        short = name.removeprefix("cv2.dnn.")
+        assert f"`{short}" in readme or f"`dnn.{short}" in readme, name
+        assert short in guide, name
