@@ -17,6 +17,8 @@ from tests.script_runs import Script
 
 from .helpers import PROPERTY, assert_matches, image, seeds
 
+pytestmark = pytest.mark.filterwarnings("error:export_with='jit-script'")  # no trace fallback
+
 FROM_IMPORT = Script(
     "vision_from_import",
     lambda folder: [sys.executable, Path(__file__).parent / "vision_from_import.py", folder],

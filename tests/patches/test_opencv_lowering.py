@@ -18,6 +18,8 @@ from patchport.patches import opencv
 
 from .helpers import assert_matches
 
+pytestmark = pytest.mark.filterwarnings("error:export_with='jit-script'")  # no trace fallback
+
 HEIGHT, WIDTH = 70, 90  # >= 64 rows: flips and channel moves go through the transpose
 LUT1 = (np.arange(256) ** 0.5 * 16).astype(np.uint8)
 LUT3 = np.random.default_rng(5).integers(-100, 100, (1, 256, 3)).astype(np.int16)

@@ -11,9 +11,12 @@ import patchport
 from patchport import annotate
 from patchport.patches.opencv import traced_warp
 
-pytestmark = pytest.mark.skipif(
-    not traced_warp.supported(), reason="needs OpenCV 5.1's warp positions in double"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not traced_warp.supported(), reason="needs OpenCV 5.1's warp positions in double"
+    ),
+    pytest.mark.filterwarnings("error:export_with='jit-script'"),  # no trace fallback
+]
 
 EYES = np.array([[38.3, 51.7], [73.5, 51.5]], np.float32)  # where the eyes should land
 

@@ -272,7 +272,7 @@ def pad(
         values = [value[c] if c < 4 else 0.0 for c in range(channels)]
         fill = saturate(torch.tensor(values, dtype=torch.float64), t.dtype)
         if one_pass and bool((fill == fill[0]).all()):
-            return F.pad(t, (0, 0, left, right, top, bottom), value=fill[0].item())
+            return F.pad(t, (0, 0, left, right, top, bottom), value=float(fill[0]))
         fill = fill.reshape(1, 1, channels)
         if top or bottom:
             parts = [fill.expand(top, width, channels)] if top else []

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import elementwise, geometry
+from . import elementwise, geometry, layout
 from ._base import as_tensor, constant_name, cv2, refuse, replaces, scalar4, tuple_of_ints
 
 _DTYPES = ("uint8", "float32", "float64")
@@ -89,8 +89,7 @@ def _planes(
         )
         t = as_tensor(function, scaled, ("float32",), _CHANNELS, "image")
     if swap_rb and channels >= 3:
-        order = [2, 1, 0, *range(3, channels)]
-        t = t[..., order]
+        t = layout.reorder(t, [2, 1, 0, *range(3, channels)])  # TorchScript takes no t[..., list]
     return t.permute(2, 0, 1)
 
 

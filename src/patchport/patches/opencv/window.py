@@ -29,7 +29,7 @@ class Shifts:
 
     def __init__(self, channels: int, fill: float) -> None:
         self.channels = channels
-        self.fill = fill
+        self.fill = float(fill)  # a float: TorchScript types pad(value=) as float
         self._made: dict[tuple[int, int, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def shift(self, image: torch.Tensor, dy: int, dx: int) -> torch.Tensor:
