@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ...patching import FunctionPatch
 from ..contract import DEFAULT_LEVEL, Support, markdown_cell
-from . import ndimage, rotation, signal
+from . import interpolate, linalg, ndimage, rotation, signal, special
 from ._base import REGISTRY, SCIPY, UnsupportedCaseError, scipy
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 TracedRotation = rotation.TracedRotation
-_MODULES = (rotation, ndimage, signal)  # the families, in docs order
+_MODULES = (rotation, ndimage, signal, interpolate, special, linalg)  # the families, in docs order
 SCIPY.families = tuple(module.FAMILY for module in _MODULES)
 
 
