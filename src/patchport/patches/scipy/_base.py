@@ -68,9 +68,7 @@ def as_float64(function: str, argument: str, value: Any) -> torch.Tensor:
         raise refuse(function, argument, describe(value), "an array of numbers") from None
     if array.dtype != np.float64:  # pragma: no cover - asarray(dtype=) guarantees it
         raise refuse(function, argument, describe(value), "an array of numbers")
-    if any(s < 0 for s in array.strides) or not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
-    return torch.from_numpy(array)
+    return to_tensor(array)
 
 
 def as_real(
@@ -85,10 +83,15 @@ def as_real(
         raise refuse(function, f"{argument}.dtype", array.dtype.name, "floating or integer")
     if array.dtype.kind == "f" and array.dtype.name not in dtypes:
         raise refuse(function, f"{argument}.dtype", array.dtype.name, ", ".join(dtypes))
+    return to_tensor(array), array.dtype
+
+
+def to_tensor(array: np.ndarray) -> torch.Tensor:
+    """``torch.from_numpy`` of any array (traced stays traced): a copy where the strides are
+    negative or the memory is not C-contiguous (torch takes neither)."""
     if any(s < 0 for s in array.strides) or not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
-    tensor = torch.from_numpy(array)
-    return tensor, array.dtype
+        array = array.copy()
+    return torch.from_numpy(array)
 
 
 def to_numpy(result: torch.Tensor) -> np.ndarray:

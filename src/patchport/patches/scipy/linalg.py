@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ...tracing.values import plain_tree
-from ._base import describe, refuse, replaces
+from ._base import describe, refuse, replaces, to_tensor
 
 FAMILY = "linalg"
 _ACCURACY = (
@@ -170,7 +170,7 @@ def expm(A: Any) -> np.ndarray:  # noqa: N803 - SciPy's name
     if array.shape[-1] == 0:
         raise refuse("linalg.expm", "A.shape", array.shape, "non-empty matrices")
     dtype = torch.float32 if array.dtype == np.float32 else torch.float64
-    a = torch.from_numpy(np.ascontiguousarray(array)).to(torch.float64)
+    a = to_tensor(array).to(torch.float64)
     n = a.shape[-1]
     norm = torch.abs(a).sum(dim=-2).amax(dim=-1)  # the 1-norm: largest column sum
     s = torch.clamp(torch.ceil(torch.log2(norm / _THETA13)), 0.0, float(MAX_SQUARINGS))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import describe, no_output, refuse, replaces
+from ._base import describe, no_output, refuse, replaces, to_tensor
 
 FAMILY = "ndimage"
 _FILTER_MODES = ("reflect", "constant", "nearest", "mirror", "wrap")
@@ -41,9 +41,7 @@ def _image(function: str, value: Any, dtypes: Sequence[str] = _DTYPES) -> torch.
         raise refuse(_name(function), "input.dtype", array.dtype.name, ", ".join(dtypes))
     if array.ndim == 0:
         raise refuse(_name(function), "input.ndim", 0, "1 or more dimensions")
-    if any(s < 0 for s in array.strides) or not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
-    tensor = torch.from_numpy(array)
+    tensor = to_tensor(array)
     return tensor.to(torch.int32) if array.dtype == np.uint16 else tensor
 
 
@@ -782,7 +780,7 @@ def map_coordinates(
         raise RuntimeError("input and output rank must be > 0")
     if array.shape[0] != x.ndim:
         raise RuntimeError("invalid shape for coordinate array")
-    c = torch.from_numpy(np.ascontiguousarray(array)).to(torch.float64)
+    c = to_tensor(array).to(torch.float64)
     coords = [c[axis] for axis in range(x.ndim)]
     result = _resample(x, coords, order, mode, float(cval), dtype)
     return _resample_dtype(result, dtype)

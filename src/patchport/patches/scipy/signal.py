@@ -21,7 +21,7 @@ import torch
 
 from ..._stack import user_stacklevel
 from ...patching import original_of
-from ._base import describe, is_traced, refuse, replaces
+from ._base import describe, is_traced, refuse, replaces, to_tensor
 
 try:
     import scipy.signal as _signal
@@ -56,9 +56,7 @@ def _signal_tensor(function: str, argument: str, value: Any) -> tuple[torch.Tens
     array = np.asarray(value)
     if array.dtype.kind not in "fiu" or array.dtype.kind == "b":
         raise refuse(f"signal.{function}", f"{argument}.dtype", array.dtype.name, "real numbers")
-    if any(s < 0 for s in array.strides) or not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
-    return torch.from_numpy(array).to(torch.float64), np.zeros(array.shape, array.dtype)
+    return to_tensor(array).to(torch.float64), np.zeros(array.shape, array.dtype)
 
 
 def _axis(function: str, axis: Any, ndim: int) -> int:
@@ -368,7 +366,7 @@ def medfilt(volume: Any, kernel_size: Any = None) -> np.ndarray:
             "kernel_size exceeds volume extent: the volume will be zero-padded.",
             stacklevel=user_stacklevel(),
         )
-    x = torch.from_numpy(np.ascontiguousarray(array))
+    x = to_tensor(array)
     taps = _window_taps(
         x.to(torch.float64), list(range(x.ndim)), sizes, None, [0] * x.ndim, "constant", 0.0
     )

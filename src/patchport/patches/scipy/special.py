@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._base import describe, no_output, refuse, replaces
+from ._base import describe, no_output, refuse, replaces, to_tensor
 
 FAMILY = "special"
 _ACCURACY = "SciPy's formula in the ufunc's precision; exp/log rounding: within 2 ulp"
@@ -33,7 +33,7 @@ def _operand(function: str, x: Any, out: Any, where: Any, kwargs: dict) -> torch
     if array.dtype == np.float16:
         raise refuse(f"special.{function}", "x.dtype", "float16", "float32, float64, integers")
     kind = np.float32 if array.dtype == np.float32 else np.float64  # SciPy's loop
-    tensor = torch.from_numpy(np.ascontiguousarray(array).reshape(array.shape))
+    tensor = to_tensor(array)
     return tensor.to(torch.float32 if kind == np.float32 else torch.float64)
 
 
