@@ -49,7 +49,12 @@ def _out(t: torch.Tensor, dtype: np.dtype) -> torch.Tensor:
     """A float64 line result cast to the output dtype as SciPy's C cast does (truncation)."""
     if dtype.kind == "f":
         return t.to(torch.float32 if dtype == np.float32 else torch.float64)
-    return t.to(torch.int64).to(torch.int32 if dtype == np.uint16 else _TORCH[dtype.name])
+    whole = t.to(torch.int64)  # C's cast: truncation toward zero, then the dtype's wrap
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    if span < 2**32:
+        whole = torch.remainder(whole - int(info.min), span) + int(info.min)
+    return whole.to(torch.int32 if dtype == np.uint16 else _TORCH[dtype.name])
 
 
 _TORCH = {
@@ -636,7 +641,7 @@ def _map_coordinate(c: torch.Tensor, length: int, mode: str) -> torch.Tensor:
     """SciPy's map_coordinate: a coordinate outside the data mapped by the mode (-1: the
     constant value); float64 in and out."""
     if mode == "nearest":
-        return torch.clamp(c, 0.0, float(length - 1))
+        return c  # each neighbour is clamped to the data (see _resample)
     if mode == "constant":
         return torch.where((c < 0) | (c > length - 1), torch.full_like(c, -1.0), c)
     if mode == "grid-constant":
@@ -686,7 +691,7 @@ def _resample(
     weights: list[tuple[torch.Tensor, torch.Tensor]] = []
     for axis, c in enumerate(coords):
         cc = _map_coordinate(c, shape[axis], mode)
-        out = cc <= -1.0
+        out = cc <= -1.0 if mode in ("constant", "mirror", "reflect") else cc != cc  # NaN only
         outside = out if outside is None else outside | out
         safe = torch.where(out, torch.zeros_like(cc), cc)
         start = torch.floor(safe + 0.5) if order == 0 else torch.floor(safe)
@@ -704,6 +709,8 @@ def _resample(
             if mode == "grid-constant":
                 ok = (idx >= 0) & (idx < shape[axis])
                 inside = ok if inside is None else inside & ok
+                idx = torch.clamp(idx, 0, shape[axis] - 1)
+            elif mode == "nearest":
                 idx = torch.clamp(idx, 0, shape[axis] - 1)
             else:
                 idx = _mirror_index(idx, shape[axis])
