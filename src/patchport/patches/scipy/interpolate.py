@@ -60,7 +60,7 @@ def __init__(  # noqa: N807 - the method SciPy's class has
     fill_value: Any = np.nan,
     assume_sorted: bool = False,
 ) -> None:
-    """Traced ``interp1d(x, y, ...)``: SciPy's object, carrying traced ``x`` / ``y``."""
+    """Traced ``interp1d.__init__``: SciPy's object, carrying traced ``x`` / ``y``."""
     function = "interpolate.interp1d.__init__"
     if kind not in _KINDS:
         raise refuse(function, "kind", repr(kind), ", ".join(map(repr, _KINDS)))
@@ -101,7 +101,7 @@ def __init__(  # noqa: N807 - the method SciPy's class has
     rtol=0.0,
 )
 def __call__(self: interp1d, x: Any) -> np.ndarray:  # noqa: N807 - SciPy's method name
-    """Traced ``interp1d(...)(x_new)``."""
+    """Traced ``interp1d.__call__``: ``interp1d(...)(x_new)``."""
     function = "interpolate.interp1d.__call__"
     kind = self._kind
     if kind not in _KINDS:

@@ -44,6 +44,29 @@ def _no_overwrite(function: str, **flags: Any) -> None:
             raise refuse(f"linalg.{function}", name, True, "False (the input is traced)")
 
 
+_SYMMETRIC = ("sym", "her", "pos", "symmetric", "hermitian", "positive definite")
+_ASSUME = (None, "general", "gen", "diagonal", "upper triangular", "lower triangular", *_SYMMETRIC)
+
+
+def _structured(function: str, matrix: np.ndarray, assume_a: Any, lower: bool) -> np.ndarray:
+    """The matrix SciPy's solver for ``assume_a`` reads: one triangle, or the diagonal."""
+    if assume_a not in _ASSUME:
+        raise refuse(
+            f"linalg.{function}", "assume_a", repr(assume_a), ", ".join(map(repr, _ASSUME))
+        )
+    if assume_a in _SYMMETRIC:
+        if lower:
+            return np.tril(matrix) + np.swapaxes(np.tril(matrix, -1), -1, -2)
+        return np.triu(matrix) + np.swapaxes(np.triu(matrix, 1), -1, -2)
+    if assume_a == "diagonal":
+        return matrix * np.eye(matrix.shape[-1], dtype=matrix.dtype)
+    if assume_a == "upper triangular":
+        return np.triu(matrix)
+    if assume_a == "lower triangular":
+        return np.tril(matrix)
+    return matrix
+
+
 _SPEC = {
     "family": FAMILY,
     "dtypes": ("float32", "float64"),
@@ -56,7 +79,7 @@ _SPEC = {
 @replaces(
     "linalg.solve",
     arguments={
-        "assume_a": ("any (one LU solve)",),
+        "assume_a": ("any (the triangle it names is read; one LU solve)",),
         "transposed": ("False", "True"),
         "overwrite_a, overwrite_b": ("False",),
     },
@@ -80,25 +103,29 @@ def solve(
         raise refuse("linalg.solve", "b.dtype", rhs.dtype.name, "real numbers")
     if transposed:
         matrix = np.swapaxes(matrix, -1, -2)
-    if assume_a in ("sym", "her", "pos", "symmetric", "hermitian", "positive definite"):
-        matrix = (
-            np.triu(matrix) + np.swapaxes(np.triu(matrix, 1), -1, -2)
-            if not lower
-            else (np.tril(matrix) + np.swapaxes(np.tril(matrix, -1), -1, -2))
-        )  # SciPy reads one triangle only
+    matrix = _structured("solve", matrix, assume_a, lower)
     kind = np.result_type(matrix.dtype, rhs.dtype)
     kind = kind if kind.kind == "f" else np.dtype(np.float64)
     return np.linalg.solve(matrix.astype(kind, copy=False), rhs.astype(kind, copy=False))
 
 
-@replaces("linalg.inv", arguments={"overwrite_a": ("False",)}, **_SPEC)
-def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, **kwargs: Any) -> np.ndarray:
+@replaces(
+    "linalg.inv",
+    arguments={"assume_a": ("any (the triangle it names is read)",), "overwrite_a": ("False",)},
+    **_SPEC,
+)
+def inv(
+    a: Any,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    *,
+    assume_a: Any = None,
+    lower: bool = False,
+) -> np.ndarray:
     """Traced ``scipy.linalg.inv``."""
     _no_overwrite("inv", overwrite_a=overwrite_a)
-    for name, value in kwargs.items():
-        if value not in (None, False, "general", "gen"):
-            raise refuse("linalg.inv", name, repr(value), "SciPy's default")
-    return np.array(np.linalg.inv(_matrix("inv", "a", a)))
+    matrix = _structured("inv", _matrix("inv", "a", a), assume_a, lower)
+    return np.linalg.inv(matrix)
 
 
 @replaces("linalg.det", arguments={"overwrite_a": ("False",)}, **_SPEC)

@@ -51,9 +51,21 @@ def _result(t: torch.Tensor, x: Any) -> Any:
     float_atol=1e-15,
     rtol=1e-6,
 )
-def expit(x: Any, /, out: Any = None, *, where: Any = True, **kwargs: Any) -> Any:
+def expit(
+    x: Any,
+    /,
+    out: Any = None,
+    *,
+    where: Any = True,
+    casting: str = "same_kind",
+    order: str = "K",
+    dtype: Any = None,
+    subok: bool = True,
+    signature: Any = None,
+) -> Any:
     """Traced ``scipy.special.expit``: 1 / (1 + exp(-x))."""
-    t = _operand("expit", x, out, where, kwargs)
+    options = {"dtype": dtype, "signature": signature}
+    t = _operand("expit", x, out, where, {k: v for k, v in options.items() if v is not None})
     return _result(1 / (1 + torch.exp(-t)), x)
 
 
@@ -66,7 +78,19 @@ def expit(x: Any, /, out: Any = None, *, where: Any = True, **kwargs: Any) -> An
     float_atol=1e-15,
     rtol=1e-6,
 )
-def logit(x: Any, /, out: Any = None, *, where: Any = True, **kwargs: Any) -> Any:
+def logit(
+    x: Any,
+    /,
+    out: Any = None,
+    *,
+    where: Any = True,
+    casting: str = "same_kind",
+    order: str = "K",
+    dtype: Any = None,
+    subok: bool = True,
+    signature: Any = None,
+) -> Any:
     """Traced ``scipy.special.logit``: log(x / (1 - x))."""
-    t = _operand("logit", x, out, where, kwargs)
+    options = {"dtype": dtype, "signature": signature}
+    t = _operand("logit", x, out, where, {k: v for k, v in options.items() if v is not None})
     return _result(torch.log(t / (1 - t)), x)
