@@ -108,3 +108,19 @@ def test_unsupported_cases_are_refused_naming_the_argument(call, named):
     with pytest.raises(ValueError, match="supported: ") as caught:
         call(np.ones((4, 5)))
     assert f"(patchport replacement): argument {named}" in str(caught.value)
+
+
+def test_select_rank_is_the_sorted_value_and_a_window_with_nan_gives_nan() -> None:
+    """The sorting-network selection medians use: every rank of 1 to 26 values (ties
+    included) equals torch.sort's; a NaN among the values makes that element NaN."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 5, 8, 9, 16, 17, 25, 26):
+        taps = [torch.from_numpy(rng.integers(-3, 4, 12).astype(float)) for _ in range(n)]
+        ordered = torch.sort(torch.stack(taps), dim=0).values
+        for rank in range(n):
+            assert torch.equal(N.select_rank(taps, rank), ordered[rank]), (n, rank)
+        taps[n // 3][5] = float("nan")
+        picked = N.select_rank(taps, n // 2)
+        assert torch.isnan(picked[5]) and not torch.isnan(picked[torch.arange(12) != 5]).any()

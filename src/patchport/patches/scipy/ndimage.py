@@ -421,6 +421,42 @@ def _window_taps(
     return taps
 
 
+def _sorting_network(n: int) -> list[tuple[int, int]]:
+    """Batcher's odd-even merge sort for ``n`` values: compare-exchange pairs, in order."""
+    pairs = []
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (p * 2) == (i + j + k) // (p * 2):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return pairs
+
+
+def select_rank(values: list[torch.Tensor], rank: int) -> torch.Tensor:
+    """The ``rank``-th smallest of ``values`` elementwise, by the compare-exchanges of a
+    sorting network that reach it. Minimum/maximum only: exact, the direct ONNX translator
+    writes it (a sort of stacked taps sent the graph to torch.onnx), and it costs a fraction
+    of torch.sort's time (bench/median_selection.py). Every value reaches the result, so a
+    window holding NaN gives NaN (SciPy's result there depends on its selection order)."""
+    needed, kept = {rank}, []
+    for a, b in reversed(_sorting_network(len(values))):
+        if a in needed or b in needed:
+            needed.update((a, b))
+            kept.append((a, b))
+    values = list(values)
+    for a, b in reversed(kept):
+        values[a], values[b] = (
+            torch.minimum(values[a], values[b]),
+            torch.maximum(values[a], values[b]),
+        )
+    return values[rank]
+
+
 def _rank_like(
     function: str,
     input: Any,
@@ -447,9 +483,7 @@ def _rank_like(
         modes = [_mode(function, mode)]
         work = x.to(torch.float64)
         taps = _window_taps(work, chosen, shape, mask, origins, modes[0], cval)
-        rank = len(taps) // 2
-        stacked = torch.stack(taps, dim=0)
-        picked = torch.sort(stacked, dim=0).values[rank]
+        picked = select_rank(taps, len(taps) // 2)
         return _finish(_out(picked, dtype), dtype)
     modes = [_mode(function, m) for m in _per_axis(function, "mode", mode, len(chosen))]
     work = x.to(torch.float64)

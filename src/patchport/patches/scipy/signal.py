@@ -348,7 +348,7 @@ def decimate(
 )
 def medfilt(volume: Any, kernel_size: Any = None) -> np.ndarray:
     """Traced ``scipy.signal.medfilt``: the median of each zero-padded window."""
-    from .ndimage import _window_taps
+    from .ndimage import _window_taps, select_rank
 
     if isinstance(volume, torch.Tensor):
         raise refuse("signal.medfilt", "volume", describe(volume), "a NumPy array")
@@ -370,6 +370,6 @@ def medfilt(volume: Any, kernel_size: Any = None) -> np.ndarray:
     taps = _window_taps(
         x.to(torch.float64), list(range(x.ndim)), sizes, None, [0] * x.ndim, "constant", 0.0
     )
-    picked = torch.sort(torch.stack(taps, dim=0), dim=0).values[len(taps) // 2]
+    picked = select_rank(taps, len(taps) // 2)
     kind = torch.float32 if array.dtype == np.float32 else torch.float64
     return picked.to(kind).clone(memory_format=torch.contiguous_format).numpy()
