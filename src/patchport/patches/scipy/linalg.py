@@ -122,8 +122,13 @@ def inv(
     assume_a: Any = None,
     lower: bool = False,
 ) -> np.ndarray:
-    """Traced ``scipy.linalg.inv``."""
+    """Traced ``scipy.linalg.inv``. With ``assume_a="diagonal"`` SciPy (1.17) inverts the
+    diagonal in place and returns the other entries as given, and so does this."""
     _no_overwrite("inv", overwrite_a=overwrite_a)
+    if assume_a == "diagonal":
+        matrix = _matrix("inv", "a", a)
+        diagonal = np.eye(matrix.shape[-1], dtype=bool)
+        return np.where(diagonal, 1 / np.where(diagonal, matrix, 1), matrix)
     matrix = _structured("inv", _matrix("inv", "a", a), assume_a, lower)
     return np.linalg.inv(matrix)
 
