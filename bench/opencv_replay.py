@@ -248,6 +248,7 @@ def main(repeats: int = 30, level: str = "reference", profiles: bool = True) -> 
 KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
 RECT5 = np.ones((5, 5), np.uint8)
 MAPS = pipelines.undistort_maps(HEIGHT, WIDTH)
+LUT3 = np.random.default_rng(3).integers(0, 256, (1, 256, 3)).astype(np.uint8)  # per channel
 SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame (and a second one: TWO_INPUTS)
     "remap (pipeline)": lambda x: cv2.remap(x, MAPS[0], MAPS[1], cv2.INTER_LINEAR),
     "resize (pipeline)": lambda x: cv2.resize(x, SIZE, interpolation=cv2.INTER_LINEAR),
@@ -259,6 +260,9 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame (and a second one: TWO
     "multiply": lambda x: cv2.multiply(x, x, scale=1 / 255),
     "absdiff": lambda x, y: cv2.absdiff(x, y),
     "bitwise_and": lambda x, y: cv2.bitwise_and(x, y),
+    "bitwise_and_masked": lambda x, y: cv2.bitwise_and(x, x, mask=y[..., 0]),  # masked copy
+    "add_masked": lambda x, y: cv2.add(x, y, mask=y[..., 1]),
+    "bitwise_not": lambda x: cv2.bitwise_not(x),
     "LUT": lambda x: cv2.LUT(x, (255 - np.arange(256)).astype(np.uint8)),
     "erode": lambda x: cv2.erode(x, None),
     "erode_5x5": lambda x: cv2.erode(x, RECT5),
@@ -275,14 +279,21 @@ SINGLE_CALLS = {  # name -> the call on a BGR uint8 frame (and a second one: TWO
     "medianBlur_5_gray": lambda x: cv2.medianBlur(x, 5),
     "Sobel": lambda x: cv2.Sobel(x, cv2.CV_16S, 1, 0),
     "cvtColor_YCrCb": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2YCrCb),
+    "cvtColor_GRAY": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2GRAY),
+    "cvtColor_GRAY2BGR": lambda x: cv2.cvtColor(x, cv2.COLOR_GRAY2BGR),
+    "cvtColor_BGRA": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2BGRA),
+    "cvtColor_HSV": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2HSV),
+    "flip_both": lambda x: cv2.flip(x, -1),
+    "LUT_per_channel": lambda x: cv2.LUT(x, LUT3),
     "applyColorMap": lambda x: cv2.applyColorMap(x, cv2.COLORMAP_JET),
     "resize_area": lambda x: cv2.resize(x, (213, 160), interpolation=cv2.INTER_AREA),
     "resize_linear_half": lambda x: cv2.resize(x, (320, 240)),  # the pipeline's resize
     "resize_linear": lambda x: cv2.resize(x, (213, 160)),
 }
 # two frames in, both model inputs: the call alone is timed, no flip to make a second one
-TWO_INPUTS = {"add_frames", "subtract", "absdiff", "bitwise_and"}
-GRAY = {"erode_gray", "medianBlur_3_gray", "medianBlur_5_gray"}  # on one channel of the frame
+TWO_INPUTS = {"add_frames", "subtract", "absdiff", "bitwise_and", "bitwise_and_masked"}
+TWO_INPUTS |= {"add_masked"}
+GRAY = {"erode_gray", "medianBlur_3_gray", "medianBlur_5_gray", "cvtColor_GRAY2BGR"}
 
 
 FAST_CALLS = {  # the same calls with the opt-in fast level (patching=["opencv:fast"])

@@ -105,3 +105,27 @@ def test_same_pipeline_same_picture_whatever_the_hash_seed():
     pictures = [first.output(), second.output()]
     assert 'class="edge feedback"' in pictures[0]
     assert pictures[0] == pictures[1]
+
+
+def test_compile_graph_writes_the_picture_as_png_and_svg(tmp_path):
+    """visualize=True writes <name>.png and <name>.svg beside the YAML, as LEAPP does."""
+    import xml.etree.ElementTree as ElementTree
+
+    import torch
+
+    import patchport
+    from patchport import annotate
+
+    with patchport.session("pictured", save_path=tmp_path):
+        x = annotate.input_tensors("first", {"x": torch.ones(2)})
+        y = x * 2.0
+        annotate.output_tensors("first", {"y": y}, export_with="jit")
+        z = annotate.input_tensors("second", {"y": y})
+        annotate.output_tensors("second", {"z": z + 1.0}, export_with="jit")
+    result = patchport.compile_graph(visualize=True)
+    folder = tmp_path / "pictured"
+    assert result.picture == folder / "pictured.png"
+    assert (folder / "pictured.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (folder / "pictured.svg").read_text(encoding="utf-8")
+    assert ElementTree.fromstring(svg).tag.endswith("svg")
+    assert svg.count('class="node"') == 2

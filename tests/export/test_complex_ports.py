@@ -10,6 +10,9 @@ import patchport
 from patchport import annotate
 from patchport.errors import OnnxKernelError
 
+# the compile check measures a complex difference whole; dropping the imaginary part warns
+pytestmark = pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")
+
 
 def _trace(tmp_path, backend: str) -> None:  # noqa: ANN001
     with patchport.session("spectrum", save_path=tmp_path):
@@ -35,3 +38,16 @@ def test_a_complex_port_replays_with_pt2_and_jit(tmp_path, backend: str) -> None
     out = patchport.InferenceManager(result.yaml_path).run_policy({"n/x": fresh})
     np.testing.assert_allclose(np.asarray(out["n/spec"]), np.fft.rfft(fresh))
     np.testing.assert_allclose(np.asarray(out["n/power"]), np.abs(np.fft.rfft(fresh)) ** 2)
+
+
+@pytest.mark.parametrize("backend", ["pt2", "jit"])
+def test_a_complex_input_port_replays_with_pt2_and_jit(tmp_path, backend: str) -> None:  # noqa: ANN001
+    """A complex input (a spectrum from another node, a phasor) is held by pt2 and jit."""
+    with patchport.session("phasor", save_path=tmp_path):
+        z = annotate.input_tensors("n", {"z": np.exp(1j * np.arange(4.0))})
+        annotate.output_tensors("n", {"m": np.abs(z) * 2, "r": z.real + 1}, export_with=backend)
+    result = patchport.compile_graph(visualize=False)
+    fresh = np.exp(1j * np.arange(4.0) * 0.3) * 2
+    out = patchport.InferenceManager(result.yaml_path).run_policy({"n/z": fresh})
+    np.testing.assert_allclose(np.asarray(out["n/m"]), np.abs(fresh) * 2)
+    np.testing.assert_allclose(np.asarray(out["n/r"]), fresh.real + 1)

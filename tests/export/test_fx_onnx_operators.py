@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime
 import pytest
+import torch
 
 from patchport.errors import Untranslatable
 from patchport.export.onnx import driver
@@ -38,3 +39,26 @@ def test_direct_translation_of_every_operator(name, fn) -> None:  # noqa: ANN001
     want = fn(*fresh).numpy()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+ARG_EXTREMES = [
+    ("argmax", lambda x: torch.argmax(x)),
+    ("argmax_dim", lambda x: x.argmax(dim=1)),
+    ("argmin_keepdim", lambda x: torch.argmin(x, dim=0, keepdim=True)),
+    ("isnan", lambda x: torch.isnan(x)),
+]
+
+
+@pytest.mark.parametrize("name, fn", ARG_EXTREMES, ids=[name for name, _ in ARG_EXTREMES])
+def test_arg_extremes_and_isnan_translate_with_torch_nan_rule(name, fn) -> None:  # noqa: ANN001
+    """argmax/argmin (the first extreme; a NaN counts as the extreme, as in torch) and
+    isnan are written directly (they sent getAffineTransform's pivots to torch.onnx)."""
+    nan = float("nan")
+    x = torch.tensor([[1.0, nan, 3.0, 3.0], [7.0, 5.0, 7.0, -1.0], [2.0, 2.0, nan, nan]])
+    rec = Recorder("extremes")
+    module = finish(rec, fn(trace_input(rec, "x", torch.rand(3, 4))))
+    model, _ = driver.translate(module, [torch.rand(3, 4)], ["x"], ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    for data in (x, x.nan_to_num(), -x):
+        got = session.run(None, {"x": data.numpy()})[0]
+        np.testing.assert_array_equal(got, fn(data).numpy())

@@ -2,13 +2,16 @@
 outputs, bring-your-own models, register_buffer, the method decorator, mirror_leapp_tags,
 and start(dry_run=, non_traced=, max_cached_io=)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 import yaml
 
 import patchport
-from patchport import TensorSemantics, annotate
+from patchport import ExportManager, TensorSemantics, annotate
+from patchport.errors import TraceLossWarning
 
 
 def test_every_annotation_is_a_passthrough_outside_a_session():
@@ -40,7 +43,7 @@ def test_nested_inputs_become_named_ports_and_keep_their_structure(tmp_path):
         assert set(traced) == {"pos", "hist"} and isinstance(traced["hist"], list)
         total = (traced["pos"] + traced["hist"][0] + traced["hist"][1]) * gain
         out = annotate.output_tensors("n", {"out": {"total": total, "neg": [-total]}}, "jit")
-    assert set(out) == {"total", "neg"} and type(out["total"]) is torch.Tensor
+    assert set(out) == {"total", "neg"} and out["total"] is total  # the values given
     result = patchport.compile_graph(visualize=False)
     manager = patchport.InferenceManager(result.yaml_path)
     assert manager.inputs == ["n/obs_pos", "n/obs_hist_0", "n/obs_hist_1", "n/gain"]
@@ -152,6 +155,38 @@ def test_mirror_leapp_tags_keeps_a_recomputed_value_in_the_graph(tmp_path):
     result = patchport.compile_graph(visualize=False)
     got = patchport.InferenceManager(result.yaml_path).run_policy({"n/x": torch.tensor([2.0, 0])})
     torch.testing.assert_close(got["n/z"], torch.tensor([7.0, 1.0]))
+
+
+def test_mirror_leapp_tags_wires_a_buffer_filled_from_a_finished_output(tmp_path):
+    """A preallocated buffer filled from one node's output, then mirrored, is that output's
+    edge into the next node (the torch buffer even when the returned value is dropped)."""
+
+    @annotate.method(export_with="jit")
+    def first(x: torch.Tensor):
+        doubled = x * 2.0
+        return doubled
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)  # no "is a copy" warning
+        with patchport.session("mirrored", save_path=tmp_path):
+            out = first(torch.tensor([1.0, 2.0]))
+            buffer = torch.zeros(2)
+            buffer[:] = out
+            annotate.mirror_leapp_tags(out, buffer)  # LEAPP promotes the torch buffer
+            y = annotate.input_tensors("second", {"buffer": buffer})
+            values = annotate.output_tensors("second", {"values": y.numpy() + 1.0})
+            table = np.zeros(2, np.float32)
+            table[:] = values
+            table = annotate.mirror_leapp_tags(values, table)
+            z = annotate.input_tensors("third", {"table": table})
+            annotate.output_tensors("third", {"z": z * 3.0})
+    result = patchport.compile_graph(visualize=False)
+    assert ExportManager().detected_pipeline["data_flow"] == {
+        "first/doubled": ["second/buffer"],
+        "second/values": ["third/table"],
+    }
+    got = patchport.InferenceManager(result.yaml_path).run_policy({"first/x": torch.ones(2)})
+    torch.testing.assert_close(got["third/z"], torch.full((2,), 9.0))
 
 
 def trace_two_nodes(folder, **options):

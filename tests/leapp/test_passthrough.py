@@ -73,15 +73,18 @@ def test_after_stop_values_are_handed_back(tmp_path):
     assert len(ExportManager().nodes["node"].samples) == 1  # the stopped session is unchanged
 
 
-def test_inside_a_session_inputs_come_back_traced_and_outputs_plain(tmp_path):
-    """LEAPP hands back TracedTensors from both; we trace inputs, and return outputs as
-    plain values (docs/leapp.md, deliberate differences)."""
+def test_inside_a_session_inputs_come_back_traced_and_outputs_as_given(tmp_path):
+    """Inputs come back as new traced values (the caller's stay untouched); output_tensors
+    hands back the very values it was given, as LEAPP does, and they are finished."""
     a = torch.ones(3)
     image = np.ones((2, 2), np.float32)
     with patchport.session("open", save_path=tmp_path):
         x, picture = annotate.input_tensors("node", {"x": a, "image": image})
         assert is_traced(x) and isinstance(x, torch.Tensor) and x is not a
+        assert type(a) is torch.Tensor  # never promoted in place
         assert is_traced(picture) and isinstance(picture, np.ndarray)
-        y = annotate.output_tensors("node", {"y": x * 2.0 + torch.from_numpy(picture).sum()})
-        assert type(y) is torch.Tensor and not is_traced(y)
+        total = x * 2.0 + torch.from_numpy(picture).sum()
+        y = annotate.output_tensors("node", {"y": total})
+        assert y is total and not is_traced(y)
         assert torch.equal(y, a * 2.0 + 4.0)
+        assert type(y * 1.0) is torch.Tensor  # work after the node is plain

@@ -216,3 +216,33 @@ def test_warp_affine_matches_opencv(
     assert_matches(
         "warpAffine", expected, got, scale=max(255.0 if value else 0, float(np.abs(src).max()))
     )
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32"])
+@pytest.mark.parametrize("border", [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE])
+def test_warp_affine_follows_opencv_kernel_without_ipp(dtype, border):
+    """IPP off (cv2.ipp.setUseIPP(False), or a build without IPP) or a one-pixel-high
+    source: OpenCV 5.1's own kernel (float32 row starts, fused products in 16-column
+    blocks, a compiler-fused tail, fused lerps) computes warpAffine: reproduced exactly."""
+    before = cv2.ipp.useIPP()
+    cases = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        src = image(seed, 9 + 3 * seed, 31 - 2 * seed, [0, 1, 3, 4][seed % 4], dtype)
+        M = cv2.getRotationMatrix2D((15.0, 11.0), rng.uniform(-40, 40), rng.uniform(0.6, 1.6))
+        M[:, 2] += rng.uniform(-6, 6, 2)
+        cases.append((src, M, (7 + 5 * seed, 30 - 2 * seed)))
+    cases.append((image(9, 1, 30, 3, dtype), cases[0][1], (40, 6)))  # IPP declines 1-row images
+    try:
+        cv2.ipp.setUseIPP(False)
+        for src, M, size in cases:
+            want = cv2.warpAffine(src, M, size, borderMode=border)
+            np.testing.assert_array_equal(
+                geometry.warpAffine(src, M, size, borderMode=border), want
+            )
+        cv2.ipp.setUseIPP(before)
+        src, M, size = cases[-1]
+        want = cv2.warpAffine(src, M, size, borderMode=border)
+        np.testing.assert_array_equal(geometry.warpAffine(src, M, size, borderMode=border), want)
+    finally:
+        cv2.ipp.setUseIPP(before)

@@ -45,9 +45,31 @@ def test_hsv_to_bgr_and_rgb_match_opencv(seed, height, width, case):
     src = _hsv(seed, height, width, dtype)
     expected = cv2.cvtColor(src, code)
     got = color.cvtColor(src, code)
+    if dtype == "uint8" and cv2.ipp.useIPP():  # _FULL through IPP: declared within 1
+        assert np.abs(got.astype(int) - expected.astype(int)).max() <= 1
+        return
     assert_matches("cvtColor", expected, got, scale=1.0)
     if dtype == "uint8":
         np.testing.assert_array_equal(got, expected)  # declared exact
+
+
+def test_full_range_hsv_of_uint8_follows_opencv_kernel_with_ipp_off():
+    """HSV2BGR_FULL: OpenCV 5.1 hands uint8 images to IPP (rounding); with IPP off its own
+    kernel truncates in 64-pixel vector blocks like H/2 images: exact, both ways round."""
+    before = cv2.ipp.useIPP()
+    try:
+        for ipp in (False, True):
+            cv2.ipp.setUseIPP(ipp)
+            for seed in range(40):
+                src = np.random.default_rng(seed).integers(0, 256, (5, 70 + seed, 3), np.uint8)
+                for code in FULL:
+                    want, got = cv2.cvtColor(src, code), color.cvtColor(src, code)
+                    if ipp:
+                        assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+                    else:
+                        np.testing.assert_array_equal(got, want)
+    finally:
+        cv2.ipp.setUseIPP(before)
 
 
 def test_bgr_hsv_bgr_round_trip_of_float_images_matches_opencv():

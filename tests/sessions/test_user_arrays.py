@@ -32,6 +32,25 @@ class MaxAndSkip:
 
 
 SKIP = MaxAndSkip()
+TABLES = {"gamma": GAMMA.copy(), "scale": np.float32([0.5, 2.0, 4.0])}  # tables in a dict
+OFFSETS = [np.float32([1.0, -1.0, 0.5])]  # and in a list
+
+
+class Normaliser:
+    MEAN = np.float32([0.1, 0.2, 0.3])  # class attributes, read through self
+    STD = np.float32([2.0, 4.0, 8.0])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.MEAN) / self.STD
+
+
+def table_containers(pixels: np.ndarray, v: np.ndarray) -> dict:
+    index = np.argmax(v) % 3
+    return {
+        "gamma": TABLES["gamma"][pixels],
+        "scaled": v * TABLES["scale"][index] + OFFSETS[0][index],
+        "normalised": Normaliser()(v),
+    }
 
 
 def fill_observation(omega: np.ndarray, q: np.ndarray) -> dict:
@@ -101,6 +120,24 @@ def test_module_table_read_with_traced_indices_replays(tmp_path) -> None:  # noq
     assert not losses
     fresh = rng.integers(0, 256, (4, 5), dtype=np.uint8)
     np.testing.assert_array_equal(manager.run_policy({"n/pixels": fresh})["n/out"], GAMMA[fresh])
+
+
+def test_tables_in_dicts_lists_and_class_attributes_replay(tmp_path) -> None:  # noqa: ANN001
+    """One level into module-level dicts and lists, and a user class's own attributes: a
+    plain array there read with a traced index was a silent constant."""
+    rng = np.random.default_rng(5)
+
+    def inputs() -> dict:
+        return {"pixels": rng.integers(0, 256, (3, 4), dtype=np.uint8), "v": _rand(rng, 3)}
+
+    manager, losses = _export(table_containers, inputs(), tmp_path)
+    assert not losses, [str(w.message) for w in losses]
+    for _ in range(3):
+        fresh = inputs()
+        got = manager.run_policy({f"n/{k}": v for k, v in fresh.items()})
+        for name, want in table_containers(**fresh).items():
+            np.testing.assert_allclose(got[f"n/{name}"].numpy(), want, rtol=1e-6)
+    assert type(TABLES["gamma"]) is np.ndarray and type(Normaliser.MEAN) is np.ndarray
 
 
 def test_state_left_in_a_buffer_is_reported_at_its_first_write(tmp_path) -> None:  # noqa: ANN001

@@ -1,6 +1,6 @@
 """Each way real code turns traced data into plain values reaches its stated class: the
 recorded graph is right on fresh inputs, or a warning names the cause at the user's line
-(see loss_table.py); the two that stay silent say why."""
+(see loss_table.py); those that stay silent say why."""
 
 from __future__ import annotations
 

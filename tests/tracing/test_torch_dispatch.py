@@ -260,3 +260,29 @@ def test_data_attribute_is_recorded_as_detach_so_torch_export_takes_it() -> None
     assert not any(n.target is getattr for n in gm.graph.nodes)
     program = torch.export.export(gm, (X + 3,))
     torch.testing.assert_close(program.module()(X - 1), (X - 1) * 2 + 1)
+
+
+def test_deepcopy_inside_a_node_is_recorded_as_a_copy():
+    import copy
+
+    gm = tconform(lambda t: copy.deepcopy(t * 2.0) + 1.0, torch.arange(4.0))
+    assert "clone" in [node.target for node in gm.graph.nodes]
+
+
+def test_deepcopy_and_pickle_of_a_finished_value_give_plain_tensors():
+    """Values of a finished node reach user code (output_tensors hands them back): copying
+    or saving one gives an ordinary tensor, as torch does for a plain one."""
+    import copy
+    import io
+    import pickle
+
+    rec = Recorder("done")
+    out = trace_input(rec, "x", torch.arange(3.0)) * 2.0
+    finish(rec, out)
+    buffer = io.BytesIO()
+    torch.save(out, buffer)
+    buffer.seek(0)
+    copies = [copy.deepcopy(out), pickle.loads(pickle.dumps(out)), torch.load(buffer)]
+    for copied in copies:
+        assert type(copied) is torch.Tensor and copied.tolist() == [0.0, 2.0, 4.0]
+        assert copied.data_ptr() != out.data_ptr()

@@ -219,6 +219,7 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     from ..errors import Untranslatable
     from .onnx.decompositions import decompose_for_translator
     from .onnx.driver import OPSET, write_direct
+    from .onnx.exact_resize import exact_where_discrete
 
     declared = {**vars(job), **job.params}  # dynamic dims, wherever a caller declares them
     if any("dynamic" in key and value for key, value in declared.items()):
@@ -228,6 +229,7 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     opset = job.params.get("opset_version", OPSET)
     try:
         module = decompose_for_translator(job.graph_module, job.args)
+        module = exact_where_discrete(module, job.args)
         optimisation = write_direct(module, job.args, job.input_names, names, job.path, opset)
     except Untranslatable as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -285,10 +287,13 @@ def _write_onnx_dynamo(job: ExportJob) -> None:
 def _write_onnx_torchscript(job: ExportJob) -> None:
     """The TorchScript-based ONNX exporter: what LEAPP recommends for GRU/LSTM nodes."""
     args, dynamic = job.export_arguments("onnx-torchscript")
+    from .onnx.exact_resize import exact_where_discrete
+
+    module = exact_where_discrete(job.graph_module, job.args)
     with warnings.catch_warnings(), _quiet_logger("torch.onnx"):
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            job.graph_module.eval(),
+            module.eval(),
             args,
             str(job.path),
             dynamo=False,

@@ -199,7 +199,8 @@ def _validate(trace: NodeTrace, runner: Any, rtol: float, atol: float) -> NodeVa
                 continue
             if want.size == 0:
                 continue
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            wide = np.complex128 if np.iscomplexobj(want) else np.float64
+            diff = np.abs(got.astype(wide) - want.astype(wide))
             worst = max(worst, float(np.nanmax(diff)))
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                 problems.append(
@@ -405,12 +406,13 @@ def compile_graph(
     verbose: bool | None = None,
     dry_run: bool = False,
 ) -> CompileResult:
-    """Export each node of the last session, write ``<name>.yaml`` (and a PNG), and replay.
+    """Export each node of the last session, write ``<name>.yaml`` (and the pipeline's
+    picture as ``<name>.png`` and ``<name>.svg``), and replay.
 
     With ``strict=True`` a node whose replay differs from the eager run raises
     :class:`ValidationError`; otherwise the result lists the problems.
     ``graph_configs`` is written to ``pipeline.configs``. After ``start(dry_run=True)``
-    (or with ``dry_run=True`` here, as newer LEAPP takes it) only the YAML (and picture)
+    (or with ``dry_run=True`` here, an earlier LEAPP spelling) only the YAML (and pictures)
     is written. ``verbose`` (by default the session's) logs one
     line per node as it is exported and as it is validated. The bundle is built aside and
     replaces ``<save_path>/<name>/`` only when complete (see :mod:`.staging`).
@@ -513,7 +515,10 @@ def _compile(session: Session, options: _Options, directory: Path) -> CompileRes
     picture = None
     if options.visualize:
         order = run_order(spec["models"], spec["pipeline"]["data_flow"])
-        picture = draw_pipeline(spec, order, directory / f"{session.name}.png")
+        # both pictures, as LEAPP writes them: <name>.png and <name>.svg
+        picture = draw_pipeline(
+            spec, order, directory / f"{session.name}.png", directory / f"{session.name}.svg"
+        )
     model_files = {name: w.path for name, w in written.items() if w.path is not None}
     validation = []
     if options.validate:

@@ -209,12 +209,13 @@ def _arrow_head(draw: Any, points: list, colour: str, scale: float) -> None:
     )
 
 
-def draw_bundle(view: BundleView, path: str | Path) -> Path:
-    """Write the picture of ``view`` to ``path``: SVG for ``.svg``, PNG otherwise."""
-    path = Path(path)
+def draw_bundle(view: BundleView, path: str | Path, *more: str | Path) -> Path:
+    """Write the picture of ``view`` to ``path`` (and to each of ``more``, laid out once):
+    SVG for ``.svg``, PNG otherwise. Returns ``path``."""
     scene = layout_scene(view)
-    if path.suffix.lower() == ".svg":
-        path.write_text(render_svg(scene), encoding="utf-8")
-    else:
-        render_png(scene).save(path, format="PNG")
-    return path
+    for target in (Path(path), *map(Path, more)):
+        if target.suffix.lower() == ".svg":
+            target.write_text(render_svg(scene), encoding="utf-8")
+        else:
+            render_png(scene).save(target, format="PNG")
+    return Path(path)

@@ -14,8 +14,9 @@ from typing import Any
 from ..bundle.bundle_view import view_from_spec
 
 
-def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | None:
-    """Write the picture of ``spec``'s pipeline to ``path`` (PNG, or SVG by suffix).
+def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path, *more: Path) -> Path | None:
+    """Write the picture of ``spec``'s pipeline to ``path`` and each of ``more`` (PNG, or
+    SVG by suffix).
 
     ``order`` (compile_graph's run order) is not needed: the view orders the nodes by the
     same rule from the same edges. Returns None, with a ``RuntimeWarning``, when
@@ -25,7 +26,7 @@ def draw_pipeline(spec: dict[str, Any], order: list[str], path: Path) -> Path | 
     from .drawing import draw_bundle
 
     try:
-        return draw_bundle(view_from_spec(spec, path.with_suffix(".yaml")), path)
+        return draw_bundle(view_from_spec(spec, path.with_suffix(".yaml")), path, *more)
     except DrawingUnavailable as exc:
         warnings.warn(f"visualize=True: {exc}; no picture written.", RuntimeWarning, stacklevel=3)
         return None

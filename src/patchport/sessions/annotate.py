@@ -31,7 +31,7 @@ from .lifecycle import current_session
 from .method import bind_ports, check_node_name, named_outputs
 from .names import check_file_name
 from .node_trace import NodeTrace, PassOutputs, shape_of
-from .output_views import equal_output, output_source, remember_output
+from .output_views import equal_output, mark_port, output_source, remember_output
 from .payload import Payload, normalize, passthrough, rebuild, single_or_tuple
 from .state import Session
 
@@ -58,6 +58,7 @@ def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
             )
         skip = session.dry_run or node in session.non_traced
         trace = NodeTrace(node, Recorder(node, strict=session.strict), skip_export=skip)
+        trace.recorder.owner = trace
         session.nodes[node] = trace
     return trace
 
@@ -253,8 +254,15 @@ def module(node: str, model: torch.nn.Module, buffer_names: list[str] | None = N
 
 def mirror_leapp_tags(source: Any, target: Any) -> Any:
     """Give ``target`` (equal data computed outside tracing) the traced identity of
-    ``source``; outside a session return ``target``."""
-    if current_session() is None or plain(source) is source:
+    ``source``; outside a session return ``target``.
+
+    For a value of a node still recording, the traced ``source`` is returned (in the
+    target's kind) to compute on. For a finished node's output, ``target`` itself becomes
+    that output (as LEAPP promotes it): handed to ``input_tensors``, it is wired as the
+    output's edge, whether or not the caller keeps the returned value (``target``).
+    """
+    session = current_session()
+    if session is None or plain(source) is source:
         return target
     a, b = plain(source), plain(target)
     a_np = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
@@ -265,6 +273,10 @@ def mirror_leapp_tags(source: Any, target: Any) -> Any:
             f"of source (source {a_np.dtype}{list(a_np.shape)}, target "
             f"{b_np.dtype}{list(b_np.shape)})."
         )
+    port = None if source.is_tracing else output_source(session, source)
+    if port is not None:
+        remember_output(session, target, port)
+        return target
     if isinstance(target, torch.Tensor) == isinstance(a, torch.Tensor):
         return source
     return torch.from_numpy(source) if isinstance(target, torch.Tensor) else source.numpy()
@@ -277,7 +289,8 @@ def output_tensors(
     export_with: str | None = "onnx",
     backend_params: dict[str, Any] | None = None,
 ) -> Any:
-    """Finish ``node`` with these outputs; return their plain values (one, or a tuple).
+    """Finish ``node`` with these outputs; return the values given (one, or a tuple), as
+    LEAPP does: each traced output now answers ``output_port`` and ``is_tracing`` False.
 
     ``static_outputs`` are constant tensors the model also returns (parameters in LEAPP's
     order; a backend name given third is taken as ``export_with``);
@@ -305,10 +318,8 @@ def output_tensors(
         session.completed += 1
     for key, value in flat.items():
         remember_output(session, value, f"{node}/{key}")
-    returned = []
-    for name, value in payload.entries.items():
-        returned.append(rebuild(name, value, lambda _port, leaf: _owned(session, node, leaf)))
-    return single_or_tuple(returned)
+        mark_port(value, key)
+    return passthrough(tensors)
 
 
 def _checked_outputs(
@@ -356,15 +367,6 @@ def _checked_outputs(
             )
     labels = {**payload.semantics, **(statics.semantics if statics else {})}
     return payload, PassOutputs(dict(payload.flat), dict(static_flat), labels, export_with, params)
-
-
-def _owned(session: Session, node: str, leaf: Any) -> Any:
-    """The plain value handed back for an output, remembered as that output's data."""
-    value = plain(leaf)
-    source = output_source(session, leaf)
-    if source is not None:
-        remember_output(session, value, source)
-    return value
 
 
 def _warn_if_copy(caller: str, session: Session, node: str, key: str, value: Any) -> None:

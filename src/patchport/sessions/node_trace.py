@@ -162,6 +162,7 @@ class NodeTrace:
             self.pass_recorder = Recorder(
                 f"{self.name}#pass{self.entries}", strict=self.recorder.strict
             )
+            self.pass_recorder.owner = self
         return self.pass_recorder
 
     def check_inputs(self, caller: str, values: dict[str, Any]) -> None:

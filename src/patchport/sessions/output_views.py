@@ -61,6 +61,13 @@ def remember_output(session: Session, value: Any, port: str) -> None:
         session.output_views[key] = (reference, port)
 
 
+def mark_port(value: Any, port: str) -> None:
+    """Note on a traced ``value`` the output name it was handed to (its ``output_port``)."""
+    state = getattr(value, "_pp", None)
+    if state is not None:
+        state.port = port
+
+
 def output_source(session: Session, value: Any) -> str | None:
     """The output port ``value`` is (or views without copying), else None."""
     owner = session.output_owner.get(id(value))

@@ -55,12 +55,12 @@ def rebuild(name: str, value: Any, leaf: Callable[[str, Any], Any]) -> Any:
     return value
 
 
-_NUMPY_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a graph holds
+_NUMPY_KINDS = "biufc"  # bool, integers, floats, complex (pt2/jit; ONNX refuses at compile)
 
 
 def refuse_unsupported(caller: str, node: str, port: str, value: Any) -> None:
     """Refuse a value no exported graph can hold, or whose traced copy would drop part of
-    it: complex, object, string, structured or datetime dtypes, ``np.matrix`` (``*`` is a
+    it: object, string, structured or datetime dtypes, ``np.matrix`` (``*`` is a
     matrix product there), masked arrays (the mask), meta tensors (no data)."""
     where = f"{caller}({node!r}, {{{port!r}: ...}})"
     masked = sys.modules.get("numpy.ma")
@@ -77,19 +77,13 @@ def refuse_unsupported(caller: str, node: str, port: str, value: Any) -> None:
     if isinstance(value, torch.Tensor):
         if value.device.type == "meta":
             raise PatchDefinitionError(f"{where}: a meta tensor has no data; pass real values.")
-        if value.is_complex():
-            raise PatchDefinitionError(
-                f"{where}: dtype {str(value.dtype).removeprefix('torch.')} cannot be exported; "
-                f"use bool, integer or float16/32/64 values (complex: real and imaginary "
-                f"parts as two inputs)."
-            )
         return
     dtype = np.asarray(value).dtype if isinstance(value, np.generic) else value.dtype
     if dtype.kind not in _NUMPY_KINDS or dtype.names is not None:
         raise PatchDefinitionError(
             f"{where}: dtype {dtype.str if dtype.kind in 'USV' else dtype} cannot be traced or "
-            f"exported; use bool, integer or float16/32/64 values (complex: real and "
-            f"imaginary parts as two inputs; strings and objects stay outside the node)."
+            f"exported; use bool, integer, float or complex values (strings and objects "
+            f"stay outside the node)."
         )
 
 

@@ -42,6 +42,7 @@ class Recorder:
     def __init__(self, name: str = "traced", *, strict: bool = False) -> None:
         self.name = name
         self.strict = strict
+        self.owner: Any = None  # the annotated node recording here (set by the session)
         self.graph = fx.Graph()
         self._root: torch.nn.Module | None = None  # holds the constants; made on the first
         self._module: fx.GraphModule | None = None  # made on first use, after the pass

@@ -32,6 +32,7 @@ from .values import (
     arg_of,
     find_recorder,
     make_traced,
+    plain,
 )
 from .views import link_view, rebind, torch_layout_link
 
@@ -481,9 +482,29 @@ _SCALAR_AWARE = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordi
                  "__lt__", "__le__", "__eq__", "__ne__")  # fmt: skip
 
 
+def _deepcopy(self: TracedTensor, memo: dict) -> Any:
+    """``copy.deepcopy``: a copy recorded as ``clone`` while the node records; once it is
+    finished, the plain tensor's deep copy (a plain tensor, as torch gives one)."""
+    if active_recorder(self) is not None:
+        copied = torch_function(torch.Tensor.clone, (self,), {})
+    else:
+        copied = torch.Tensor.__deepcopy__(plain(self), memo)
+    memo[id(self)] = copied
+    return copied
+
+
+def _reduce_ex(self: TracedTensor, protocol: int) -> Any:
+    """Pickling (``pickle``, ``torch.save``) stores the plain tensor: the recorder and its
+    graph are not data, and a loaded copy is ordinary data."""
+    return plain(self).__reduce_ex__(protocol)
+
+
 def install(cls: type) -> None:
-    """Make ``cls`` (TracedTensor) record through :func:`torch_function`."""
+    """Make ``cls`` (TracedTensor) record through :func:`torch_function`; deep copies and
+    pickles of its values are ordinary tensors once their node is finished."""
     cls.__torch_function__ = classmethod(_traced_torch_function)
+    cls.__deepcopy__ = _deepcopy
+    cls.__reduce_ex__ = _reduce_ex
     for name in _SCALAR_AWARE:
         setattr(cls, name, _scalar_aware(name))
     cls.__hash__ = torch.Tensor.__hash__  # defining __eq__ must not drop hashing

@@ -26,7 +26,8 @@ class TraceState:
     is ``(base, index)`` when the value shares memory with a traced base (see views);
     ``views`` holds weak references to the value's own live views; ``scalar`` marks a 0-d
     array standing for a NumPy scalar (torch takes those as numbers); ``made_at`` is the
-    user's ``(file, line)`` where NumPy copied an untracked array off traced data.
+    user's ``(file, line)`` where NumPy copied an untracked array off traced data;
+    ``port`` is the output name this very value was given under to ``output_tensors``.
     """
 
     rec: Recorder | None
@@ -36,3 +37,4 @@ class TraceState:
     scalar: bool = False
     fresh: str | None = None
     made_at: tuple[str, int] | None = None  # where NumPy copied it off traced data unseen
+    port: str | None = None  # the output port it was handed to (LEAPP's output_port)

@@ -17,11 +17,12 @@ from torch import fx
 
 from .location import user_location
 from .loss import report_loss
+from .node_facts import NodeFacts
 from .recorder import _ACTIVE_COUNT, Recorder
 from .trace_state import TraceState
 
 
-class TracedArray(np.ndarray):
+class TracedArray(NodeFacts, np.ndarray):
     """An ndarray whose operations are recorded into its recorder's graph."""
 
     _pp: TraceState
@@ -32,7 +33,7 @@ class TracedArray(np.ndarray):
         self._pp = TraceState(None if state is None else state.rec)
 
 
-class TracedTensor(torch.Tensor):
+class TracedTensor(NodeFacts, torch.Tensor):
     """A torch.Tensor whose operations are recorded into its recorder's graph."""
 
     _pp: TraceState

@@ -9,7 +9,9 @@ graph goes to ``torch.onnx.export``, calls to them are pointed at the decomposit
 ONNX operators; the direct translator gets the linear algebra and angles decomposed too.
 Shifts by a tensor (no decomposition for ``aten.__lshift__.Tensor``; uint8 shifted wrong),
 clamps with an int and a float bound, and numbers before a tensor (``2.5 - u``,
-``7 // j``) are rewritten too. Other backends keep the originals.
+``7 // j``) are rewritten too. Float32 bilinear ``F.interpolate`` whose result is rounded
+or cast to integers is written in torch's own arithmetic (ONNX Resize rounds differently:
+see :mod:`.exact_resize`). Other backends keep the originals.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import torch
 from torch import fx
 
 from . import jacobi
+from .exact_resize import exact_where_discrete
 
 
 def _eliminate(a: torch.Tensor, rhs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -557,6 +560,7 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
 
     if args:
         module = numbers_as_tensors(module, args, bool_literals=False)
+    module = exact_where_discrete(module, args)
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)

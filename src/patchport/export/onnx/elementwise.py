@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
 
+from ...dtype_table import onnx_code
 from ...errors import Untranslatable
 from .builder import NATIVE, Builder, onnx_arithmetic_dtype
 from .integers import integer_power, shift, torch_number
@@ -44,11 +46,21 @@ def _stays_uint8(out: torch.Tensor, *operands: Any) -> bool:
     """True when a uint8 result of uint8 operands (or Python ints 0..255) can be computed
     in uint8 itself: ONNX Runtime's uint8 Add/Sub/Mul wrap modulo 256 like torch, Min/Max
     select, so the int64 round trip (8x the memory traffic, two casts) buys nothing."""
-    if out.dtype != torch.uint8:
+    return _stays_native(out, (torch.uint8,), *operands)
+
+
+_WRAPPING = (torch.uint8, torch.int8, torch.int16)  # ONNX Runtime's Add/Sub/Mul wrap alike
+
+
+def _stays_native(out: torch.Tensor, dtypes: tuple[torch.dtype, ...], *operands: Any) -> bool:
+    """True when ``out``'s dtype is one of ``dtypes`` and every operand is a tensor of it or
+    a Python int it holds: the op runs in that dtype, wrapping like torch."""
+    if out.dtype not in dtypes:
         return False
+    info = torch.iinfo(out.dtype)
     return all(
-        (isinstance(v, torch.Tensor) and v.dtype == torch.uint8)
-        or (type(v) is int and 0 <= v <= 255)
+        (isinstance(v, torch.Tensor) and v.dtype == out.dtype)
+        or (type(v) is int and info.min <= v <= info.max)
         for v in operands
     )
 
@@ -62,8 +74,8 @@ def _binary(op: str, swap: bool = False) -> Emitter:
             return b.node(_BOOL_ARITHMETIC[op], [truth(b, x), truth(b, y)])  # m * True
         if alpha not in (None, 1) or out.dtype == torch.bool:
             raise Untranslatable(f"{op} with alpha={alpha!r} or on bool")
-        native = op in ("Add", "Sub", "Mul") and _stays_uint8(out, x, y)
-        compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
+        native = op in ("Add", "Sub", "Mul") and _stays_native(out, _WRAPPING, x, y)
+        compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
         x, y = _wide_constant(b, x, out), _wide_constant(b, y, out)
         first, second = (y, x) if swap else (x, y)
         result = b.node(op, [b.value(first, compute), b.value(second, compute)])
@@ -223,8 +235,12 @@ def _shift_right(b: Builder, out: torch.Tensor, x: Any, count: Any) -> str:
     return b.cast(b.node("Div", [value, step]), compute, out.dtype)
 
 
-_KEEPS_SIGN = {"Gather", "Reshape", "Identity", "Expand", "Slice"}
+_KEEPS_SIGN = {"Gather", "GatherElements", "Reshape", "Identity", "Expand", "Slice", "Transpose"}
 _SIGN_OF_ALL = {"Mul", "Add", "Div", "Concat"}
+# casts to these keep a value's sign (float to integer truncates toward zero)
+_SIGN_KEEPING_CASTS = {
+    onnx_code(np.dtype(name)) for name in ("float16", "float32", "float64", "int32", "int64")
+}
 
 
 def _nonnegative(b: Builder, name: str, depth: int = 0) -> bool:
@@ -238,7 +254,9 @@ def _nonnegative(b: Builder, name: str, depth: int = 0) -> bool:
     node = next((n for n in reversed(b.nodes) if name in n.outputs), None)
     if node is None:
         return False
-    if node.op_type in _KEEPS_SIGN:
+    if node.op_type in _KEEPS_SIGN or (
+        node.op_type == "Cast" and node.attributes["to"] in _SIGN_KEEPING_CASTS
+    ):
         return _nonnegative(b, node.inputs[0], depth + 1)
     if node.op_type in _SIGN_OF_ALL:
         return all(_nonnegative(b, i, depth + 1) for i in node.inputs)
@@ -295,6 +313,15 @@ for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
     emits(_name)(_unary(_name))
 
 
+@emits("isnan")
+def _isnan(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
+    """ONNX IsNaN on floats."""
+    if not x.dtype.is_floating_point:
+        raise Untranslatable(f"isnan of {x.dtype}")
+    compute = onnx_arithmetic_dtype(x.dtype)
+    return b.node("IsNaN", [b.value(x, compute)])
+
+
 @emits("relu")
 def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False) -> str:
     compute = onnx_arithmetic_dtype(out.dtype)
@@ -319,9 +346,45 @@ def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max:
 def _where(b: Builder, out: torch.Tensor, condition: Any, x: Any = None, y: Any = None) -> str:
     if x is None or y is None:
         raise Untranslatable("where(condition) alone")
-    compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
-    result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
+    if out.dtype.is_floating_point or out.dtype == torch.bool or out.dtype.is_complex:
+        compute = torch.int64 if out.dtype == torch.bool else onnx_arithmetic_dtype(out.dtype)
+        result = b.node("Where", [truth(b, condition), b.value(x, compute), b.value(y, compute)])
+        return b.cast(result, compute, out.dtype)
+    return _integer_select(b, out, condition, x, y)
+
+
+def _integer_select(b: Builder, out: torch.Tensor, condition: Any, x: Any, y: Any) -> str:
+    """An integer ``where`` as arithmetic on the condition as 0/1: ``y + (x - y) * c``,
+    exact in wrapping integer arithmetic (``x * c`` or ``y * (1 - c)`` where the other
+    value is 0). ONNX Runtime's Where branches on every element: 6-7 ms at 921,600
+    elements whatever the type, against 0.2 ms for these uint8 passes."""
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
+    native = _stays_native(out, _WRAPPING, x, y)
+    compute = out.dtype if native else onnx_arithmetic_dtype(out.dtype)
+    flag = truth(b, condition)
+    if _zero(b, y) and _shape_of(x, condition) == tuple(out.shape):
+        result = b.node("Mul", [b.value(x, compute), b.cast(flag, torch.bool, compute)])
+    elif _zero(b, x) and _shape_of(y, condition) == tuple(out.shape):
+        unset = b.cast(b.node("Not", [flag]), torch.bool, compute)
+        result = b.node("Mul", [b.value(y, compute), unset])
+    else:
+        first, second = b.value(x, compute), b.value(y, compute)
+        step = b.node("Mul", [b.node("Sub", [first, second]), b.cast(flag, torch.bool, compute)])
+        result = b.node("Add", [second, step])
     return b.cast(result, compute, out.dtype)
+
+
+def _zero(b: Builder, value: Any) -> bool:
+    """A Python 0, or a constant tensor of zeros (``torch.zeros_like``)."""
+    if isinstance(value, torch.Tensor):
+        return not b.traced(value) and value.numel() > 0 and not bool(value.any())
+    return type(value) in (int, float) and value == 0
+
+
+def _shape_of(*operands: Any) -> tuple[int, ...]:
+    """The broadcast shape of tensors and numbers."""
+    shapes = [tuple(v.shape) for v in operands if isinstance(v, torch.Tensor)]
+    return tuple(torch.broadcast_shapes(*shapes)) if shapes else ()
 
 
 def extreme_op(op: str) -> Emitter:

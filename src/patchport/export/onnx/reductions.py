@@ -43,6 +43,46 @@ emits("amax")(_reduce("ReduceMax"))
 emits("amin")(_reduce("ReduceMin"))
 
 
+def _arg_extreme(op: str, fill: float) -> Emitter:
+    """torch.argmax / argmin: the first extreme (ONNX's select_last_index=0); torch counts
+    NaN as the extreme, so a float row with NaN gives its first NaN's index."""
+
+    def emit(
+        b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
+    ) -> str:
+        if x.dtype == torch.bool:
+            raise Untranslatable(f"{op} on bool")
+        compute = onnx_arithmetic_dtype(x.dtype)
+        data = b.value(x, compute)
+        if dim is None:
+            data = b.node("Reshape", [data, b.ints([-1])])
+        axis = 0 if dim is None else dim % max(x.ndim, 1)
+        keep = int(bool(keepdim) and dim is not None)
+
+        def extreme(kind: str, values: str) -> str:
+            return b.node(kind, [values], axis=axis, keepdims=keep, select_last_index=0)
+
+        if compute.is_floating_point:
+            nan = b.node("IsNaN", [data])
+            clean = b.node("Where", [nan, b.value(fill, compute), data])
+            flags = b.cast(nan, torch.bool, torch.int32)
+            first_nan = extreme("ArgMax", flags)  # the first 1 of the NaN flags
+            any_nan = b.node("ReduceMax", [flags, b.ints([axis])], keepdims=keep)
+            has = b.cast(any_nan, torch.int32, torch.bool)
+            result = b.node("Where", [has, first_nan, extreme(op, clean)])
+        else:
+            result = extreme(op, data)
+        if dim is None and keepdim:
+            result = b.node("Reshape", [result, b.ints([1] * x.ndim)])
+        return b.cast(result, torch.int64, out.dtype)
+
+    return emit
+
+
+emits("argmax")(_arg_extreme("ArgMax", float("-inf")))
+emits("argmin")(_arg_extreme("ArgMin", float("inf")))
+
+
 def _all_any(op: str) -> Emitter:
     def emit(
         b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
@@ -78,25 +118,5 @@ def _max_min(reduce: str, pairwise: str) -> Emitter:
     return emit
 
 
-def _arg_extreme(op: str) -> Emitter:
-    def emit(
-        b: Builder, out: torch.Tensor, x: torch.Tensor, dim: Any = None, keepdim: bool = False
-    ) -> str:
-        if x.dtype == torch.bool or x.dtype.is_complex:
-            raise Untranslatable(f"{op} on {x.dtype}")
-        data = b.value(x, onnx_arithmetic_dtype(x.dtype))  # widening keeps the order
-        if dim is None:
-            data = b.node("Reshape", [data, b.ints([-1])])
-            result = b.node(op, [data], axis=0, keepdims=0, select_last_index=0)
-            return b.node("Reshape", [result, b.ints([1] * x.ndim)]) if keepdim else result
-        axis = dim % max(x.ndim, 1)
-        return b.node(op, [data], axis=axis, keepdims=int(bool(keepdim)), select_last_index=0)
-
-    return emit
-
-
 emits("max")(_max_min("ReduceMax", "Max"))
 emits("min")(_max_min("ReduceMin", "Min"))
-# torch returns the first index of the extreme value, as ONNX with select_last_index=0
-emits("argmax")(_arg_extreme("ArgMax"))
-emits("argmin")(_arg_extreme("ArgMin"))

@@ -20,7 +20,7 @@ import numpy as np
 MANTISSA = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(np.float16): 11}
 SMALLEST = {np.dtype(np.float32): -149, np.dtype(np.float64): -1074, np.dtype(np.float16): -24}
 MOVEMENT = {"Identity", "Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten"}
-MOVEMENT |= {"Expand", "Gather", "GatherElements", "Tile"}  # data input 0, others indices
+MOVEMENT |= {"Expand", "Gather", "GatherElements", "Tile", "Split"}  # data input 0, others indices
 
 
 @dataclass(frozen=True)

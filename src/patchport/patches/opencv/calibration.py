@@ -592,10 +592,10 @@ def reprojectImageTo3D(
     family="calibration",
     dtypes=("float32",),
     channels=(2,),
-    accuracy="within 1e-13 of the largest entry for triangles that are not nearly "
-    "degenerate (a closed-form inverse where OpenCV runs an LU solve; nearly collinear "
-    "points amplify both roundings); exactly collinear points give zeros like OpenCV",
-    float_atol=1e-9,
+    accuracy="exact: OpenCV's 6x6 system solved as OpenCV solves it (LU with partial "
+    "pivoting in its row order and rounding order, no fused multiply-adds); a pivot below "
+    "100 DBL_EPSILON (collinear points) gives zeros like OpenCV",
+    float_atol=0.0,
     arguments={"src/dst": ("3 float32 points each, plain or traced",)},
 )
 def getAffineTransform(src: Any, dst: Any) -> Any:
@@ -611,13 +611,48 @@ def getAffineTransform(src: Any, dst: Any) -> Any:
             raise refuse(name, argument, got, "a float32 array of 3 points (3, 2)")
     a = torch.as_tensor(src).reshape(3, 2).to(_F64)
     b = torch.as_tensor(dst).reshape(3, 2).to(_F64)
-    s = torch.cat([a, torch.ones((3, 1), dtype=_F64)], 1)  # rows (x_i, y_i, 1)
-    cof = torch.stack([_cross(s[1], s[2]), _cross(s[2], s[0]), _cross(s[0], s[1])])
-    det = (s[0] * cof[0]).sum()
-    ok = det != 0
-    inverse = cof.T / _safe(det, ok)  # s^-1 = adj(s) / det
-    m = (inverse @ b).T  # rows: (a, b, c) of x' and of y'
-    return torch.where(ok, m, torch.zeros_like(m)).contiguous().numpy()
+    # OpenCV's system: rows (x_i, y_i, 1, 0, 0, 0) -> x'_i and (0, 0, 0, x_i, y_i, 1) -> y'_i
+    point = torch.cat([a, torch.ones((3, 1), dtype=_F64)], 1)
+    zeros = torch.zeros((3, 3), dtype=_F64)
+    system = torch.stack([torch.cat([point, zeros], 1), torch.cat([zeros, point], 1)], 1)
+    m, ok = _lu_solve(system.reshape(6, 6), b.reshape(6))
+    return torch.where(ok, m, torch.zeros_like(m)).reshape(2, 3).contiguous().numpy()
+
+
+_LU_EPSILON = 100 * _DBL_EPSILON  # OpenCV's hal::LU64f gives up below this pivot
+
+
+def _lu_solve(matrix: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x with ``matrix @ x = rhs`` and whether it exists, as OpenCV's LUImpl computes it:
+    per column the first row (in the current order) of largest magnitude is swapped up,
+    the rows below get ``row += (A[j,i] * -1/A[i,i]) * pivot_row``, then back substitution
+    subtracts in column order and divides; each step one IEEE operation in double."""
+    size = matrix.shape[0]
+    order = torch.arange(size)
+    rows, b, ok = matrix, rhs, torch.tensor(True)
+    for i in range(size):
+        column = torch.abs(rows[i:, i])
+        # OpenCV's scan keeps the first largest (strict ">"): NaN never wins, but stays
+        # when it comes first; a NaN pivot is not "below epsilon"
+        scan = torch.where(torch.isnan(column), -1.0, column)
+        first_nan = torch.isnan(column[0])
+        k = torch.where(first_nan, 0, torch.argmax(scan)) + i
+        pivot = torch.where(first_nan, column[0], torch.amax(scan))  # |rows[k, i]|
+        ok = ok & ~(pivot < _LU_EPSILON)
+        swap = torch.where(order == i, k, torch.where(order == k, i, order))
+        rows, b = rows[swap], b[swap]
+        d = -torch.reciprocal(_safe(rows[i, i], ok))
+        alpha = rows[i + 1 :, i] * d
+        below = rows[i + 1 :] + alpha.unsqueeze(1) * rows[i].unsqueeze(0)
+        rows = torch.cat([rows[: i + 1], below])
+        b = torch.cat([b[: i + 1], b[i + 1 :] + alpha * b[i]])
+    x = [b[i] for i in range(size)]
+    for i in range(size - 1, -1, -1):
+        total = x[i]
+        for k in range(i + 1, size):
+            total = total - rows[i, k] * x[k]
+        x[i] = total / _safe(rows[i, i], ok)
+    return torch.stack(x), ok
 
 
 @replaces(

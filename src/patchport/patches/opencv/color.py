@@ -6,11 +6,13 @@ gray weights since OpenCV 5, 14-bit before; 12-bit HSV division tables): bit-exa
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import torch
 
+from . import layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
@@ -75,25 +77,61 @@ def _div_table(numerator: int, divisor: float) -> torch.Tensor:
     return torch.from_numpy(values)
 
 
-def _hsv_uint8(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, full: bool) -> torch.Tensor:
-    hrange = 256 if full else 180
-    b, g, r = b.to(torch.float64), g.to(torch.float64), r.to(torch.float64)
-    v = torch.maximum(torch.maximum(b, g), r)
-    vmin = torch.minimum(torch.minimum(b, g), r)
-    diff = v - vmin
+def _split_table(numerator: int, divisor: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`_div_table` as float32 whole and fractional parts: ``table = whole * 4096 +
+    part`` with ``0 <= part < 4096``."""
+    table = _div_table(numerator, divisor).to(torch.int64)
+    return (table >> _HSV_SHIFT).to(torch.float32), (table & 4095).to(torch.float32)
+
+
+@functools.cache
+def _saturation_table() -> torch.Tensor:
+    """OpenCV's uint8 saturation ``(diff * sdiv[v] + 2**11) >> 12`` for every (v, diff)
+    at ``v * 256 + diff`` (int16: ONNX Runtime gathers 2-byte values faster; cast after)."""
+    sdiv = _div_table(255, 1.0).to(torch.int64).numpy()
+    v, diff = np.divmod(np.arange(256 * 256), 256)
+    values = (diff * sdiv[v] + (1 << (_HSV_SHIFT - 1))) >> _HSV_SHIFT
+    return torch.from_numpy(np.clip(values, 0, 255).astype(np.int16))
+
+
+def _looked_up(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[index]`` for an integer ``index``, as one GatherElements once exported;
+    an int16 table's values come back as uint8."""
+    flat = index.reshape(-1).to(torch.int64)
+    out = torch.gather(table, 0, flat).reshape_as(index)
+    return out.to(torch.uint8) if table.dtype == torch.int16 else out
+
+
+def _descale_product(x: torch.Tensor, whole: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
+    """OpenCV's ``(x * table + 2**11) >> 12`` for float32 integers ``x`` and a table split
+    by :func:`_split_table`: ``x * whole + (x * part + 2**11) * 2**-12``, floored. The
+    product itself reaches 2**28, but the sum is below 2**9 with 12 fractional bits (the
+    result is a hue or a saturation), so every step is exact in float32."""
     half = float(1 << (_HSV_SHIFT - 1))
-    scale = float(1 << _HSV_SHIFT)
-    sdiv = _div_table(255, 1.0)[v.to(torch.int64)]
-    s = torch.floor((diff * sdiv + half) / scale)
-    hue = torch.where(v == r, g - b, torch.where(v == g, b - r + 2 * diff, r - g + 4 * diff))
-    hdiv = _div_table(hrange, 6.0)[diff.to(torch.int64)]
-    h = torch.floor((hue * hdiv + half) / scale)
-    h = torch.where(h < 0, h + hrange, h)
-    out = torch.stack([h, s, v], dim=-1)
-    return torch.clamp(out, 0, 255).to(torch.uint8)
+    return torch.floor(x * whole + (x * part + half) * 2.0**-_HSV_SHIFT)
 
 
-def _hsv_float(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+def _hsv_uint8(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, full: bool) -> list[torch.Tensor]:
+    """OpenCV's RGB2HSV_b: 12-bit division tables, all in float32 (exact, see
+    :func:`_descale_product`), the hue's three cases as arithmetic on 0/1 flags (ONNX
+    Runtime's Where branches per element) and each table a GatherElements."""
+    hrange = 256 if full else 180
+    f32 = torch.float32
+    high = torch.maximum(torch.maximum(b, g), r)
+    spread = high - torch.minimum(torch.minimum(b, g), r)  # uint8, never below 0
+    b, g, r, v, diff = (x.to(f32) for x in (b, g, r, high, spread))
+    pair = high.to(torch.int32) * 256 + spread.to(torch.int32)  # S depends on (V, V - min)
+    s = _looked_up(_saturation_table(), pair)
+    at_r, at_g = (v == r).to(f32), (v == g).to(f32)
+    hue = r - g + 4 * diff
+    hue = hue + ((b - r + 2 * diff) - hue) * at_g
+    hue = hue + ((g - b) - hue) * at_r
+    h = _descale_product(hue, *(_looked_up(t, spread) for t in _split_table(hrange, 6.0)))
+    h = h + (h < 0).to(f32) * hrange
+    return [h.to(torch.uint8), s, high]
+
+
+def _hsv_float(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> list[torch.Tensor]:
     eps = float(np.finfo(np.float32).eps)
     v = torch.maximum(torch.maximum(b, g), r)
     vmin = torch.minimum(torch.minimum(b, g), r)
@@ -104,7 +142,7 @@ def _hsv_float(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tenso
         v == r, (g - b) * k, torch.where(v == g, (b - r) * k + 120.0, (r - g) * k + 240.0)
     )
     h = torch.where(h < 0, h + 360.0, h)
-    return torch.stack([h, s, v], dim=-1)
+    return [h, s, v]
 
 
 # which of (v, v(1-s), v(1-s*f), v(1-s(1-f))) is b, g, r in each 60-degree hue sector
@@ -152,12 +190,14 @@ def vector_pixels() -> int:
     return 32 if "AVX2" in usable else 16
 
 
-def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(b, g, r) of a uint8 HSV image with H/2 hues, as OpenCV 5 computes it: float32 with
-    ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding, taken in float64 here), times 255,
-    truncated in its vector blocks and rounded half to even for a row's remaining pixels."""
+def _from_uint8_hue(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(b, g, r) of a uint8 HSV image (H/2 hues, or 0..255 for _FULL) as OpenCV 5's own
+    kernel computes it: float32 with ``1 - s*h`` and ``1 - s*(1-h)`` fused (one rounding,
+    taken in float64 here), times 255, truncated in its vector blocks and rounded half to
+    even for a row's remaining pixels."""
     f32, f64 = torch.float32, torch.float64
-    h = t[..., 0].to(f32) * float(np.float32(6.0) / np.float32(180.0))
+    hues = np.float32(255.0 if full else 180.0)
+    h = t[..., 0].to(f32) * float(np.float32(6.0) / hues)
     s = t[..., 1].to(f32) * float(np.float32(1.0 / 255.0))
     v = t[..., 2].to(f32) * float(np.float32(1.0 / 255.0))
     sector = torch.floor(h)
@@ -184,13 +224,22 @@ def _from_half_hue(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
 _GRAY_FIXED_POINT = (15, 3735, 19235, 9798)
 
 
+def _descale_uint8(x: torch.Tensor, offset: float, shift: int) -> torch.Tensor:
+    """``saturate_cast<uchar>(CV_DESCALE(x + offset, shift))`` of float32 integers with
+    |x + offset| < 2**23: ``(x + offset + 0.5) * 2**-shift`` is exact and never half-way,
+    so rounding it half to even is the floor of ``(x + offset + 2**(shift-1)) >> shift``;
+    clamped and cast, one QuantizeLinear once exported (one pass where Div, Floor, Clip
+    and Cast were four)."""
+    scaled = (x + (offset + 0.5)) * 2.0**-shift
+    return torch.clamp(torch.round(scaled), 0, 255).to(torch.uint8)
+
+
 def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**24)
+    if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**23)
         shift, cb, cg, cr = _GRAY_FIXED_POINT
         b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
-        y = torch.floor((b * cb + g * cg + r * cr + float(1 << (shift - 1))) / float(1 << shift))
-        return y.to(torch.uint8).unsqueeze(-1)
-    return (b * 0.114 + g * 0.587 + r * 0.299).unsqueeze(-1)
+        return _descale_uint8(b * cb + g * cg + r * cr, 0.0, shift)
+    return b * 0.114 + g * 0.587 + r * 0.299
 
 
 _YCC_SHIFT = 14  # OpenCV's fixed-point YCrCb/YUV: 14 fractional bits
@@ -206,21 +255,21 @@ def _descale(x: torch.Tensor, shift: int) -> torch.Tensor:
     return torch.floor((x + float(1 << (shift - 1))) / float(1 << shift))
 
 
-def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> torch.Tensor:
+def _to_ycc(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor, yuv: bool) -> list[torch.Tensor]:
     """(Y, Cr, Cb) or (Y, U, V) like OpenCV: 14-bit fixed point for uint8."""
-    if b.dtype == torch.uint8:  # every sum stays below 2**24: exact in float32
+    if b.dtype == torch.uint8:  # every sum stays below 2**23: exact in float32
         b, g, r = b.to(torch.float32), g.to(torch.float32), r.to(torch.float32)
-        y = _descale(b * 1868 + g * 9617 + r * 4899, _YCC_SHIFT)
+        y = _descale_uint8(b * 1868 + g * 9617 + r * 4899, 0.0, _YCC_SHIFT)  # always within 0..255
+        luma = y.to(torch.float32)
         cr_k, cb_k = _CHROMA_FIXED[yuv]
         delta = float(128 << _YCC_SHIFT)
-        cr = _descale((r - y) * cr_k + delta, _YCC_SHIFT)
-        cb = _descale((b - y) * cb_k + delta, _YCC_SHIFT)
-        pair = [cb, cr] if yuv else [cr, cb]
-        return torch.clamp(torch.stack([y, *pair], dim=-1), 0, 255).to(torch.uint8)
+        cr = _descale_uint8((r - luma) * cr_k, delta, _YCC_SHIFT)
+        cb = _descale_uint8((b - luma) * cb_k, delta, _YCC_SHIFT)
+        return [y, cb, cr] if yuv else [y, cr, cb]
     y = b * 0.114 + g * 0.587 + r * 0.299
     cr_k, cb_k = _CHROMA[yuv]
     cr, cb = (r - y) * cr_k + 0.5, (b - y) * cb_k + 0.5
-    return torch.stack([y, cb, cr] if yuv else [y, cr, cb], dim=-1)
+    return [y, cb, cr] if yuv else [y, cr, cb]
 
 
 def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -244,18 +293,21 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     family="color",
     dtypes=("uint8", "float32"),
     channels=(1, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables); "
-    "float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables), "
+    "but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 wheels hand those to "
+    "IPP, whose rounding is not reproduced): within 1, about 1 call in 800 has a pixel 1 "
+    "off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
         "hint": ("any (the accurate result is computed)",),
     },
     notes="float32 HSV has H in [0, 360), S and V as given; uint8 HSV has H/2 (H*256/360 "
-    "for _FULL). HSV to BGR/RGB: float32 (OpenCV's float sectors), uint8 _FULL codes, and "
-    "uint8 H/2 (OpenCV 5's fused float32 products, truncated in its vector blocks of 64 "
-    "pixels with AVX-512, 32 with AVX2, rounded for the rest of a row; exact where "
-    "measured, x86-64 AVX-512). Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
+    "for _FULL). HSV to BGR/RGB: float32 (OpenCV's float sectors), uint8 _FULL codes with "
+    "IPP (float32 sectors rounded), and uint8 H/2 and _FULL without IPP (OpenCV 5's fused "
+    "float32 products, truncated in its vector blocks of 64 pixels with AVX-512, 32 with "
+    "AVX2, rounded for the rest of a row; exact where measured, x86-64 AVX-512). "
+    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
 )
 def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: int = 0) -> Any:
     """Traceable ``cv2.cvtColor`` for the codes listed in :data:`Support` (others refused).
@@ -271,33 +323,27 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     if dstCn not in (0, cn_out):
         raise refuse("cvtColor", "dstCn", dstCn, f"0 or {cn_out} for this code")
     t = as_tensor("cvtColor", src, ("uint8", "float32"), (cn_in,))
-    if kind == _FROM_GRAY:
-        out = t.expand(*t.shape[:2], 3)
-    elif kind in (_FROM_YCC, _FROM_HSV):
+    alpha = (255 if t.dtype == torch.uint8 else 1.0) if cn_out == 4 and cn_in != 4 else None
+    if kind in (_FROM_GRAY, _SWAP):  # values copied: channel moves of whole rows
+        picked = (0, 0, 0) if kind == _FROM_GRAY else order + ((3,) if cn_out == cn_in == 4 else ())
+        return to_numpy(layout.reorder(t, picked, alpha))
+    if kind in (_FROM_YCC, _FROM_HSV):
         if kind == _FROM_YCC:
             b, g, r = _from_ycc(t, full)
-        elif t.dtype == torch.uint8 and not full:
-            b, g, r = _from_half_hue(t)
+        elif t.dtype == torch.uint8 and not (full and cv2.ipp.useIPP()):
+            b, g, r = _from_uint8_hue(t, full)  # _FULL with IPP on: IPP rounds (below)
         else:
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
-    elif kind == _TO_YCC:
-        b, g, r = (t[..., i] for i in order)
-        out = _to_ycc(b, g, r, full)
-    else:
-        b, g, r = (t[..., i] for i in order)
-        if kind == _SWAP:
-            out = torch.stack([b, g, r], dim=-1)
-            if cn_in == 4 and cn_out == 4:
-                out = torch.cat([out, t[..., 3:]], dim=-1)
-        elif kind == _GRAY:
-            return to_numpy(_gray(b, g, r))
-        else:
-            out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
-    if cn_out == 4 and not (kind == _SWAP and cn_in == 4):
-        alpha = 255 if t.dtype == torch.uint8 else 1.0
-        out = torch.cat([out, torch.full_like(out[..., :1], alpha)], dim=-1)
-    return to_numpy(out)
+        return to_numpy(out)
+    planes = layout.planes(t)  # (W, H) each: computed on, then put back by one transpose
+    b, g, r = (planes[i] for i in order)
+    if kind == _GRAY:
+        return to_numpy(_gray(b, g, r).t())
+    if kind == _TO_YCC:
+        return to_numpy(layout.from_planes(_to_ycc(b, g, r, full)))
+    out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
+    return to_numpy(layout.from_planes(out))
 
 
 def supported_codes() -> list[str]:
@@ -335,7 +381,8 @@ def applyColorMap(src: np.ndarray, colormap: Any, dst: Any = None) -> Any:
         )
         raise refuse("applyColorMap", "colormap", shown, "a built-in cv2.COLORMAP_* constant")
     t = as_tensor("applyColorMap", src, ("uint8",), (1, 3))
-    gray = t if t.shape[2] == 1 else _gray(t[..., 0], t[..., 1], t[..., 2])
-    index = gray.reshape(-1).to(torch.int64)
-    table = _colormap_table(int(colormap))
-    return to_numpy(table.index_select(0, index).reshape(*gray.shape[:2], 3))
+    planes = layout.planes(t)  # (W, H) each
+    gray = planes[0] if len(planes) == 1 else _gray(*planes)
+    index = gray.to(torch.int32)  # one index plane, one GatherElements per colour channel
+    table = _colormap_table(int(colormap)).to(torch.int16)
+    return to_numpy(layout.from_planes([_looked_up(table[:, c], index) for c in range(3)]))

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import traced_warp
+from . import traced_warp, warp_positions
 from ._base import (
     as_tensor,
     constant_name,
@@ -285,11 +285,13 @@ def _bilinear(
     border: int,
     value: tuple[float, ...],
     fixed_point: bool,
+    fused: tuple[int, ...] = _FUSED_CHANNELS,
 ) -> torch.Tensor:
     """Bilinear sampling at integer positions sx, sy plus fractions tx, ty: in 1/32 units with
-    OpenCV's weight table when ``fixed_point``, else as float32 fractions (OpenCV 5)."""
+    OpenCV's weight table when ``fixed_point``, else as float32 fractions (OpenCV 5), with
+    fused multiply-adds for the channel counts in ``fused``."""
     if not fixed_point:
-        fast = _fused_uint8(t, sx, sy, tx, ty, border, value)
+        fast = _fused_uint8(t, sx, sy, tx, ty, border, value, fused)
         if fast is not None:
             return fast
     height, width, channels = t.shape
@@ -341,7 +343,7 @@ def _bilinear(
         ax = tx.unsqueeze(-1).expand(*tx.shape, channels).contiguous()
         ay = ty.unsqueeze(-1).expand(*ty.shape, channels).contiguous()
         p00, p01, p10, p11 = (v.to(torch.float32) for v in taps)
-        if channels in _FUSED_CHANNELS:  # OpenCV 5's loop uses fused multiply-adds: the
+        if channels in fused:  # OpenCV 5's loop uses fused multiply-adds: the
             # float32 product is exact in float64, so one rounding reproduces each fma
             wide, f32 = torch.float64, torch.float32
             ax, ay = ax.to(wide), ay.to(wide)
@@ -366,17 +368,21 @@ def _fused_uint8(
     ty: torch.Tensor,
     border: int,
     value: tuple[float, ...],
+    fused: tuple[int, ...],
 ) -> torch.Tensor | None:
     """The fused float32 lerps of a 3- or 4-channel uint8 image, bit-identical to the general
     path below in fewer, narrower passes: each tap one GatherElements of the flat image, the
     row lerps exact in int32 (fraction * 2**23 is an integer), the vertical lerp as below.
     None when the case does not apply (traced positions, fractions finer than 2**-23)."""
-    if t.dtype != torch.uint8 or t.shape[2] not in _FUSED_CHANNELS:
+    if t.dtype != torch.uint8 or t.shape[2] not in fused:
         return None
     if any(type(v) is not torch.Tensor for v in (sx, sy, tx, ty)):
         return None  # traced positions: the general path records them
     one = 1 << _FRACTION_BITS
     ax = tx.numpy().astype(np.float64) * one
+    fractions = (tx.numpy(), ty.numpy())
+    if not all(((f >= 0) & (f <= 1)).all() for f in fractions):
+        return None  # positions beyond int32 (OpenCV's INT_MIN/INT_MAX): general path
     if not (ax == np.floor(ax)).all():
         return None
     height, width, channels = t.shape
@@ -413,7 +419,7 @@ def _fused_uint8(
 
     top, bottom = row(y0), row(y0 + 1)
     wide = torch.float64
-    ay_full = torch.from_numpy(np.ascontiguousarray(np.broadcast_to(ay[..., None], shape)))
+    ay_full = torch.from_numpy(np.array(np.broadcast_to(ay[..., None], shape)))  # a copy
     out = (ay_full * (bottom - top).to(wide) + top.to(wide)).to(torch.float32)
     # a lerp of values in [0, 255] rounds into [0, 255]: no clamp needed
     return torch.round(out * (1.0 / one)).to(torch.uint8)
@@ -583,8 +589,10 @@ def _warp_arguments(
     channels=(1, 3, 4),
     accuracy="uint8 and uint16 within 1 (as remap; OpenCV 5.0's last columns after its "
     "16-wide blocks round positions differently, about 1 call in 200 differs by 1; OpenCV "
-    "5.1's positions in double, about 1 pixel in 2000 differs by 1); float32 within 1e-5; "
-    "OpenCV 4: exact (its 1/1024-pixel positions and 1/32-pixel table)",
+    "5.1 through Intel IPP, positions in double, about 1 pixel in 2000 differs by 1); "
+    "float32 within 1e-5; OpenCV 5.1 with IPP off or a one-pixel-high or -wide source: "
+    "exact (OpenCV's own float32 kernel); OpenCV 4: exact (its 1/1024-pixel positions and "
+    "1/32-pixel table)",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -618,6 +626,9 @@ def warpAffine(
     rules = current()
     if not rules.float_positions:
         out = _sample(t, _warp_positions_fixed(matrix, size), border, value)
+    elif rules.warp_positions_in_double and not warp_positions.ipp_takes_affine(tuple(t.shape)):
+        positions = warp_positions.affine_in_kernel(matrix, size)  # OpenCV's own kernel
+        out = _bilinear(t, *positions, border, value, False, fused=(1, 3, 4))
     elif rules.warp_positions_in_double:
         width, height = size
         xs, ys = np.meshgrid(
@@ -684,69 +695,27 @@ def _sample_double_tensors(
     return _bilinear(t, sx, sy, tx, ty, border, value, False)
 
 
-def _perspective_positions(matrix: np.ndarray, dsize: tuple[int, int]):
-    """Source positions of warpPerspective: the inverse map in double, divided per pixel,
-    rounded to float32 (then sampled like remap's float maps); OpenCV 4's in 1/32 pixel."""
-    if not current().float_positions:
-        return _perspective_positions_fixed(matrix, dsize)
-    width, height = dsize
-    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
-    m = matrix
-    w = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
-    w = np.where(w == 0, np.inf, w)  # OpenCV: a position at infinity reads the border
-    maps = [((m[i, 0] * xs + m[i, 1] * ys + m[i, 2]) / w).astype(np.float32) for i in range(2)]
-    return _remap_positions("warpPerspective", maps[0], maps[1])
-
-
-def _perspective_positions_in_double(
-    matrix: np.ndarray, dsize: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """warpPerspective positions in double: the inverse map divided per pixel."""
-    width, height = dsize
-    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
-    m = matrix
-    w = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
-    w = np.where(w == 0, np.inf, w)  # OpenCV: a position at infinity reads the border
-    x, y = ((m[i, 0] * xs + m[i, 1] * ys + m[i, 2]) / w for i in range(2))
-    return x, y
-
-
-def _perspective_positions_fixed(matrix: np.ndarray, dsize: tuple[int, int]):
-    """OpenCV 4's warpPerspective positions: per 64-column block, the row start at the
-    block's first column in double, then (X0 + M[0]*x1) * 32 / W rounded to an integer
-    1/32 pixel (sx, sy, tx, ty, as convertMaps maps give them)."""
-    width, height = dsize
-    m = matrix.reshape(-1)
-    block = min(64, width)
-    columns = np.arange(width)
-    first = (columns // block * block).astype(np.float64)[None, :]
-    x1 = (columns % block).astype(np.float64)[None, :]
-    rows = np.arange(height, dtype=np.float64)[:, None]
-    w = m[6] * first + m[7] * rows + m[8] + m[6] * x1
-    with np.errstate(divide="ignore"):
-        w = np.where(w != 0, _TAB / np.where(w != 0, w, 1.0), 0.0)
-    low, high = float(-(2**31)), float(2**31 - 1)
-    parts = []
-    for i in range(2):
-        start = m[3 * i] * first + m[3 * i + 1] * rows + m[3 * i + 2]
-        position = np.rint(np.clip((start + m[3 * i] * x1) * w, low, high)).astype(np.int64)
-        whole = np.clip(position >> 5, -(1 << 15), (1 << 15) - 1)
-        parts.append(
-            (torch.from_numpy(whole), torch.from_numpy((position & 31).astype(np.float32)))
-        )
-    (sx, tx), (sy, ty) = parts
-    return sx, sy, tx, ty
-
-
 @replaces(
     "warpPerspective",
     uint8_units=1,
     family="geometry",
     dtypes=_IMAGE_DTYPES,
     channels=(1, 3, 4),
-    accuracy="uint8 and uint16 within 1 (about 1 call in 12 has a pixel 1 off: OpenCV 5's "
-    "per-block position arithmetic is not reproduced bit for bit); float32 within 1e-5; "
-    "OpenCV 4: exact (its per-block double positions and 1/32-pixel table)",
+    accuracy="OpenCV 5.1: exact where OpenCV's own float32 kernel computes the warp (the "
+    "horizon inside the output with BORDER_REPLICATE, or inside the source's view with "
+    "BORDER_CONSTANT; one-pixel sources; IPP off: its float32 positions in 16-column "
+    "blocks, fused lerps, NaN stored as the integer maximum); where Intel IPP computes it "
+    "(positions in double): uint8 and uint16 within 1 (IPP's interpolation is not reproduced "
+    "bit for bit: about 1 uint16 call in 3 has a pixel 1 off), float32 within 5e-6 of the "
+    "image's magnitude. IPP's own test is not public: with BORDER_REPLICATE and w at an "
+    "output corner in (-0.1, 0] it sometimes takes a warp predicted for the kernel, then "
+    "up to 14 uint16 units, 1 uint8 unit, 4e-4 of a float32 image's magnitude (measured, "
+    "bench/opencv_warp_accuracy.py; the session's check warns). With BORDER_CONSTANT "
+    "IPP also fills a few pixels whose position lies within a pixel past the source's edge "
+    "with the border value where the replacement lerps (seen with 4x4 sources, about 1 "
+    "property example in 3000). OpenCV 5.0: the float32 "
+    "kernel (not re-measured on 5.0). OpenCV 4: exact (its per-block double positions and "
+    "1/32-pixel table)",
     arguments={
         "flags": ("INTER_LINEAR", "INTER_LINEAR | WARP_INVERSE_MAP"),
         "borderMode": _REMAP_BORDERS,
@@ -771,11 +740,23 @@ def warpPerspective(
     border, t, size, matrix = _warp_arguments(
         "warpPerspective", src, M, dsize, dst, flags, borderMode
     )
-    if not flags & cv2.WARP_INVERSE_MAP:
-        matrix = np.linalg.inv(matrix)
+    if not flags & cv2.WARP_INVERSE_MAP:  # OpenCV inverts by LU decomposition in double
+        matrix = cv2.invert(matrix, flags=cv2.DECOMP_LU)[1]
     value = _fill_value(borderValue, src)
-    if current().float_positions and current().warp_positions_in_double:
-        out = _sample_double(t, *_perspective_positions_in_double(matrix, size), border, value)
-    else:
-        out = _sample(t, _perspective_positions(matrix, size), border, value)
+    rules = current()
+    if not rules.float_positions:
+        out = _bilinear(
+            t, *warp_positions.perspective_fixed_point(matrix, size), border, value, True
+        )
+    elif rules.warp_positions_in_double and not warp_positions.ipp_declines_perspective(
+        matrix, size, tuple(t.shape), border
+    ):
+        out = _sample_double(t, *warp_positions.perspective_in_double(matrix, size), border, value)
+    else:  # OpenCV's own kernel: float32 positions, fused lerps for every channel count
+        positions = warp_positions.perspective_in_kernel(matrix, size)
+        out = _bilinear(t, *positions, border, value, False, fused=(1, 3, 4))
+        odd = warp_positions.not_a_number(positions, tuple(t.shape), border)
+        if odd is not None:  # OpenCV stores NaN as the integer type's maximum
+            top = float("nan") if src.dtype == np.float32 else np.iinfo(src.dtype).max
+            out = torch.where(torch.from_numpy(odd).unsqueeze(-1), top, out).to(out.dtype)
     return to_numpy(_integer_result(out, src), src.dtype)
