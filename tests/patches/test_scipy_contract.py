@@ -3,11 +3,14 @@ data untouched, and one session through all of them exported and replayed."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("scipy")  # SciPy is an optional dependency: these tests need it
+
 import inspect
 import warnings
 
 import numpy as np
-import pytest
 import scipy
 from scipy import linalg, ndimage, signal, special
 from scipy.interpolate import interp1d

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+
+pytest.importorskip("scipy")  # SciPy is an optional dependency: these tests need it
+
+import numpy as np
 import scipy.ndimage as ndi
 from hypothesis import given
 from hypothesis import strategies as st

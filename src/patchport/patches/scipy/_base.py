@@ -20,8 +20,8 @@ try:
     import scipy
 except ImportError as error:  # pragma: no cover - exercised in a subprocess without SciPy
     raise ImportError(
-        "patchport.patches.scipy needs SciPy: pip install scipy (or pip install "
-        "'patchport[test]', which includes it)."
+        "patchport.patches.scipy needs SciPy >= 1.16: pip install 'patchport[scipy]' "
+        "(or pip install scipy)."
     ) from error
 
 SCIPY = Registry("scipy", "scipy")  # the shared contract (patches/contract.py), for scipy

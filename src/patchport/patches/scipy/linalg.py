@@ -111,7 +111,13 @@ def solve(
 
 @replaces(
     "linalg.inv",
-    arguments={"assume_a": ("any (the triangle it names is read)",), "overwrite_a": ("False",)},
+    arguments={
+        "assume_a": (
+            "any (the triangle it names is read; 'diagonal' inverts the diagonal and keeps "
+            "the other entries, as SciPy 1.17)",
+        ),
+        "overwrite_a": ("False",),
+    },
     **_SPEC,
 )
 def inv(
