@@ -8,13 +8,13 @@ silently, and the trace-time comparison says exactly where they differ.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from ..errors import PatchMismatchError
+from ..patching.comparison import compared_view
 from ..tracing.values import plain
 
 
@@ -36,29 +36,8 @@ def _as_numpy(value: Any) -> np.ndarray:
     return np.asarray(plain)
 
 
-# objects compared by what they hold: class -> function returning comparable values
-# (a traced scipy Rotation and SciPy's own compare by their quaternions)
-_COMPARED_AS: dict[type, Callable[[Any], Any]] = {}
-
-
-def register_comparison(cls: type, view: Callable[[Any], Any]) -> None:
-    """Compare results that are ``cls`` objects (or of its subclasses) by ``view(obj)``: a
-    tuple of arrays and plain values, read without recording anything."""
-    _COMPARED_AS[cls] = view
-
-
-def _compared_view(obj: Any) -> Any:
-    """``obj`` as the values it is compared by (itself unless its class registered a view)."""
-    if _COMPARED_AS and not isinstance(obj, (np.ndarray, torch.Tensor, tuple, list, dict)):
-        for cls in type(obj).__mro__:
-            view = _COMPARED_AS.get(cls)
-            if view is not None:
-                return ("compared", view(obj))
-    return obj
-
-
 def _leaves(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
-    obj = _compared_view(obj)
+    obj = compared_view(obj)
     if isinstance(obj, (tuple, list)):
         return [leaf for i, item in enumerate(obj) for leaf in _leaves(item, f"{path}[{i}]")]
     if isinstance(obj, dict):
@@ -67,7 +46,7 @@ def _leaves(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
 
 
 def _structure(obj: Any) -> Any:
-    obj = _compared_view(obj)
+    obj = compared_view(obj)
     if isinstance(obj, (tuple, list)):
         return (type(obj).__name__, [_structure(item) for item in obj])
     if isinstance(obj, dict):

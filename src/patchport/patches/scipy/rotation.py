@@ -22,7 +22,7 @@ import torch
 
 from ..._stack import user_stacklevel
 from ...patching import active_patch_of
-from ...sessions.verify import register_comparison
+from ...patching.comparison import register_comparison
 from ...tracing.loss import report_loss
 from ...tracing.values import find_recorder, plain
 from ._base import as_float64, describe, refuse, replaces, to_numpy, to_tensor
