@@ -101,3 +101,19 @@ def test_div_rounding_modes_translate_directly(name, dtype, mode) -> None:  # no
     want = fn(x, y).numpy()
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)  # -0.0 == 0.0: ONNX Runtime may drop the sign
+
+
+MOVES = [((0,), (2,)), ((2,), (0,)), ((0, 1), (2, 0)), ((-1, 1), (0, -1)), ((1,), (1,))]
+
+
+@pytest.mark.parametrize("source, destination", MOVES)
+def test_movedim_translates_to_one_transpose(source, destination) -> None:  # noqa: ANN001
+    """torch.movedim / np.moveaxis (SciPy's filters move the filtered axis last) is one
+    Transpose with torch's permutation, not a torch.onnx fallback."""
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    rec = Recorder("move")
+    module = finish(rec, torch.movedim(trace_input(rec, "x", x), source, destination) * 2)
+    model, _ = driver.translate(module, [x], ["x"], ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    want = (torch.movedim(x, source, destination) * 2).numpy()
+    np.testing.assert_array_equal(session.run(None, {"x": x.numpy()})[0], want)
