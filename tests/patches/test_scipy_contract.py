@@ -139,7 +139,12 @@ def _inputs(seed: int) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.mark.parametrize("backend", ["onnx", pytest.param("pt2", marks=pytest.mark.slow)])
+# slow: torch.onnx converts the ~2000-node graph (20 s) since the direct translator has no
+# log1p (logit's central formula) or np.interp yet; pt2's torch.export takes 12 s
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param("onnx", marks=pytest.mark.slow), pytest.param("pt2", marks=pytest.mark.slow)],
+)
 def test_all_replacements_trace_export_and_replay(tmp_path, backend):
     with warnings.catch_warnings():
         warnings.simplefilter("error", patchport.TraceLossWarning)
@@ -158,8 +163,8 @@ def test_all_replacements_trace_export_and_replay(tmp_path, backend):
         outputs = manager.run_policy({f"ops/{k}": v for k, v in fresh.items()})
         for name, want in every_function(*fresh.values()).items():
             got = outputs[f"ops/{name}"].numpy()
-            # ONNX Runtime computes float64 Atan in float32 (an OnnxPrecisionWarning says so)
-            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=name)
+            # float64 throughout (atan too): within the replacements' declared accuracy
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9, err_msg=name)
 
 
 def test_scipy_version_is_what_the_tests_ran():
