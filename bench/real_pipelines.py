@@ -36,6 +36,7 @@ from patchport import annotate
 
 BACKENDS = ("onnx", "pt2", "jit")
 HERE = str(Path(__file__).resolve())
+PATCHING: list = ["opencv"]  # the shipped patch sets every pipeline is traced with
 
 
 # --------------------------------------------------------------------------- pipelines
@@ -297,7 +298,7 @@ def classify(pipeline: Pipeline, backend: str, folder: str) -> tuple[str, str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            patchport.start(node, folder, patching=["opencv"])
+            patchport.start(node, folder, patching=list(PATCHING))
         except Exception as exc:  # start() itself failing is never the user's line
             return "crash", f"start(): {type(exc).__name__}: {str(exc)[:140]}"
         try:

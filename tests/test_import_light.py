@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-HEAVY = ["torch.export", "torch._dynamo", "onnx", "onnxruntime", "transformers", "cv2"]
+HEAVY = ["torch.export", "torch._dynamo", "onnx", "onnxruntime", "transformers", "cv2", "scipy"]
 
 
 def test_import_patchport_stays_light():

@@ -4,39 +4,45 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from .cli_bundle import add_bundle_commands
 
+# the shipped replacement sets: family (the patching name) -> (title, library module)
+_SETS = {"opencv": ("OpenCV", "cv2"), "scipy": ("SciPy", "scipy")}
 
-def _opencv_supported() -> list:
-    """The OpenCV replacements, or none when OpenCV is not installed."""
+
+def _set_supported(family: str) -> list:
+    """A shipped replacement set's declarations, or none when its library is not installed."""
     try:
-        from .patches import opencv
+        module = importlib.import_module(f".patches.{family}", __package__)
     except ImportError:
         return []
-    return opencv.supported()
+    return module.supported()
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from .torch.catalog import catalog_rows
 
-    rows = catalog_rows(args.family) if args.family != "opencv" else []
+    rows = catalog_rows(args.family) if args.family not in _SETS else []
     headers = ("family", "name", "target", "versions", "here")
     table = [headers] + [(r.family, r.name, r.target, r.versions, r.status) for r in rows]
-    opencv = _opencv_supported() if args.family in (None, "opencv") else []
-    if opencv:
-        import cv2
-
-        tested = f"opencv (tested {cv2.__version__})"
-        table += [("opencv", s.function, s.target, tested, "applies") for s in opencv]
+    shown = []
+    for family, (_, library) in _SETS.items():
+        specs = _set_supported(family) if args.family in (None, family) else []
+        if specs:
+            tested = f"{family} (tested {importlib.import_module(library).__version__})"
+            table += [(family, s.function, s.target, tested, "applies") for s in specs]
+            shown.append((family, specs))
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    if opencv:
-        print('\nOpenCV replacements, supported cases (start(patching=["opencv"])):')
-        for spec in opencv:
+    for family, specs in shown:
+        title = _SETS[family][0]
+        print(f'\n{title} replacements, supported cases (start(patching=["{family}"])):')
+        for spec in specs:
             print(f"  {spec.target}: {spec.cases()}; accuracy: {spec.accuracy}")
     return 0
 
@@ -84,6 +90,12 @@ def _cmd_opencv_docs(args: argparse.Namespace) -> int:
     return _write_or_print(render_markdown(), args.output)
 
 
+def _cmd_scipy_docs(args: argparse.Namespace) -> int:
+    from .patches.scipy import render_markdown  # an ImportError naming the fix without SciPy
+
+    return _write_or_print(render_markdown(), args.output)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``patchport`` command."""
     parser = argparse.ArgumentParser(prog="patchport", description=__doc__)
@@ -91,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     patches = commands.add_parser("patches", help="shipped patches")
     actions = patches.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="family, name, target, versions, applies here")
-    listing.add_argument("--family", help="only this family (torch, transformers, opencv)")
+    listing.add_argument("--family", help="only this family (torch, transformers, opencv, scipy)")
     listing.set_defaults(run=_cmd_list)
     diff = actions.add_parser("diff", help="unified diff of one shipped patch, or of all")
     diff.add_argument("name", nargs="?", help="patch name or dotted target")
@@ -104,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     opencv_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
     opencv_docs.set_defaults(run=_cmd_opencv_docs)
+    scipy_docs = actions.add_parser(
+        "scipy-docs", help="write the SciPy replacement table (docs/scipy.md)"
+    )
+    scipy_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
+    scipy_docs.set_defaults(run=_cmd_scipy_docs)
     add_bundle_commands(commands)
     return parser
 

@@ -62,3 +62,58 @@ def test_arg_extremes_and_isnan_translate_with_torch_nan_rule(name, fn) -> None:
     for data in (x, x.nan_to_num(), -x):
         got = session.run(None, {"x": data.numpy()})[0]
         np.testing.assert_array_equal(got, fn(data).numpy())
+
+
+DIVISIONS = [
+    ("float64", torch.float64, "trunc"),
+    ("float32", torch.float32, "trunc"),
+    ("float32_floor", torch.float32, "floor"),
+    ("int64", torch.int64, "trunc"),
+    ("int32_floor", torch.int32, "floor"),
+    ("uint8", torch.uint8, "trunc"),
+    ("int16", torch.int16, "trunc"),
+]
+
+
+@pytest.mark.parametrize("name, dtype, mode", DIVISIONS, ids=[d[0] for d in DIVISIONS])
+def test_div_rounding_modes_translate_directly(name, dtype, mode) -> None:  # noqa: ANN001
+    """torch.div(..., rounding_mode=) is written directly (SciPy's mirror border divides by
+    trunc; it sent whole graphs to torch.onnx) and replays as torch computes it."""
+    if dtype.is_floating_point:
+        x = torch.tensor([7.5, -7.5, 0.3, -0.3, 0.0, -0.0, 1e300, -5.0, float("nan"), 9.0])
+        y = torch.tensor([2.0, 2.0, -1.0, 1.0, 3.0, 3.0, 1e-10, 0.0, 1.0, -3.0])
+        x, y = x.to(dtype), y.to(dtype)
+    else:
+        low = 0 if dtype == torch.uint8 else -100
+        x = torch.arange(low, low + 40, dtype=dtype)
+        y = torch.tensor([3, 7, 11, 5] * 10, dtype=dtype)
+        if dtype != torch.uint8:
+            y = y * torch.tensor([1, -1] * 20, dtype=dtype)
+
+    def fn(a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return torch.div(a, c, rounding_mode=mode) + torch.div(a, 4, rounding_mode=mode)
+
+    rec = Recorder("div")
+    module = finish(rec, fn(trace_input(rec, "x", x), trace_input(rec, "y", y)))
+    model, _ = driver.translate(module, [x, y], ["x", "y"], ["q"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x.numpy(), "y": y.numpy()})[0]
+    want = fn(x, y).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)  # -0.0 == 0.0: ONNX Runtime may drop the sign
+
+
+MOVES = [((0,), (2,)), ((2,), (0,)), ((0, 1), (2, 0)), ((-1, 1), (0, -1)), ((1,), (1,))]
+
+
+@pytest.mark.parametrize("source, destination", MOVES)
+def test_movedim_translates_to_one_transpose(source, destination) -> None:  # noqa: ANN001
+    """torch.movedim / np.moveaxis (SciPy's filters move the filtered axis last) is one
+    Transpose with torch's permutation, not a torch.onnx fallback."""
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    rec = Recorder("move")
+    module = finish(rec, torch.movedim(trace_input(rec, "x", x), source, destination) * 2)
+    model, _ = driver.translate(module, [x], ["x"], ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    want = (torch.movedim(x, source, destination) * 2).numpy()
+    np.testing.assert_array_equal(session.run(None, {"x": x.numpy()})[0], want)

@@ -219,3 +219,17 @@ def test_torch_creation_in_a_session_stays_plain_and_scripts():
             return x + torch.zeros(3) + torch.arange(3) + torch.tensor([1.0, 2.0, 3.0])
 
         assert torch.equal(shifted(torch.ones(3)), torch.tensor([2.0, 4.0, 6.0]))
+
+
+def test_graphs_record_torch_creation_functions_not_the_session_stand_ins(tmp_path) -> None:  # noqa: ANN001
+    """A session replaces torch.full_like & co. to note fresh buffers; a graph recording one
+    names the torch function itself, which ONNX export's tables know (np.angle's float64 pi
+    was written as a float32 fill: the stand-in missed the exact full_like rewrite)."""
+    from patchport.tracing import Recorder
+
+    original = torch.full_like
+    with patchport.session("stand_ins", save_path=tmp_path):
+        assert torch.full_like is not original  # the session's stand-in is installed
+        rec = Recorder("r")
+        node = rec.call(torch.full_like, (rec.graph.placeholder("x"), 1.5))
+    assert node.target is original

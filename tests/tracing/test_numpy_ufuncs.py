@@ -160,3 +160,19 @@ def test_list_operands_become_constants() -> None:
         lambda x: np.add(x, [1.0, 2.0, 3.0, 4.0]) * np.multiply([2, 2, 2, 2], x),
         make((3, 4), np.float64, 1),
     )
+
+
+def test_untraced_ufunc_with_fresh_where_and_out_buffers(tmp_path) -> None:
+    """``np.divide(a, b, out=np.ones(n), where=b != 0)`` on session-made arrays (fresh
+    buffers, nothing traced) is NumPy's own call: no recursion, NumPy's values."""
+    import patchport
+    from patchport import annotate
+
+    num, div = np.array([1.0, 2.0, 6.0]), np.array([0, 4, 3])
+    with patchport.session("fresh_where", tmp_path):
+        annotate.input_tensors("n", {"x": np.zeros(2)})
+        a, b = np.array([1.0, 2.0, 6.0]), np.array([0, 4, 3])  # fresh buffers
+        got = np.divide(a, b, out=np.ones(3), where=b != 0)
+        masked = np.add(a, 1.0, where=b > 3, out=np.zeros(3))
+    np.testing.assert_array_equal(got, np.divide(num, div, out=np.ones(3), where=div != 0))
+    np.testing.assert_array_equal(masked, [0.0, 3.0, 0.0])

@@ -217,7 +217,7 @@ def _no_metadata(job: ExportJob) -> dict[str, Any]:
 def _write_onnx_direct(job: ExportJob) -> bool:
     """Write the graph with the direct FX->ONNX translator; False where it cannot."""
     from ..errors import Untranslatable
-    from .onnx.decompositions import decompose_linalg
+    from .onnx.decompositions import decompose_for_translator
     from .onnx.driver import OPSET, write_direct
     from .onnx.exact_resize import exact_where_discrete
 
@@ -228,7 +228,7 @@ def _write_onnx_direct(job: ExportJob) -> bool:
     names = onnx_output_names(job.input_names, job.output_names)
     opset = job.params.get("opset_version", OPSET)
     try:
-        module = decompose_linalg(job.graph_module, job.args)
+        module = decompose_for_translator(job.graph_module, job.args)
         module = exact_where_discrete(module, job.args)
         optimisation = write_direct(module, job.args, job.input_names, names, job.path, opset)
     except Untranslatable as exc:

@@ -18,7 +18,13 @@ def _opencv_fast() -> list[Any]:
     return opencv.all(level="fast")
 
 
+def _scipy() -> list[Any]:
+    from . import scipy  # raises an ImportError naming the fix when SciPy is missing
+
+    return scipy.all()
+
+
 def named_patch_sets() -> dict[str, Callable[[], list[Any]]]:
     """Shipped patch sets by name; each value returns a fresh list of FunctionPatch.
     ``opencv:fast`` is ``opencv`` with the faster replacements of its opt-in level."""
-    return {"opencv": _opencv, "opencv:fast": _opencv_fast}
+    return {"opencv": _opencv, "opencv:fast": _opencv_fast, "scipy": _scipy}

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ..errors import PatchMismatchError
+from ..patching.comparison import compared_view
 from ..tracing.values import plain
 
 
@@ -36,6 +37,7 @@ def _as_numpy(value: Any) -> np.ndarray:
 
 
 def _leaves(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
+    obj = compared_view(obj)
     if isinstance(obj, (tuple, list)):
         return [leaf for i, item in enumerate(obj) for leaf in _leaves(item, f"{path}[{i}]")]
     if isinstance(obj, dict):
@@ -44,12 +46,13 @@ def _leaves(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
 
 
 def _structure(obj: Any) -> Any:
+    obj = compared_view(obj)
     if isinstance(obj, (tuple, list)):
         return (type(obj).__name__, [_structure(item) for item in obj])
     if isinstance(obj, dict):
         return ("dict", sorted(map(str, obj)), [_structure(v) for v in obj.values()])
-    if isinstance(obj, (np.ndarray, torch.Tensor)):
-        return "array"
+    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic)):
+        return "array"  # a traced 0-d array stands for a NumPy scalar result
     return type(obj).__name__
 
 

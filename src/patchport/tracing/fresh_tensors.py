@@ -24,7 +24,7 @@ import torch
 
 from ..patching.source_diff import wraps_original
 from .location import _PATCHPORT_DIR, is_user_code
-from .recorder import _ACTIVE_COUNT, Recorder
+from .recorder import _ACTIVE_COUNT, RECORDED_AS, Recorder
 from .trace_state import TraceState
 from .values import TracedTensor
 
@@ -84,6 +84,7 @@ def _creation(original: Callable) -> Callable:
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (torch, name): _creation(getattr(torch, name)) for name in CREATION_NAMES
 }
+RECORDED_AS.update({creation: creation.__wrapped__ for creation in REPLACEMENTS.values()})
 
 
 def fresh_origin(value: Any) -> str | None:

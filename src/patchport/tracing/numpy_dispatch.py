@@ -121,8 +121,9 @@ def array_ufunc(
     rec = find_recorder(inputs, out)
     if rec is None:
         _report_orphans(inputs, kwargs)
+        if kwargs:  # out= and where= may hold fresh (untraced) buffers: NumPy's own call
+            kwargs = {key: plain_tree(value) for key, value in kwargs.items()}
         if out is not None:
-            kwargs["out"] = plain_tree(out)
             return getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
         return keep_fresh(getattr(ufunc, method)(*plain_tree(inputs), **kwargs), inputs)
     if rec.unhooked:

@@ -27,6 +27,10 @@ _ids = itertools.count()
 # call_function target -> fx's name candidate for it (shared by recorders; bounded)
 _CANDIDATES: dict[Any, str] = {}
 
+# a session's stand-in for a torch function -> that function: graphs record the torch
+# function itself, so what reads a graph by its targets (ONNX decompositions) finds it
+RECORDED_AS: dict[Any, Any] = {}
+
 
 def _fast_node_supported(graph: fx.Graph) -> bool:
     """Whether this torch's Graph exposes the internals used by the fast node path."""
@@ -88,6 +92,8 @@ class Recorder:
 
         ``op`` is ``"call_function"`` or ``"call_method"`` (then ``target`` is the name).
         """
+        if op == "call_function":
+            target = RECORDED_AS.get(target, target)
         graph = self.graph
         if self.track_shapes:
             return self._call_noted(target, args, kwargs, op)

@@ -90,7 +90,8 @@ def find_recorder(*structures: Any) -> Recorder | None:
 
 
 def _find_in(obj: Any) -> Recorder | None:
-    """Iteratively search ``obj`` (tuples, lists, dicts) for active traced data."""
+    """Iteratively search ``obj`` (tuples, lists, dicts, objects whose class defines
+    ``__pp_traced__(self)`` returning the traced values they carry) for active traced data."""
     stack = [obj]
     while stack:
         item = stack.pop()
@@ -106,6 +107,10 @@ def _find_in(obj: Any) -> Recorder | None:
             stack.extend(item.values())
         elif isinstance(item, (tuple, list)):
             stack.extend(item)
+        else:  # an object carrying traced data names it (a traced scipy Rotation)
+            carried = getattr(kind, "__pp_traced__", None)
+            if carried is not None:
+                stack.extend(carried(item))
     return None
 
 

@@ -2,15 +2,16 @@
 
 ``torch.linalg.inv`` / ``det`` / ``solve`` / ``cholesky`` / ``pinv`` / ``svdvals`` /
 ``eigvalsh`` and ``torch.cumprod`` have no ONNX translation, and torch.onnx's ``atan2`` and
-``signbit`` misread signed zeros. Before an fx graph goes to ``torch.onnx.export``, calls
-to them are pointed at the decompositions below (Gauss-Jordan elimination with partial
-pivoting, Cholesky by columns, Jacobi rotations in :mod:`.jacobi`, a log-depth prefix
-product), which export to plain ONNX operators. Shifts by a tensor (no decomposition for
-``aten.__lshift__.Tensor``; uint8 shifted wrong), clamps with an int and a float bound, and
-numbers before a tensor (``2.5 - u``, ``7 // j``) are rewritten too.
-Float32 bilinear ``F.interpolate`` whose result is rounded or cast to integers is written
-in torch's own arithmetic (ONNX Resize rounds differently: see :mod:`.exact_resize`).
-Other backends keep the originals.
+``signbit`` misread signed zeros; ONNX Runtime runs ``Atan`` in float32 only. Before an fx
+graph goes to ``torch.onnx.export``, calls to them are pointed at the decompositions below
+(Gauss-Jordan elimination with partial pivoting, Cholesky by columns, Jacobi rotations in
+:mod:`.jacobi`, a log-depth prefix product, Cephes' float64 atan), which export to plain
+ONNX operators; the direct translator gets the linear algebra and angles decomposed too.
+Shifts by a tensor (no decomposition for ``aten.__lshift__.Tensor``; uint8 shifted wrong),
+clamps with an int and a float bound, and numbers before a tensor (``2.5 - u``,
+``7 // j``) are rewritten too. Float32 bilinear ``F.interpolate`` whose result is rounded
+or cast to integers is written in torch's own arithmetic (ONNX Resize rounds differently:
+see :mod:`.exact_resize`). Other backends keep the originals.
 """
 
 from __future__ import annotations
@@ -341,21 +342,75 @@ def onnx_signbit(x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
     return torch.where(x == 0, torch.reciprocal(x) < 0, x < 0)
 
 
+# Cephes' atan (double): rational approximation after reduction to |x| <= 0.66
+_ATAN_P = (
+    -8.750608600031904122785e-1,
+    -1.615753718733365076637e1,
+    -7.500855792314704667340e1,
+    -1.228866684490136173410e2,
+    -6.485021904942025371773e1,
+)
+_ATAN_Q = (
+    2.485846490142306297962e1,
+    1.650270098316988542046e2,
+    4.328810604912902668951e2,
+    4.853903996359136964868e2,
+    1.945506571482613964425e2,
+)
+_MOREBITS = 6.123233995736765886130e-17
+_TAN_3PI_8 = 2.41421356237309504880
+
+
+def onnx_atan(x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
+    """``torch.atan``; in float64 from float64 arithmetic (Cephes' reduction and rational
+    approximation, within 2 ulp), since ONNX Runtime runs Atan in float32 only. Constants
+    are float64 tensors: torch.onnx would write Python floats as float32."""
+    if x.dtype != torch.float64:
+        return torch.atan(x)
+
+    def const(value: float) -> torch.Tensor:
+        return torch.tensor(value, dtype=x.dtype)
+
+    magnitude = torch.abs(x)
+    big = magnitude > const(_TAN_3PI_8)
+    middle = ~big & (magnitude > const(0.66))
+    one, zero = const(1.0), const(0.0)
+    reduced = torch.where(
+        big, -one / magnitude, torch.where(middle, (magnitude - one) / (magnitude + one), magnitude)
+    )
+    base = torch.where(big, const(math.pi / 2), torch.where(middle, const(math.pi / 4), zero))
+    extra = torch.where(big, const(_MOREBITS), torch.where(middle, const(_MOREBITS / 2), zero))
+    z = reduced * reduced
+    p = const(_ATAN_P[0]) * z + const(_ATAN_P[1])
+    for c in _ATAN_P[2:]:
+        p = p * z + const(c)
+    q = z + const(_ATAN_Q[0])
+    for c in _ATAN_Q[1:]:
+        q = q * z + const(c)
+    result = base + (reduced * (z * p / q) + reduced + extra)
+    return torch.where(x < zero, -result, torch.where(x > zero, result, x))  # -0.0, NaN kept
+
+
 def onnx_atan2(y: torch.Tensor, x: torch.Tensor, *, out: Any = None) -> torch.Tensor:
     """``torch.atan2`` with C's quadrant rules (torch.onnx's puts atan2(+0, -1) at -pi and
     atan2(0, -0) at 0): the sign bits of ``y`` and ``x`` pick the half-turn, zeros and
     infinities take their limits."""
-    if not y.is_floating_point() or not x.is_floating_point():
-        y, x = y.to(torch.float32), x.to(torch.float32)
-    y, x = torch.broadcast_tensors(y, x)
-    half_turn = torch.where(onnx_signbit(y), -math.pi, math.pi).to(y.dtype)
+    dtype = torch.promote_types(y.dtype, x.dtype)
+    dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+    y, x = y.to(dtype), x.to(dtype)  # as torch.atan2 promotes: a float64 y keeps float64
+    shape = torch.broadcast_shapes(y.shape, x.shape)
+    y, x = torch.broadcast_to(y, shape), torch.broadcast_to(x, shape)
+    turn = torch.tensor(math.pi, dtype=y.dtype)  # a float64 pi stays float64
+    half_turn = torch.where(onnx_signbit(y), -turn, turn)
     left = onnx_signbit(x)
-    out = torch.atan(y / x)
+    out = onnx_atan(y / x)
     out = torch.where(left, out + half_turn, out)
     zeros = (y == 0) & (x == 0)
     out = torch.where(zeros, torch.where(left, half_turn, y), out)
-    corners = torch.isinf(y) & torch.isinf(x)
-    corner = torch.where(left, 0.75 * math.pi, 0.25 * math.pi).to(y.dtype)
+    infinity = torch.tensor(math.inf, dtype=y.dtype)
+    corners = (torch.abs(y) == infinity) & (torch.abs(x) == infinity)
+    quarter = torch.tensor(math.pi / 4, dtype=y.dtype)
+    corner = torch.where(left, quarter * 3, quarter)
     return torch.where(corners, torch.where(onnx_signbit(y), -corner, corner), out)
 
 
@@ -390,6 +445,8 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.floor_divide: onnx_floor_divide,
     torch.remainder: onnx_remainder,
     torch.atan2: onnx_atan2,
+    torch.atan: onnx_atan,
+    torch.arctan: onnx_atan,
     torch.signbit: onnx_signbit,
     torch.arctan2: onnx_atan2,
     operator.floordiv: onnx_floor_divide,
@@ -418,6 +475,9 @@ _METHODS = {
     "clamp": onnx_clamp,
     "clip": onnx_clamp,
     "atan2": onnx_atan2,
+    "arctan2": onnx_atan2,
+    "atan": onnx_atan,
+    "arctan": onnx_atan,
     "signbit": onnx_signbit,
 }
 
@@ -451,27 +511,37 @@ _LINALG = {
     torch.linalg.matrix_norm,
 }
 _LINALG_METHODS = {"det", "inverse", "pinverse", "cholesky"}
+# angles: ONNX's Atan runs in float32 only in ONNX Runtime, and it has no Atan2
+_ANGLES = {torch.atan2, torch.arctan2, torch.atan, torch.arctan}
+_ANGLE_METHODS = {"atan2", "arctan2", "atan", "arctan"}
+
+# what the direct translator receives decomposed: calls it has no ONNX operator for, or
+# whose operator would lose float64 precision (it writes the decompositions' ops itself)
+_TRANSLATOR_DECOMPOSES = _LINALG | _ANGLES
+_TRANSLATOR_DECOMPOSES_METHODS = _LINALG_METHODS | _ANGLE_METHODS
 
 
-def _is_linalg(node: fx.Node) -> bool:
-    return (node.op == "call_function" and node.target in _LINALG) or (
-        node.op == "call_method" and node.target in _LINALG_METHODS
+def _decomposed_for_translator(node: fx.Node) -> bool:
+    return (node.op == "call_function" and node.target in _TRANSLATOR_DECOMPOSES) or (
+        node.op == "call_method" and node.target in _TRANSLATOR_DECOMPOSES_METHODS
     )
 
 
-def decompose_linalg(module: Any, args: tuple) -> Any:
-    """A copy of an fx GraphModule with only its linear algebra decomposed, for the direct
-    translator (which writes the decompositions' elementwise ops itself); the module
-    itself where there is none. Oversized Jacobi decompositions are refused."""
-    if not isinstance(module, fx.GraphModule) or not any(_is_linalg(n) for n in module.graph.nodes):
+def decompose_for_translator(module: Any, args: tuple) -> Any:
+    """A copy of an fx GraphModule with its linear algebra and angles decomposed, for the
+    direct translator (which writes the decompositions' elementwise ops itself); the
+    module itself where there is none. Oversized Jacobi decompositions are refused."""
+    if not isinstance(module, fx.GraphModule) or not any(
+        _decomposed_for_translator(n) for n in module.graph.nodes
+    ):
         return module
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
     _refuse_oversized_jacobi(out, args)
     for node in graph.nodes:
-        if node.op == "call_function" and node.target in _LINALG:
+        if node.op == "call_function" and node.target in _TRANSLATOR_DECOMPOSES:
             node.target = DECOMPOSITIONS[node.target]
-        elif node.op == "call_method" and node.target in _LINALG_METHODS:
+        elif node.op == "call_method" and node.target in _TRANSLATOR_DECOMPOSES_METHODS:
             node.op, node.target = "call_function", _METHODS[node.target]
     out.recompile()
     return out

@@ -97,9 +97,27 @@ for _names, _op, _swap in (
 
 @emits("div", "divide")
 def _div(b: Builder, out: torch.Tensor, x: Any, y: Any, *, rounding_mode: Any = None) -> str:
-    if rounding_mode is not None:
-        raise Untranslatable(f"div rounding_mode={rounding_mode!r}")
-    return _binary("Div")(b, out, x, y)
+    """``torch.div``: true division, or ``rounding_mode="floor"`` as floor_divide, or
+    ``"trunc"``: integers by ONNX's truncating Div, floats as trunc(x / y) (torch's order:
+    the quotient rounded once, then truncated; inf and NaN kept; ONNX Runtime may give a
+    zero quotient as +0.0 where torch has -0.0)."""
+    if rounding_mode is None:
+        return _binary("Div")(b, out, x, y)
+    if rounding_mode == "floor":
+        return _floor_divide(b, out, x, y)
+    if rounding_mode != "trunc" or out.dtype == torch.bool:
+        raise Untranslatable(f"div rounding_mode={rounding_mode!r} on {out.dtype}")
+    if out.dtype in (torch.float32, torch.float64):
+        quotient = _binary("Div")(b, out, x, y)
+        negative = b.node("Less", [quotient, b.value(0, out.dtype)])
+        ceil, floor = b.node("Ceil", [quotient]), b.node("Floor", [quotient])
+        return b.node("Where", [negative, ceil, floor])
+    if out.dtype.is_floating_point:
+        raise Untranslatable(f"div rounding_mode='trunc' on {out.dtype}")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    x, y = torch_number(x, out.dtype), torch_number(y, out.dtype)
+    quotient = b.node("Div", [b.value(x, compute), b.value(y, compute)])
+    return b.cast(quotient, compute, out.dtype)
 
 
 @emits("floor_divide", "__floordiv__")

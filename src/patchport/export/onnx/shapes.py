@@ -48,6 +48,20 @@ def _transpose(b: Builder, out: torch.Tensor, x: torch.Tensor, dim0: int, dim1: 
     return b.node("Transpose", [b.tensor(x)], perm=perm)
 
 
+@emits("movedim", "moveaxis")
+def _movedim(b: Builder, out: torch.Tensor, x: torch.Tensor, source: Any, destination: Any) -> str:
+    """``torch.movedim``: the permutation torch builds (moved axes at their destinations,
+    the others in order), as one Transpose."""
+    sources = [source] if isinstance(source, int) else list(source)
+    targets = [destination] if isinstance(destination, int) else list(destination)
+    ndim = max(x.ndim, 1)
+    sources, targets = [d % ndim for d in sources], [d % ndim for d in targets]
+    rest = iter(d for d in range(x.ndim) if d not in sources)
+    placed = dict(zip(targets, sources))
+    perm = [placed[i] if i in placed else next(rest) for i in range(x.ndim)]
+    return b.node("Transpose", [b.tensor(x)], perm=perm)
+
+
 @emits("t")
 def _t(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
     return b.node("Transpose", [b.tensor(x)], perm=list(range(x.ndim))[::-1])

@@ -15,6 +15,7 @@ import builtins
 from collections.abc import Iterable
 
 from ...patching import FunctionPatch
+from ..contract import DEFAULT_LEVEL, markdown_cell
 from . import (
     arithmetic,
     calibration,
@@ -32,10 +33,11 @@ from . import (
     pyramids,
     transforms,
 )
-from ._base import LEVELS, REGISTRY, Support, UnsupportedCaseError, cv2
+from ._base import LEVELS, OPENCV, REGISTRY, Support, UnsupportedCaseError
 
 __all__ = [
     "LEVELS",
+    "REGISTRY",
     "Support",
     "UnsupportedCaseError",
     "all",
@@ -61,39 +63,20 @@ _MODULES = (
     dnn,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
-DEFAULT_LEVEL = "reference"  # OpenCV's own arithmetic: bit-exact or within 1 as declared
+
+
+OPENCV.families = _FAMILIES
 
 
 def supported() -> list[Support]:
     """What every replacement supports: by family (color, geometry, ...), then as declared."""
-    order = list(REGISTRY)
-    return sorted(
-        REGISTRY.values(), key=lambda s: (_FAMILIES.index(s.family), order.index(s.function))
-    )
-
-
-def _spec(function: str, level: str, caller: str) -> Support:
-    """The Support of ``function`` at ``level`` (the reference one where the level has none)."""
-    if level != DEFAULT_LEVEL and level not in LEVELS:
-        raise UnsupportedCaseError(
-            f"patchport.patches.opencv.{caller}(level={level!r}): unknown accuracy level; "
-            f"available: {', '.join([DEFAULT_LEVEL, *LEVELS])}."
-        )
-    return LEVELS.get(level, {}).get(function, REGISTRY[function])
+    return OPENCV.supported()
 
 
 def patch(function: str, verify: bool | None = None, level: str = DEFAULT_LEVEL) -> FunctionPatch:
     """The FunctionPatch of one replaced function, e.g. ``patch("resize")``; ``level="fast"``
     takes the faster replacement where that level has one (see :data:`LEVELS`)."""
-    if function not in REGISTRY:
-        raise UnsupportedCaseError(
-            f"patchport.patches.opencv.patch({function!r}): no replacement for cv2.{function}; "
-            f"available: {', '.join(REGISTRY)}."
-        )
-    spec = _spec(function, level, "patch")
-    owner, _, name = function.rpartition(".")  # "CLAHE.apply": a method of cv2.CLAHE objects
-    target = getattr(cv2, owner) if owner else cv2
-    return FunctionPatch(target, name, spec.replacement, verify=verify, rtol=1e-5, atol=spec.atol)
+    return OPENCV.patch(function, verify, level)
 
 
 def all(  # noqa: A001 - the name the issue asks for
@@ -103,15 +86,7 @@ def all(  # noqa: A001 - the name the issue asks for
     ``exclude`` names functions to leave out (e.g. to pass your own replacement);
     ``level="fast"`` opts into the faster replacements of :data:`LEVELS` (declared
     accuracy, checked against OpenCV on every traced call like the others)."""
-    skipped = set(exclude)
-    unknown = skipped - set(REGISTRY)
-    if unknown:
-        raise UnsupportedCaseError(
-            f"patchport.patches.opencv.all(exclude=...): no replacement named "
-            f"{', '.join(sorted(unknown))}; available: {', '.join(REGISTRY)}."
-        )
-    _spec(next(iter(REGISTRY)), level, "all")  # an unknown level fails before anything
-    return [patch(s.function, verify, level) for s in supported() if s.function not in skipped]
+    return OPENCV.all(verify, exclude, level)
 
 
 _RELEASES = (
@@ -133,10 +108,6 @@ _RELEASES = (
     "Under OpenCV 4, some `getGaussianKernel` kernels (a 9-tap one in the filter tests)",
     "are not yet reproduced.",
 )
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def render_markdown() -> str:
@@ -171,9 +142,9 @@ def render_markdown() -> str:
     for spec in supported():
         cases = "; ".join(f"`{arg}`: {', '.join(values)}" for arg, values in spec.arguments)
         lines.append(
-            f"| `cv2.{spec.function}` | {spec.family} | {_cell(cases) or 'all'} | "
+            f"| `cv2.{spec.function}` | {spec.family} | {markdown_cell(cases) or 'all'} | "
             f"{', '.join(spec.dtypes)} | {', '.join(builtins.map(str, spec.channels))} | "
-            f"{_cell(spec.accuracy)} |"
+            f"{markdown_cell(spec.accuracy)} |"
         )
     notes = [spec for spec in supported() if spec.notes]
     if notes:

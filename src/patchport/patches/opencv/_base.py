@@ -1,13 +1,13 @@
 """Shared machinery of the OpenCV replacements: declared cases, refusals, conversions.
 
 Every replacement is registered with :func:`replaces`, which records the cases it
-supports in a machine-readable :class:`Support` (read by docs, the CLI and the tests).
+supports in a machine-readable :class:`Support` (read by docs, the CLI and the tests);
+the registry and the contract are those of every shipped set (:mod:`..contract`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import UnsupportedCaseError
+from ..contract import Registry, Support
 
 try:
     import cv2
@@ -25,58 +26,12 @@ except ImportError as error:  # pragma: no cover - the opencv extra is not insta
     ) from error
 
 
-@dataclass(frozen=True)
-class Support:
-    """What one replacement supports, argument by argument (values as OpenCV names)."""
-
-    function: str
-    replacement: Callable[..., Any]
-    arguments: tuple[tuple[str, tuple[str, ...]], ...]
-    dtypes: tuple[str, ...]
-    channels: tuple[int, ...]
-    accuracy: str
-    family: str
-    notes: str = ""
-    uint8_units: int = 0  # largest difference from OpenCV promised for uint8 results
-    float_atol: float = 1e-6  # absolute slack for float results (beside rtol 1e-5)
-    uint16_units: int | None = None  # other integer results; None: as uint8_units
-
-    @property
-    def atol(self) -> float:
-        """One absolute tolerance for ``FunctionPatch(atol=...)``: the integer units when a
-        difference is declared, else the float slack (exact integer results stay exact)."""
-        units = max(self.uint8_units, self.uint16_units or 0)
-        return float(units) if units else self.float_atol
-
-    def tolerance(self, dtype: Any) -> tuple[float, float]:
-        """Declared (rtol, atol) for a result of ``dtype``, as ``np.isclose`` reads them:
-        uint8 within ``uint8_units``, other integers within ``uint16_units``, float results
-        within 1e-5 relative plus ``float_atol``."""
-        kind = np.dtype(dtype)
-        if kind == np.uint8 or kind == np.bool_:
-            return 0.0, float(self.uint8_units)
-        if kind.kind in "iu":
-            units = self.uint8_units if self.uint16_units is None else self.uint16_units
-            return 0.0, float(units)
-        return 1e-5, self.float_atol
-
-    @property
-    def target(self) -> str:
-        """Dotted name of the replaced function."""
-        return f"cv2.{self.function}"
-
-    def cases(self) -> str:
-        """One line of supported cases, e.g. ``code: COLOR_BGR2RGB, ...; image dtypes: uint8``."""
-        parts = [f"{arg}: {', '.join(values)}" for arg, values in self.arguments]
-        parts.append(f"image dtypes: {', '.join(self.dtypes)}")
-        parts.append(f"channels: {', '.join(map(str, self.channels))}")
-        return "; ".join(parts)
-
-
-REGISTRY: dict[str, Support] = {}
+OPENCV = Registry("cv2", "opencv")  # the shared contract (patches/contract.py), for cv2
+OPENCV.levels["fast"] = {}
+REGISTRY: dict[str, Support] = OPENCV.entries
 # opt-in accuracy levels: level -> function -> the replacement used at that level instead
 # of REGISTRY's (faster lowering, a declared and verified accuracy)
-LEVELS: dict[str, dict[str, Support]] = {"fast": {}}
+LEVELS: dict[str, dict[str, Support]] = OPENCV.levels
 
 
 def replaces(
@@ -95,25 +50,19 @@ def replaces(
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the traceable replacement of ``cv2.<function>``
     (at an opt-in accuracy ``level`` of :data:`LEVELS` when given)."""
-
-    def register(replacement: Callable[..., Any]) -> Callable[..., Any]:
-        table = REGISTRY if level is None else LEVELS[level]
-        table[function] = Support(
-            function,
-            replacement,
-            tuple((k, tuple(v)) for k, v in (arguments or {}).items()),
-            tuple(dtypes),
-            tuple(channels),
-            accuracy,
-            family,
-            notes,
-            uint8_units,
-            float_atol,
-            uint16_units,
-        )
-        return replacement
-
-    return register
+    return OPENCV.replaces(
+        function,
+        family=family,
+        dtypes=dtypes,
+        channels=channels,
+        accuracy=accuracy,
+        arguments=arguments,
+        notes=notes,
+        uint8_units=uint8_units,
+        float_atol=float_atol,
+        uint16_units=uint16_units,
+        level=level,
+    )
 
 
 def constant_name(value: Any, prefix: str) -> str:
@@ -127,10 +76,7 @@ def constant_name(value: Any, prefix: str) -> str:
 
 def refuse(function: str, argument: str, got: Any, supported: str) -> UnsupportedCaseError:
     """The error for an unsupported argument value (to raise)."""
-    return UnsupportedCaseError(
-        f"cv2.{function} (patchport replacement): argument {argument}={got} is not supported; "
-        f"supported: {supported}. Change the call or trace this step another way."
-    )
+    return OPENCV.refuse(function, argument, got, supported)
 
 
 def no_dst(function: str, dst: Any, name: str = "dst") -> None:
