@@ -3,8 +3,8 @@
 An installed patch must be invisible to plain data (same ``__doc__``, ``__name__``,
 signature...; library calls untouched). This runs a few of NumPy's test modules with
 pytest three times in fresh interpreters: plain, inside ``patchport.start(...)`` with its
-default patches, and inside ``patchport.start(..., patching=["opencv"])``; it compares the
-outcome of every test.
+default patches, and inside ``patchport.start(..., patching=["opencv", "scipy"])`` (SciPy's
+where installed); it compares the outcome of every test.
 Not part of the test run (several minutes). Run: python bench/numpy_own_tests.py [module ...]
 """
 
@@ -51,7 +51,10 @@ PLUGIN = textwrap.dedent(
         # torch itself changes (pickle's whichmodule meeting torch.classes) is not counted
         if mode != "plain":
             import patchport
-            patching = ["opencv"] if mode == "opencv" else None
+            patching = None
+            if mode == "patches":
+                import importlib.util
+                patching = ["opencv"] + (["scipy"] if importlib.util.find_spec("scipy") else [])
             patchport.start("numpy_tests", save_path=os.environ["PP_DIR"], patching=patching)
 
     def pytest_runtest_logreport(report):
@@ -70,7 +73,7 @@ PLUGIN = textwrap.dedent(
 
 def run(paths: list[str], mode: str, work: Path) -> dict[str, str]:
     """Outcome of each test id: ``mode`` is "plain", "default" (a session with its default
-    patches) or "opencv" (``patching=["opencv"]`` too)."""
+    patches) or "patches" (``patching=["opencv", "scipy"]`` too)."""
     out = work / f"outcomes_{mode}.json"
     env = {
         **os.environ,
@@ -91,7 +94,7 @@ def main(argv: list[str]) -> int:
         work = Path(tmp)
         (work / "pp_numpy_plugin.py").write_text(PLUGIN)
         plain = run(paths, "plain", work)
-        sessions = {mode: run(paths, mode, work) for mode in ("default", "opencv")}
+        sessions = {mode: run(paths, mode, work) for mode in ("default", "patches")}
     failed = 0
     for label, outcomes in (("plain", plain), *sessions.items()):
         counts: dict[str, int] = {}

@@ -93,7 +93,10 @@ class Recorder:
         ``op`` is ``"call_function"`` or ``"call_method"`` (then ``target`` is the name).
         """
         if op == "call_function":
-            target = RECORDED_AS.get(target, target)
+            try:
+                target = RECORDED_AS.get(target, target)
+            except TypeError:  # an unhashable target (a bound method of a dict): not a stand-in
+                pass
         graph = self.graph
         if self.track_shapes:
             return self._call_noted(target, args, kwargs, op)
