@@ -333,6 +333,36 @@ def classify(pipeline: Pipeline, backend: str, folder: str) -> tuple[str, str]:
     return ("loud", f"{detail}; {warned[0]}") if warned else ("silent", detail)
 
 
+def run_table(
+    chosen: list[Pipeline], prefix: str, *, details: bool = False, heading: str = ""
+) -> dict[str, dict[str, int]]:
+    """Classify each pipeline on each backend and print a markdown table and the counts
+    (the probe scripts beside this one share it): a line for each result that is not
+    right, or each result with a detail when ``details``; ``heading`` above the table."""
+    counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in BACKENDS}
+    folder = tempfile.mkdtemp(prefix=f"patchport-{prefix}-pipelines-")
+    rows = []
+    for pipeline in chosen:
+        row = []
+        for backend in BACKENDS:
+            kind, detail = classify(pipeline, backend, folder)
+            counts[backend][kind] += 1
+            row.append(kind)
+            if kind != "right" or (details and detail):
+                print(f"  {pipeline.name} {backend}: {kind} {detail}", flush=True)
+        rows.append((pipeline.name, row))
+    print()
+    if heading:
+        print(heading)
+    print(f"| pipeline | {' | '.join(BACKENDS)} |")
+    print("|---|" + "---|" * len(BACKENDS))
+    for name, row in rows:
+        print(f"| {name} | {' | '.join(row)} |")
+    for backend, c in counts.items():
+        print(f"{backend:5}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    return counts
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
     chosen = [p for p in PIPELINES if not names or p.name in names]
     counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in BACKENDS}

@@ -964,25 +964,7 @@ def main(names: list[str]) -> dict[str, dict[str, int]]:
     every = PIPELINES + VARIANTS if "--variants" in names else PIPELINES
     names = [n for n in names if n != "--variants"]
     chosen = [p for p in every if not names or p.name in names]
-    counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
-    folder = tempfile.mkdtemp(prefix="patchport-geometry-pipelines-")
-    rows = []
-    for pipeline in chosen:
-        row = []
-        for backend in harness.BACKENDS:
-            kind, detail = harness.classify(pipeline, backend, folder)
-            counts[backend][kind] += 1
-            row.append(kind)
-            if kind != "right" or detail:
-                print(f"  {pipeline.name} {backend}: {kind} {detail}", flush=True)
-        rows.append((pipeline.name, row))
-    print(f"\n| pipeline | {' | '.join(harness.BACKENDS)} |")
-    print("|---|" + "---|" * len(harness.BACKENDS))
-    for name, row in rows:
-        print(f"| {name} | {' | '.join(row)} |")
-    for backend, c in counts.items():
-        print(f"{backend:5}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
-    return counts
+    return harness.run_table(chosen, "geometry", details=True)
 
 
 def creation_cost(n: int = 20_000) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import sys
-import tempfile
 from collections import deque
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -1055,25 +1054,7 @@ PIPELINES = [
 
 def main(names: list[str]) -> dict[str, dict[str, int]]:
     chosen = [p for p in PIPELINES if not names or p.name in names]
-    counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
-    folder = tempfile.mkdtemp(prefix="patchport-robot-pipelines-")
-    rows = []
-    for pipeline in chosen:
-        row = []
-        for backend in harness.BACKENDS:
-            kind, detail = harness.classify(pipeline, backend, folder)
-            counts[backend][kind] += 1
-            row.append(kind)
-            if kind != "right":
-                print(f"  {pipeline.name} {backend}: {kind} {detail}", flush=True)
-        rows.append((pipeline.name, row))
-    print(f"\n| pipeline | {' | '.join(harness.BACKENDS)} |")
-    print("|---|" + "---|" * len(harness.BACKENDS))
-    for name, row in rows:
-        print(f"| {name} | {' | '.join(row)} |")
-    for backend, c in counts.items():
-        print(f"{backend:5}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
-    return counts
+    return harness.run_table(chosen, "robot")
 
 
 if __name__ == "__main__":

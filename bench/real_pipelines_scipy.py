@@ -21,7 +21,6 @@ Run: python bench/real_pipelines_scipy.py [--before] [pipeline-name ...]
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -245,26 +244,7 @@ def main(names: list[str]) -> dict[str, dict[str, int]]:
     names = [n for n in names if n != "--before"]
     harness.PATCHING = ["opencv"] if before else ["opencv", "scipy"]
     chosen = [p for p in PIPELINES if not names or p.name in names]
-    counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in harness.BACKENDS}
-    folder = tempfile.mkdtemp(prefix="patchport-scipy-pipelines-")
-    rows = []
-    for pipeline in chosen:
-        row = []
-        for backend in harness.BACKENDS:
-            kind, detail = harness.classify(pipeline, backend, folder)
-            counts[backend][kind] += 1
-            row.append(kind)
-            if kind != "right" or detail:
-                print(f"  {pipeline.name} {backend}: {kind} {detail}", flush=True)
-        rows.append((pipeline.name, row))
-    print(f"\npatching={harness.PATCHING}")
-    print(f"| pipeline | {' | '.join(harness.BACKENDS)} |")
-    print("|---|" + "---|" * len(harness.BACKENDS))
-    for name, row in rows:
-        print(f"| {name} | {' | '.join(row)} |")
-    for backend, c in counts.items():
-        print(f"{backend:5}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
-    return counts
+    return harness.run_table(chosen, "scipy", details=True, heading=f"patching={harness.PATCHING}")
 
 
 if __name__ == "__main__":
