@@ -4,6 +4,8 @@ torch's. The whole corpus, with ONNX, is ``bench/export_corpus.py``."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 
@@ -41,14 +43,30 @@ def _decoder_inputs(model, batch: int, seq: int, past: int, seed: int) -> dict:
     }
 
 
-def _decoder_case(config):
-    torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    shapes = {
+def _decoder_shapes() -> dict:
+    """Dynamic axes of a one-layer decoder's inputs with a cache."""
+    return {
         "input_ids": {0: "batch", 1: "seq"},
         "attention_mask": {0: "batch", 1: "past+seq"},
         "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
     }
+
+
+def _one_layer_inputs(config, key: tuple, value: tuple, batch, seq, past, seed) -> dict:
+    """Token ids, a full mask and a one-layer cache whose keys are (batch, key[0], past,
+    key[1]) and values (batch, value[0], past, value[1]) (heads, width)."""
+    generator = torch.Generator().manual_seed(seed)
+    keys = [torch.randn(batch, key[0], past, key[1], generator=generator)]
+    values = [torch.randn(batch, value[0], past, value[1], generator=generator)]
+    mask = torch.ones(batch, past + seq, dtype=torch.int64)
+    cache = make_dynamic_cache(config, keys, values)
+    return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+
+def _decoder_case(config):
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    shapes = _decoder_shapes()
     traced = _decoder_inputs(model, 2, 5, 7, seed=1)
     checks = [_decoder_inputs(model, 2, 1, 12, seed=2), _decoder_inputs(model, 1, 4, 3, seed=3)]
     return model, traced, shapes, checks
@@ -65,22 +83,10 @@ def alibi_decoder_with_cache():
     config = transformers.BloomConfig(hidden_size=32, n_layer=1, n_head=4, vocab_size=VOCAB)
     model = transformers.BloomForCausalLM(config).eval()
 
-    def inputs(batch, seq, past, seed):
-        generator = torch.Generator().manual_seed(seed)
-        shape = (batch, config.n_head, past, config.hidden_size // config.n_head)
-        cache = make_dynamic_cache(
-            config,
-            [torch.randn(shape, generator=generator)],
-            [torch.randn(shape, generator=generator)],
-        )
-        mask = torch.ones(batch, past + seq, dtype=torch.int64)
-        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+    heads = (config.n_head, config.hidden_size // config.n_head)
+    inputs = partial(_one_layer_inputs, config, heads, heads)
 
-    shapes = {
-        "input_ids": {0: "batch", 1: "seq"},
-        "attention_mask": {0: "batch", 1: "past+seq"},
-        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
-    }
+    shapes = _decoder_shapes()
     checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
     return model, inputs(2, 5, 7, seed=1), shapes, checks
 
@@ -101,19 +107,11 @@ def latent_attention_decoder_with_cache():
     )
     model = transformers.AutoModelForCausalLM.from_config(config).eval()
 
-    def inputs(batch, seq, past, seed):
-        generator = torch.Generator().manual_seed(seed)
-        keys = [torch.randn(batch, 1, past, config.kv_lora_rank, generator=generator)]
-        rotary = [torch.randn(batch, 1, past, config.qk_rope_head_dim, generator=generator)]
-        mask = torch.ones(batch, past + seq, dtype=torch.int64)
-        cache = make_dynamic_cache(config, keys, rotary)
-        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+    # the compressed keys and the rotary part, one head each
+    keys, rotary = (1, config.kv_lora_rank), (1, config.qk_rope_head_dim)
+    inputs = partial(_one_layer_inputs, config, keys, rotary)
 
-    shapes = {
-        "input_ids": {0: "batch", 1: "seq"},
-        "attention_mask": {0: "batch", 1: "past+seq"},
-        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
-    }
+    shapes = _decoder_shapes()
     checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
     return model, inputs(2, 5, 7, seed=1), shapes, checks
 
@@ -133,22 +131,10 @@ def sinusoidal_decoder_with_cache():
     )
     model = transformers.XGLMForCausalLM(config).eval()
 
-    def inputs(batch, seq, past, seed):
-        generator = torch.Generator().manual_seed(seed)
-        shape = (batch, config.attention_heads, past, config.d_model // config.attention_heads)
-        cache = make_dynamic_cache(
-            config,
-            [torch.randn(shape, generator=generator)],
-            [torch.randn(shape, generator=generator)],
-        )
-        mask = torch.ones(batch, past + seq, dtype=torch.int64)
-        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+    heads = (config.attention_heads, config.d_model // config.attention_heads)
+    inputs = partial(_one_layer_inputs, config, heads, heads)
 
-    shapes = {
-        "input_ids": {0: "batch", 1: "seq"},
-        "attention_mask": {0: "batch", 1: "past+seq"},
-        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
-    }
+    shapes = _decoder_shapes()
     checks = [inputs(1, 1, 20, seed=2), inputs(2, 24, 3, seed=3), inputs(1, 4, 3, seed=4)]
     return model, inputs(2, 5, 7, seed=1), shapes, checks
 
