@@ -47,6 +47,21 @@ def test_seed_contract_traced_calls_use_the_replacement_ordinary_calls_use_openc
     assert "flip_channels" in patch.format_diff()
 
 
+def test_the_report_names_exactly_the_nodes_each_replacement_call_appended(frame):
+    patch = patchport.FunctionPatch(cv2, "cvtColor", flip_channels)
+    with patchport.session("nodes", patching=[patch]):
+        traced = annotate.input_tensors("n", {"bgr": frame})
+        shifted = traced + 1  # nodes before, between and after the replacement calls
+        first = cv2.cvtColor(shifted, cv2.COLOR_BGR2RGB)
+        second = cv2.cvtColor(first * 2, cv2.COLOR_BGR2RGB)
+        annotate.output_tensors("n", {"out": second - 3})
+        installed = patchport.session_patches().find("cv2.cvtColor")
+    from patchport.sessions.lifecycle import last_session
+
+    names = last_session().nodes_of(installed)
+    assert len(names) == 2 and all(name.startswith("flip") for name in names), names
+
+
 @pytest.mark.parametrize(
     "patching, error, message",
     [

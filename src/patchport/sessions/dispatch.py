@@ -131,7 +131,7 @@ class PatchedCall:
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
         before = [plain_copy(v) for v in inputs]
-        nodes_before = len(recorder.graph.nodes)
+        last_before = next(reversed(recorder.graph.nodes), None)
         running.add(id(self.declaration))
         try:
             result = self.declaration.replacement(*args, **kwargs)
@@ -149,7 +149,7 @@ class PatchedCall:
         self._refuse_mutation(inputs, before)
         self._refuse_aliasing(inputs, result)
         if self.on_nodes is not None:
-            self.on_nodes(info, list(recorder.graph.nodes)[nodes_before:])
+            self.on_nodes(info, _appended_after(recorder.graph, last_before))
         if self.verify is not False:
             self._check_against_original(*given, inputs, before, result)
         if inplace_target is not None:  # cv2.subtract(img, mean, img): img is written
@@ -240,6 +240,17 @@ class PatchedCall:
                         f"{self.declaration.target_name}) returns its input or a view of it; "
                         f"input/output aliasing is unsupported. Return a copy (e.g. .clone())."
                     )
+
+
+def _appended_after(graph: Any, last: Any) -> list[Any]:
+    """The nodes appended to ``graph`` after ``last`` (None: all of them), walked from
+    ``last`` rather than listing the whole graph on every replacement call."""
+    node = next(iter(graph.nodes), None) if last is None else last.next
+    appended = []
+    while node is not None and node.op != "root":
+        appended.append(node)
+        node = node.next
+    return appended
 
 
 def _same_data(a: Any, b: Any) -> bool:
