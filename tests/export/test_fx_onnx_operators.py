@@ -117,3 +117,46 @@ def test_movedim_translates_to_one_transpose(source, destination) -> None:  # no
     session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
     want = (torch.movedim(x, source, destination) * 2).numpy()
     np.testing.assert_array_equal(session.run(None, {"x": x.numpy()})[0], want)
+
+
+LOGS = [
+    ("log1p", torch.log1p),
+    ("log1p_method", lambda x: x.log1p()),
+    ("special_log1p", torch.special.log1p),
+    ("expm1", torch.expm1),
+    ("expm1_method", lambda x: x.expm1()),
+    ("log2", torch.log2),
+    ("log10", lambda x: x.log10()),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name, fn", LOGS, ids=[name for name, _ in LOGS])
+def test_log1p_expm1_log2_log10_translate_directly_and_keep_their_precision(
+    name,  # noqa: ANN001
+    fn,  # noqa: ANN001
+    dtype,  # noqa: ANN001
+) -> None:
+    """log1p/expm1 keep tiny arguments' digits (``log(1 + 1e-10)`` is 0 in float32, log1p is
+    1e-10), log2/log10 give exact powers exactly (a floor of them counts levels); they sent
+    SciPy's logit graph to torch.onnx. Limits (0, -1, inf, NaN) as torch."""
+    tiny = torch.tensor([1e-30, -1e-20, 1e-12, -3e-9, 1e-7, 2e-5], dtype=dtype)
+    powers = torch.tensor([2.0**k for k in range(-20, 40)] + [10.0**k for k in range(-6, 16)])
+    limits = torch.tensor([0.0, -0.0, -1.0, -2.0, float("inf"), -float("inf"), float("nan")])
+    wide = torch.logspace(-30, 30, 301, dtype=torch.float64)
+    data = torch.cat([tiny, powers.to(dtype), limits.to(dtype), wide.to(dtype), -wide.to(dtype)])
+    rec = Recorder("logs")
+    example = torch.rand(data.shape, dtype=dtype)
+    module = finish(rec, fn(trace_input(rec, "x", example)))
+    model, _ = driver.translate(module, [example], ["x"], ["y"])
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    got = torch.from_numpy(session.run(None, {"x": data.numpy()})[0])
+    want = fn(data)
+    finite = torch.isfinite(want)
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert torch.equal(got[~finite & ~torch.isnan(want)], want[~finite & ~torch.isnan(want)])
+    ulp = torch.finfo(dtype).eps
+    torch.testing.assert_close(got[finite], want[finite], rtol=4 * ulp, atol=0)
+    if name.startswith("log2") or name.startswith("log10"):
+        exact = torch.isfinite(want) & (want == want.round())
+        assert torch.equal(got[exact], want[exact])  # floor(log2(8.0)) stays 3

@@ -95,6 +95,8 @@ class _Translating(TorchFunctionMode):
 
 def _is_torch_callable(func: Any, name: str) -> bool:
     owners = (torch.Tensor, torch, F, torch._C._nn, torch._C._VariableFunctions, torch.special)
+    if name.startswith("special_") and getattr(torch.special, name[8:], None) is func:
+        return True  # torch.special.log1p is named special_log1p
     return any(getattr(owner, name, None) is func for owner in owners)
 
 

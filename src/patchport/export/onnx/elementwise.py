@@ -331,6 +331,61 @@ for _name in (*_FLOAT_UNARY, *_ROUNDING, *_ANY_UNARY):
     emits(_name)(_unary(_name))
 
 
+def _float_operand(b: Builder, out: torch.Tensor, x: Any, name: str) -> tuple[str, torch.dtype]:
+    """``x`` in the float dtype ``out`` is computed in (refused for a non-float result)."""
+    if not out.dtype.is_floating_point:
+        raise Untranslatable(f"{name} producing {out.dtype}")
+    compute = onnx_arithmetic_dtype(out.dtype)
+    return b.value(x, compute), compute
+
+
+@emits("log1p", "special_log1p")
+def _log1p(b: Builder, out: torch.Tensor, x: Any) -> str:
+    """``log(1 + x)`` to a few ulp for tiny ``x`` too (Goldberg: ``log(u) * x / (u - 1)``
+    with ``u = 1 + x``, which cancels the rounding of ``u``); ``x`` where ``u`` rounds to 1,
+    and infinity kept."""
+    v, compute = _float_operand(b, out, x, "log1p")
+    u = b.node("Add", [v, b.value(1.0, compute)])
+    d = b.node("Sub", [u, b.value(1.0, compute)])
+    scaled = b.node("Mul", [b.node("Log", [u]), b.node("Div", [v, d])])
+    infinite = b.node("IsInf", [u], detect_negative=0)
+    result = b.node("Where", [infinite, u, scaled])
+    result = b.node("Where", [b.node("Equal", [d, b.value(0.0, compute)]), v, result])
+    return b.cast(result, compute, out.dtype)
+
+
+@emits("expm1", "special_expm1")
+def _expm1(b: Builder, out: torch.Tensor, x: Any) -> str:
+    """``exp(x) - 1`` to a few ulp for tiny ``x`` too (Kahan: ``(u - 1) * x / log(u)`` with
+    ``u = exp(x)``); ``x`` where ``u`` rounds to 1, -1 and infinity at the limits."""
+    v, compute = _float_operand(b, out, x, "expm1")
+    u = b.node("Exp", [v])
+    d = b.node("Sub", [u, b.value(1.0, compute)])
+    scaled = b.node("Mul", [d, b.node("Div", [v, b.node("Log", [u])])])
+    result = b.node("Where", [b.node("IsInf", [u], detect_negative=0), u, scaled])
+    result = b.node("Where", [b.node("Equal", [d, b.value(-1.0, compute)]), d, result])
+    result = b.node("Where", [b.node("Equal", [d, b.value(0.0, compute)]), v, result])
+    return b.cast(result, compute, out.dtype)
+
+
+def _log_base(base: float) -> Emitter:
+    def emit(b: Builder, out: torch.Tensor, x: Any) -> str:
+        """``log(x) / log(base)``, with exact powers of ``base`` (within float64's exact
+        powers) giving their exponent exactly, as torch does: ``floor(log2(8.0))`` is 3."""
+        v, compute = _float_operand(b, out, x, f"log{base:g}")
+        result = b.node("Mul", [b.node("Log", [v]), b.value(1.0 / math.log(base), compute)])
+        exponent = b.node("Round", [result])
+        power = b.node("Pow", [b.value(base, compute), exponent])
+        result = b.node("Where", [b.node("Equal", [power, v]), exponent, result])
+        return b.cast(result, compute, out.dtype)
+
+    return emit
+
+
+emits("log2")(_log_base(2.0))
+emits("log10")(_log_base(10.0))
+
+
 @emits("isnan")
 def _isnan(b: Builder, out: torch.Tensor, x: torch.Tensor) -> str:
     """ONNX IsNaN on floats."""
