@@ -10,7 +10,8 @@ an augmentation library's CLAHE and normalisation, and classic OpenCV tutorials.
 traced once, exported with every backend and replayed on fresh inputs against the plain
 code; the classes are those of ``bench/real_pipelines.py`` (whose harness is reused).
 Run: python bench/real_pipelines_vision.py [pipeline-name ...]; with ``--variants``, the
-one-line variants of the data-dependent idioms (each must be right or loud, never silent).
+one-line variants of the data-dependent idioms (each must be right or loud, never silent);
+traced with patching=["opencv", "pil"], or ["opencv"] alone with ``--before``.
 """
 
 from __future__ import annotations
@@ -1041,8 +1042,11 @@ VARIANTS = [
 
 
 def main(names: list[str]) -> dict[str, dict[str, int]]:
+    """``--before``: traced with patching=["opencv"] only (the predictor's PIL resize then
+    loses the trace); by default with the Pillow family too."""
     pool = VARIANTS if "--variants" in names else PIPELINES
-    names = [n for n in names if n != "--variants"]
+    harness.PATCHING = ["opencv"] if "--before" in names else ["opencv", "pil"]
+    names = [n for n in names if n not in ("--variants", "--before")]
     chosen = [p for p in pool if not names or p.name in names]
     return harness.run_table(chosen, "vision")
 

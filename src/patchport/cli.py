@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .cli_bundle import add_bundle_commands
 
 # the shipped replacement sets: family (the patching name) -> (title, library module)
-_SETS = {"opencv": ("OpenCV", "cv2"), "scipy": ("SciPy", "scipy")}
+_SETS = {"opencv": ("OpenCV", "cv2"), "scipy": ("SciPy", "scipy"), "pil": ("Pillow", "PIL")}
 
 
 def _set_supported(family: str) -> list:
@@ -96,6 +96,12 @@ def _cmd_scipy_docs(args: argparse.Namespace) -> int:
     return _write_or_print(render_markdown(), args.output)
 
 
+def _cmd_pil_docs(args: argparse.Namespace) -> int:
+    from .patches.pil import render_markdown  # an ImportError naming the fix without Pillow
+
+    return _write_or_print(render_markdown(), args.output)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``patchport`` command."""
     parser = argparse.ArgumentParser(prog="patchport", description=__doc__)
@@ -103,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     patches = commands.add_parser("patches", help="shipped patches")
     actions = patches.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="family, name, target, versions, applies here")
-    listing.add_argument("--family", help="only this family (torch, transformers, opencv, scipy)")
+    listing.add_argument(
+        "--family", help="only this family (torch, transformers, opencv, scipy, pil)"
+    )
     listing.set_defaults(run=_cmd_list)
     diff = actions.add_parser("diff", help="unified diff of one shipped patch, or of all")
     diff.add_argument("name", nargs="?", help="patch name or dotted target")
@@ -121,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scipy_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
     scipy_docs.set_defaults(run=_cmd_scipy_docs)
+    pil_docs = actions.add_parser(
+        "pil-docs", help="write the Pillow replacement table (docs/pil.md)"
+    )
+    pil_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
+    pil_docs.set_defaults(run=_cmd_pil_docs)
     add_bundle_commands(commands)
     return parser
 

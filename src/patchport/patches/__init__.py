@@ -24,7 +24,13 @@ def _scipy() -> list[Any]:
     return scipy.all()
 
 
+def _pil() -> list[Any]:
+    from . import pil  # raises an ImportError naming the fix when Pillow is missing
+
+    return pil.all()
+
+
 def named_patch_sets() -> dict[str, Callable[[], list[Any]]]:
     """Shipped patch sets by name; each value returns a fresh list of FunctionPatch.
     ``opencv:fast`` is ``opencv`` with the faster replacements of its opt-in level."""
-    return {"opencv": _opencv, "opencv:fast": _opencv_fast, "scipy": _scipy}
+    return {"opencv": _opencv, "opencv:fast": _opencv_fast, "scipy": _scipy, "pil": _pil}

@@ -290,7 +290,9 @@ def _same_storage(a: Any, b: Any) -> bool:
 
 
 def _replace_traced(structure: Any, inputs: list[Any], plain: list[Any]) -> Any:
-    """Rebuild ``structure`` with each traced input replaced by its plain copy."""
+    """Rebuild ``structure`` with each traced input replaced by its plain copy, and each
+    stand-in object (its class defines ``__pp_plain__(self)``) by the plain object it
+    stands in for, so the original runs on what it would see without patchport."""
     lookup = {id(v): p for v, p in zip(inputs, plain)}
 
     def rebuild(obj: Any, depth: int = 0) -> Any:
@@ -301,6 +303,9 @@ def _replace_traced(structure: Any, inputs: list[Any], plain: list[Any]) -> Any:
             return type(obj)(rebuild(item, depth + 1) for item in obj)
         if isinstance(obj, dict) and depth < _MAX_DEPTH:
             return {k: rebuild(v, depth + 1) for k, v in obj.items()}
+        twin = getattr(type(obj), "__pp_plain__", None)
+        if twin is not None:  # a stand-in object (traced PIL image): its plain library twin
+            return twin(obj)
         return obj
 
     return rebuild(structure)

@@ -33,6 +33,7 @@ from .fresh import REPLACEMENTS as CREATION_REPLACEMENTS
 from .fresh import made_by_user
 from .fresh_tensors import REPLACEMENTS as TENSOR_CREATION_REPLACEMENTS
 from .loss import report_loss
+from .recorder import _ACTIVE_COUNT
 from .size_ranges import REPLACEMENTS as ARANGE_REPLACEMENTS
 from .values import TracedArray, TracedTensor, active_recorder, find_recorder, make_traced, plain
 
@@ -45,6 +46,13 @@ _ORIGINALS: dict[str, Callable] = {
     "np.ascontiguousarray": np.ascontiguousarray,
     "np.frombuffer": np.frombuffer,
 }
+
+
+# argument types that never stand in for a traced array (no attribute lookup for them)
+_NOT_CARRIERS = frozenset(
+    {np.ndarray, TracedArray, TracedTensor, torch.Tensor, list, tuple, dict, int, float, bool}
+    | {str, bytes, memoryview, type(None), complex}
+)
 
 
 def _traced_to_tensor(rec: Any, value: Any, result: torch.Tensor) -> torch.Tensor:
@@ -66,6 +74,17 @@ def from_numpy(array: Any) -> torch.Tensor:
         return _ORIGINALS["torch.from_numpy"](array)
     result = _ORIGINALS["torch.from_numpy"](np.ndarray.view(array, np.ndarray))
     return make_traced(rec, result, to_torch_side(rec, array._pp.node, array.dtype))
+
+
+def carried_array(value: Any) -> Any:
+    """The traced array an object stands in for (a traced PIL image: its class defines
+    ``__pp_array__(self)``, the array NumPy would read from it, or None once it holds no
+    traced data), else None; plain values cost one type lookup."""
+    kind = type(value)
+    if kind in _NOT_CARRIERS or not _ACTIVE_COUNT[0]:
+        return None
+    carried = getattr(kind, "__pp_array__", None)
+    return None if carried is None else carried(value)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> torch.Tensor:
@@ -113,6 +132,10 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
         else:
             return original(*args, **kwargs)  # NumPy's own error for a missing argument
         rec = active_recorder(a)
+        if rec is None:
+            carried = carried_array(a)
+            if carried is not None:  # np.asarray(image) of a traced PIL image stand-in
+                return replacement(carried, *args, **kwargs)
         if rec is None and type(a) is memoryview and _traced_buffer(a) is not None:
             return replacement(_memory_of(a), *args, **kwargs)
         if rec is None:

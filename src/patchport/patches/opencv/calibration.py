@@ -720,8 +720,8 @@ def undistort(
     newCameraMatrix: Any = None,
 ) -> Any:
     """Traceable ``cv2.undistort``: OpenCV's fixed-point undistortion maps, then remap."""
+    from ..sizes import fixed
     from .geometry import remap  # geometry imports this module's neighbours: import late
-    from .resize_lowering import fixed
 
     no_dst("undistort", dst)
     camera = _plain_matrix("cameraMatrix", cameraMatrix, (3, 3))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..sizes import fixed, symbolic
 from . import traced_warp, warp_positions
 from ._base import (
     as_tensor,
@@ -27,7 +28,7 @@ from ._base import (
     to_numpy,
     tuple_of_ints,
 )
-from .resize_lowering import copy_possible, fixed, resize_image, same_size, scaled_size, symbolic
+from .resize_lowering import copy_possible, resize_image, same_size, scaled_size
 from .semantics import current
 
 _ANY_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")

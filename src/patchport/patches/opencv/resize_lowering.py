@@ -19,26 +19,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..sizes import fixed, symbolic
 from ._base import saturate
 from .semantics import current
 
 COEF_BITS = 11  # OpenCV's INTER_RESIZE_COEF_BITS
 _CHECKED_SIZES = 1 << 16  # fx/fy sizes computed in the graph are proven below this size
-
-
-def symbolic(size: Any) -> bool:
-    """Whether ``size`` is computed in the graph: a size read from traced data in a node
-    with dynamic axes is an ``int`` subclass whose arithmetic the recorder keeps."""
-    return type(size) is not int
-
-
-def fixed(size: Any, why: str) -> int:
-    """``size`` as a plain int; a size read from traced data notes ``why`` it is fixed
-    (compile_graph reports it in words when the axis is dynamic)."""
-    note = getattr(type(size), "_use", None)
-    if note is not None:
-        note(size, why)
-    return int.__int__(size)
 
 
 def round_ratio(size: Any, p: int, q: int) -> Any:
