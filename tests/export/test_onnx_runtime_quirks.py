@@ -87,3 +87,44 @@ def test_traced_transposed_matrix_times_vector_replays_right(tmp_path, backend, 
         got = manager.run_policy({f"n/{k}": v for k, v in fresh.items()})
         for name, want in _rotate_back(**fresh).items():
             np.testing.assert_allclose(got[f"n/{name}"].numpy(), want, rtol=1e-10)
+
+
+CHANNEL_MIX = """
+import sys, numpy as np, onnxruntime, patchport
+from patchport import annotate
+rng = np.random.default_rng(0)
+MIX = rng.random((3, 3))
+
+def to_float_rgb(bgr):
+    return np.ascontiguousarray(bgr[:, :, {channels}]).astype(np.float64) @ MIX
+
+with patchport.session("mix", sys.argv[1]):
+    frame = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
+    traced = annotate.input_tensors("mix", {{"bgr": frame}})
+    annotate.output_tensors("mix", {{"rgb": to_float_rgb(traced)}}, export_with="onnx")
+result = patchport.compile_graph(visualize=False)
+fresh = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
+model = sys.argv[1] + "/mix/mix.onnx"
+session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+got = session.run(None, {{"bgr": fresh}})[0]
+np.testing.assert_allclose(got, to_float_rgb(fresh), rtol=1e-12)
+print("RIGHT", result.ok)
+"""
+
+
+@pytest.mark.parametrize("channels", ["::-1", "[2, 0, 1]"])
+def test_reordered_bytes_cast_and_multiplied_do_not_crash_onnx_runtime(tmp_path, channels):
+    """An integer Transpose cast to float and multiplied (a channel reorder, then a colour
+    matrix) made ONNX Runtime's NCHWc transformer crash the process (SIGSEGV) as the
+    session opened, at its default level; run in a subprocess, so a crash fails the test."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "mix.py"
+    script.write_text(CHANNEL_MIX.format(channels=channels))
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RIGHT True" in done.stdout

@@ -30,6 +30,7 @@ from .builder import Builder
 from .indexing import setitem
 from .optimize import Graph
 from .registry import TABLE
+from .runtime_quirks import cast_before_transposes_into_products
 
 OPSET = 20
 _log = logging.getLogger(__name__)
@@ -146,7 +147,9 @@ def _translated(
 
 
 def _encode(g: Graph, opset: int) -> bytes:
-    """ModelProto bytes of ``g`` (its ports typed and shaped as the eager run saw them)."""
+    """ModelProto bytes of ``g`` (its ports typed and shaped as the eager run saw them),
+    with the patterns that crash ONNX Runtime's optimiser rewritten (runtime_quirks)."""
+    cast_before_transposes_into_products(g.nodes, g.outputs)
     ports = [
         [proto.value_info(name, *g.ports[name]) for name in names]
         for names in (g.inputs, g.outputs)

@@ -6,10 +6,18 @@ computes ``A @ v`` instead of ``A.T @ v`` (onnxruntime 1.32, float32 and float64
 ``R.T @ v`` of geometry code would replay wrong. A rank-1 second input is therefore
 written as a one-column matrix: ``Squeeze(MatMul(A, Unsqueeze(v, -1)), -1)``, the same
 product, which the fusion handles.
+
+The same level crashes the process (a segmentation fault while the session opens,
+onnxruntime 1.32, through its NCHWc transformer) on an integer Transpose whose result is
+cast to float and multiplied: ``Transpose -> Gather -> Transpose -> Cast -> MatMul``, what
+``np.ascontiguousarray(bgr[..., ::-1]).astype(np.float64) @ M`` translates to. The cast
+is moved before the Transpose (:func:`cast_before_transposes_into_products`): the same
+values, one Transpose of floats instead of bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -87,3 +95,55 @@ def _axis() -> Any:
     import numpy as np
 
     return np.array([-1], dtype=np.int64)
+
+
+_PRODUCTS = {"MatMul", "Gemm"}
+_RESHAPES = {"Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten"}
+
+
+def cast_before_transposes_into_products(nodes: list[Any], outputs: Sequence[str]) -> int:
+    """In the direct translator's node list (``proto.Node``), move each Cast that feeds a
+    MatMul/Gemm and reads a Transpose (through reshapes that only it reads, none of them a
+    graph output) to before that Transpose (see the module note); return how many moved."""
+    rewritten = 0
+    while True:
+        move = _cast_to_move(nodes, set(outputs))
+        if move is None:
+            return rewritten
+        cast, chain = move
+        transpose, last = chain[0], chain[-1]
+        widened = f"{cast.outputs[0]}_before_transpose"
+        moved = type(cast)("Cast", [transpose.inputs[0]], [widened], dict(cast.attributes))
+        transpose.inputs = [widened, *transpose.inputs[1:]]
+        last.outputs = list(cast.outputs)
+        nodes.remove(cast)
+        nodes.insert(nodes.index(transpose), moved)
+        rewritten += 1
+
+
+def _cast_to_move(nodes: list[Any], outputs: set[str]) -> tuple[Any, list[Any]] | None:
+    """A Cast feeding a product and the Transpose..reshapes chain it reads, or None."""
+    producer = {out: node for node in nodes for out in node.outputs}
+    readers: dict[str, list[Any]] = {}
+    for node in nodes:
+        for name in node.inputs:
+            readers.setdefault(name, []).append(node)
+    for cast in nodes:
+        if cast.op_type != "Cast" or not cast.inputs:
+            continue
+        if not any(r.op_type in _PRODUCTS for r in readers.get(cast.outputs[0], [])):
+            continue
+        chain: list[Any] = []
+        value = cast.inputs[0]
+        while True:
+            node = producer.get(value)
+            alone = len(readers.get(value, [])) == 1 and value not in outputs
+            if node is None or not alone or len(node.outputs) != 1:
+                break
+            if node.op_type == "Transpose":
+                return cast, [node, *reversed(chain)]
+            if node.op_type not in _RESHAPES:
+                break
+            chain.append(node)
+            value = node.inputs[0]
+    return None
