@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import PatchDefinitionError, PatchStateError, PatchTargetError
-from . import script_builtins
+from . import numpy_registry, script_builtins
 from .families import PatchFamily
 from .source_diff import source_of, unified_diff
 
@@ -95,6 +95,7 @@ class PatchInfo:
         self._original_at_creation = current
         self._installed: Any = None
         self._scripted = False  # installed registered as a TorchScript builtin (script_builtins)
+        self._overridable = False  # installed listed by NumPy's registry (numpy_registry)
         self._was_own_attribute = False
 
     # -- construction ---------------------------------------------------------------------
@@ -184,6 +185,7 @@ class PatchInfo:
             self._installed = installed  # applied from here: undo() settles the rest
             setattr(self.owner, self.attribute, installed)
             self._scripted = script_builtins.register(raw, installed)
+            self._overridable = numpy_registry.register(raw, installed)
         except BaseException:
             self._settle()
             raise
@@ -218,6 +220,9 @@ class PatchInfo:
         if self._scripted:
             script_builtins.unregister(self._installed)
             self._scripted = False
+        if self._overridable:
+            numpy_registry.unregister(self._installed)
+            self._overridable = False
         self._release_claim()
         self._installed = None
         return not self.was_reassigned

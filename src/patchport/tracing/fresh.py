@@ -56,6 +56,9 @@ def _creation(original: Callable) -> Callable:
 
     @wraps_original(original)
     def replacement(*args: Any, **kwargs: Any) -> Any:
+        like = kwargs.get("like")
+        if like is not None and not isinstance(like, np.ndarray):
+            return _dispatch_like(replacement, original, like, args, kwargs)
         result = original(*args, **kwargs)
         frame = sys._getframe(1)
         code = frame.f_code
@@ -74,6 +77,25 @@ def _creation(original: Callable) -> Callable:
         return out
 
     return replacement
+
+
+def _dispatch_like(
+    public: Callable, original: Callable, like: Any, args: tuple, kwargs: dict
+) -> Any:
+    """NEP 35's ``like=`` dispatch done with the function ``np.<name>`` is in the session
+    (NumPy would hand ``like.__array_function__`` its own original, which is not
+    ``np.ones`` while the session's stand-in is)."""
+    method = getattr(type(like), "__array_function__", None)
+    if method is None:
+        return original(*args, **kwargs)  # NumPy's own TypeError about ``like``
+    rest = {key: value for key, value in kwargs.items() if key != "like"}
+    result = method(like, public, (type(like),), args, rest)
+    if result is NotImplemented:
+        raise TypeError(
+            f"no implementation found for 'numpy.{original.__name__}' on types that "
+            f"implement __array_function__: [{type(like)}]"
+        )
+    return result
 
 
 # NumPy functions that build tables for user code from sizes alone (windows, FFT bin
