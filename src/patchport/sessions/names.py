@@ -16,6 +16,9 @@ _FORBIDDEN = frozenset('/\\:*?"<>|')
 
 def check_file_name(caller: str, argument: str, value: object) -> str:
     """Return ``value`` if it is safe as one file-name component, else raise naming it."""
+    if type(value) is str and value.isprintable() and value not in (".", ".."):
+        if value.strip() and _FORBIDDEN.isdisjoint(value):
+            return value  # the common case, once per traced pass: no per-character loop
     if not isinstance(value, str) or not value.strip():
         raise PatchDefinitionError(
             f"{caller}: {argument} must be a non-empty string, got {value!r}."
