@@ -1,4 +1,5 @@
-"""cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops.
+"""cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops, and
+the dispatch to the camera formats (:mod:`.color_yuv`, :mod:`.color_bayer`).
 
 The uint8 grayscale and HSV conversions reproduce OpenCV's fixed-point arithmetic (15-bit
 gray weights since OpenCV 5, 14-bit before; 12-bit HSV division tables): bit-exact.
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import layout
+from . import color_bayer, color_yuv, layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
@@ -60,7 +61,7 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
 
 def _code_names() -> list[str]:
     names = set()
-    for value in _codes():
+    for value in [*_codes(), *color_yuv.codes(), *color_bayer.codes()]:
         names.update(n for n in dir(cv2) if n.startswith("COLOR_") and getattr(cv2, n) == value)
     return sorted(names)
 
@@ -317,6 +318,16 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     """
     codes = _codes()
     no_dst("cvtColor", dst)
+    if code in color_yuv.codes() or code in color_bayer.codes():
+        return to_numpy(*_camera_format(src, code, dstCn))
+    if code in color_bayer.other_codes():
+        raise refuse(
+            "cvtColor",
+            "code",
+            constant_name(code, "COLOR_Bayer"),
+            "bilinear demosaicing only (COLOR_Bayer<pattern>2<BGR|RGB|BGRA|RGBA|GRAY>, "
+            "without _VNG or _EA)",
+        )
     if code not in codes:
         raise refuse("cvtColor", "code", constant_name(code, "COLOR_"), ", ".join(_code_names()))
     kind, cn_in, order, cn_out, full = codes[code]
@@ -344,6 +355,20 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
         return to_numpy(layout.from_planes(_to_ycc(b, g, r, full)))
     out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
     return to_numpy(layout.from_planes(out))
+
+
+def _camera_format(src: Any, code: int, dst_cn: int) -> tuple[torch.Tensor, Any]:
+    """(result, numpy dtype) of a YUV 4:2:0 / 4:2:2 or Bayer code (checked like OpenCV)."""
+    yuv = color_yuv.codes().get(code)
+    spec = yuv or color_bayer.codes()[code]
+    if dst_cn not in (0, spec.channels):
+        raise refuse("cvtColor", "dstCn", dst_cn, f"0 or {spec.channels} for this code")
+    if yuv is not None:
+        cn = 1 if yuv.subsampling == "420" else 2
+        t = as_tensor("cvtColor", src, ("uint8",), (cn,))
+        return (color_yuv.from_420 if cn == 1 else color_yuv.from_422)(t, yuv), None
+    t = as_tensor("cvtColor", src, ("uint8", "uint16"), (1,))
+    return color_bayer.demosaic(t, spec), src.dtype
 
 
 def supported_codes() -> list[str]:
