@@ -292,12 +292,14 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
 @replaces(
     "cvtColor",
     family="color",
-    dtypes=("uint8", "float32"),
-    channels=(1, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables), "
-    "but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 wheels hand those to "
-    "IPP, whose rounding is not reproduced): within 1, about 1 call in 800 has a pixel 1 "
-    "off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); float32 within 1e-5",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights, HSV tables, "
+    "20-bit BT.601 video-range YUV 4:2:0/4:2:2 decoding and bilinear Bayer rounding; "
+    "uint16 Bayer exact), but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 "
+    "wheels hand those to IPP, whose rounding is not reproduced): within 1, about 1 call in "
+    "800 has a pixel 1 off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); "
+    "float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
@@ -308,7 +310,14 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     "IPP (float32 sectors rounded), and uint8 H/2 and _FULL without IPP (OpenCV 5's fused "
     "float32 products, truncated in its vector blocks of 64 pixels with AVX-512, 32 with "
     "AVX2, rounded for the rest of a row; exact where measured, x86-64 AVX-512). "
-    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
+    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1). Camera formats, uint8: "
+    "YUV 4:2:0 (NV12, NV21, I420/IYUV, YV12 and the YUV420sp/YUV420p names) read a "
+    "(H*3/2, W) buffer with W even and H*3/2 a multiple of 3; packed 4:2:2 (YUY2/YUYV/YUNV, "
+    "UYVY/Y422/UYNV, YVYU) an (H, W, 2) frame with W even (any W for _GRAY); their _GRAY "
+    "codes copy the Y samples. Bayer (BG, GB, RG, GR and the RGGB-style names; uint8 or "
+    "uint16) to BGR/RGB/BGRA/RGBA/GRAY: bilinear only (_VNG and _EA refused), OpenCV's "
+    "borders (outer rows and columns repeat their neighbours; under 3 rows or columns: "
+    "zeros).",
 )
 def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: int = 0) -> Any:
     """Traceable ``cv2.cvtColor`` for the codes listed in :data:`Support` (others refused).
@@ -361,12 +370,16 @@ def _camera_format(src: Any, code: int, dst_cn: int) -> tuple[torch.Tensor, Any]
     """(result, numpy dtype) of a YUV 4:2:0 / 4:2:2 or Bayer code (checked like OpenCV)."""
     yuv = color_yuv.codes().get(code)
     spec = yuv or color_bayer.codes()[code]
-    if dst_cn not in (0, spec.channels):
-        raise refuse("cvtColor", "dstCn", dst_cn, f"0 or {spec.channels} for this code")
+    if spec.channels > 1 and dst_cn in (3, 4):  # like OpenCV: dstCn picks BGR or BGRA
+        spec = spec._replace(channels=dst_cn)
+    elif spec.channels > 1 or yuv is None:  # (a YUV code's gray ignores dstCn, like OpenCV)
+        if dst_cn not in (0, spec.channels):
+            supported = "0, 3 or 4" if spec.channels > 1 else "0 or 1"
+            raise refuse("cvtColor", "dstCn", dst_cn, f"{supported} for this code")
     if yuv is not None:
         cn = 1 if yuv.subsampling == "420" else 2
         t = as_tensor("cvtColor", src, ("uint8",), (cn,))
-        return (color_yuv.from_420 if cn == 1 else color_yuv.from_422)(t, yuv), None
+        return (color_yuv.from_420 if cn == 1 else color_yuv.from_422)(t, spec), None
     t = as_tensor("cvtColor", src, ("uint8", "uint16"), (1,))
     return color_bayer.demosaic(t, spec), src.dtype
 

@@ -3,8 +3,9 @@
 OpenCV fills each inner pixel from its 3x3 neighbourhood: the own sample, the mean of the
 two horizontal or vertical samples (``(a + b + 1) >> 1``), of the four edge neighbours or
 of the four corners (``(a + b + c + d + 2) >> 2``); the outer columns, then the outer
-rows, repeat their inner neighbours, and an image of fewer than 3 rows or columns is all
-zero. Its gray output weighs the same unrounded neighbour sums with 14-bit BT.601 weights.
+rows, repeat their inner neighbours; an image of fewer than 3 rows or columns has zero
+colours (and zero alpha under 3 rows). Its gray output weighs the same unrounded
+neighbour sums with 14-bit BT.601 weights.
 Here every inner pixel gets ``4 * value`` for all its channels (whole sums, below 2**11:
 exact in float32), picked by its row and column parity with 0/1 products (no per-pixel
 gather or Where), then one rounding. The work is done on the transposed (W, H) planes.
@@ -100,11 +101,11 @@ def demosaic(t: torch.Tensor, code: BayerCode) -> torch.Tensor:
     height, width = t.shape[0], t.shape[1]
     out_dtype = torch.uint8 if t.dtype == torch.uint8 else torch.int32
     top = 255 if t.dtype == torch.uint8 else 65535
-    if height < 3 or width < 3:  # OpenCV writes zeros (alpha too)
-        return (
-            torch.zeros(height, width, code.channels, dtype=out_dtype)
-            + t[..., :1].to(out_dtype) * 0
-        )
+    if height < 3 or width < 3:  # OpenCV writes zero colours; alpha too under 3 rows
+        out = torch.zeros(height, width, code.channels, dtype=out_dtype)
+        if code.channels == 4 and height >= 3:
+            out[..., 3] = top
+        return out
     mosaic = t[..., 0].t()  # (W, H): rows here are columns of the image
     s = mosaic.to(torch.float32) if t.dtype == torch.uint8 else mosaic.to(torch.float64)
     b, g, r = _quadrupled(s, (code.red[1], code.red[0]))
