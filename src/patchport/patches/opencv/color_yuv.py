@@ -4,9 +4,10 @@ frames (YUY2, UYVY, YVYU) to BGR/RGB(A) or gray, bit-exact for uint8.
 OpenCV decodes these with BT.601 "video range" coefficients in 20-bit fixed point: the
 luma term ``max(Y - 16, 0) * CY`` plus a chroma term ``2**19 + CV*V + CU*U`` (shared by
 the pixels of one chroma sample), shifted right by 20 and saturated. Every sum stays
-below 2**30: exact in int32. The chroma terms are computed at chroma resolution, then
-repeated over their 2x2 (4:2:0) or 2x1 (4:2:2) pixels with Expand/Reshape, in the
-transposed (W, H) planes that :func:`layout.from_planes` puts back with one transpose.
+below 2**30: exact in int32. The work is done on transposed (W, H) planes, which
+:func:`layout.from_planes` puts back with one transpose: there a 4:2:0 chroma row is
+repeated as a whole row before the transpose, and each chroma column is added to its two
+luma columns by broadcasting, never by repeating single values.
 """
 
 from __future__ import annotations
@@ -74,13 +75,18 @@ def _chroma_terms(u: torch.Tensor, v: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _decoded(luma: torch.Tensor, chroma: list[torch.Tensor], code: YuvCode) -> torch.Tensor:
-    """The (H, W, C) image of a (W, H) uint8 luma plane and (W, H) int32 chroma terms."""
+    """The (H, W, C) image of a (W, H) uint8 luma plane and (W/2, H) int32 chroma terms:
+    each term is added to its two columns of luma by broadcasting over a middle axis of 2
+    (ONNX Runtime repeats whole rows of H, where repeating single values is slow)."""
+    width, height = luma.shape
     y = torch.clamp(luma.to(torch.int32) - 16, min=0) * _CY
-    # a negative sum truncates towards 0 instead of flooring: both saturate to 0
-    planes = [
-        torch.clamp(torch.div(y + c, 1 << _SHIFT, rounding_mode="trunc"), 0, 255).to(torch.uint8)
-        for c in chroma
-    ]
+    y = y.reshape(width // 2, 2, height)
+    planes = []
+    for term in chroma:
+        total = y + term.reshape(width // 2, 1, height)
+        # a negative sum truncates towards 0 instead of flooring: both saturate to 0
+        value = torch.clamp(torch.div(total, 1 << _SHIFT, rounding_mode="trunc"), 0, 255)
+        planes.append(value.to(torch.uint8).reshape(width, height))
     if code.rgb:
         planes.reverse()
     if code.channels == 4:
@@ -88,10 +94,10 @@ def _decoded(luma: torch.Tensor, chroma: list[torch.Tensor], code: YuvCode) -> t
     return layout.from_planes(planes)
 
 
-def _repeated(term: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
-    """A (w, h) plane with each value repeated ``rows`` times along w and ``cols`` along h."""
-    w, h = term.shape
-    return term.reshape(w, 1, h, 1).expand(w, rows, h, cols).reshape(w * rows, h * cols)
+def _doubled_rows(plane: torch.Tensor) -> torch.Tensor:
+    """Each row of ``plane`` twice (whole rows copied: fast in ONNX Runtime)."""
+    rows, cols = plane.shape
+    return plane.reshape(rows, 1, cols).expand(rows, 2, cols).reshape(rows * 2, cols)
 
 
 def _check_420(t: torch.Tensor) -> None:
@@ -124,8 +130,8 @@ def from_420(t: torch.Tensor, code: YuvCode) -> torch.Tensor:
         first = flat[:size].reshape(half_h, half_w)
         second = flat[size:].reshape(half_h, half_w)
     u, v = (first, second) if code.u_first else (second, first)
-    terms = _chroma_terms(u.t(), v.t())  # (W/2, H/2)
-    return _decoded(luma.t(), [_repeated(c, 2, 2) for c in terms], code)
+    terms = _chroma_terms(_doubled_rows(u).t(), _doubled_rows(v).t())  # (W/2, H)
+    return _decoded(luma.t(), terms, code)
 
 
 def from_422(t: torch.Tensor, code: YuvCode) -> torch.Tensor:
@@ -146,5 +152,4 @@ def from_422(t: torch.Tensor, code: YuvCode) -> torch.Tensor:
     pairs = t[..., 1 - y_channel].reshape(height, width // 2, 2)
     first, second = pairs[..., 0], pairs[..., 1]
     u, v = (first, second) if code.u_first else (second, first)
-    terms = _chroma_terms(u.t(), v.t())  # (W/2, H)
-    return _decoded(luma.t(), [_repeated(c, 2, 1) for c in terms], code)
+    return _decoded(luma.t(), _chroma_terms(u.t(), v.t()), code)  # terms (W/2, H)
