@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import color_bayer, color_yuv, layout
+from . import color_bayer, color_xyz, color_yuv, layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
+from .fixed_point import descale_uint8 as _descale_uint8
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
 _TO_YCC, _FROM_YCC = "to_ycc", "from_ycc"  # YCrCb, or YUV when the last field is True
 _FROM_HSV = "from_hsv"
+_TO_XYZ, _FROM_XYZ = "to_xyz", "from_xyz"
 
 
 def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
@@ -55,6 +57,10 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
         c.COLOR_RGB2YUV: (_TO_YCC, 3, rgb, 3, True),
         c.COLOR_YUV2BGR: (_FROM_YCC, 3, bgr, 3, True),
         c.COLOR_YUV2RGB: (_FROM_YCC, 3, rgb, 3, True),
+        c.COLOR_BGR2XYZ: (_TO_XYZ, 3, bgr, 3, False),
+        c.COLOR_RGB2XYZ: (_TO_XYZ, 3, rgb, 3, False),
+        c.COLOR_XYZ2BGR: (_FROM_XYZ, 3, bgr, 3, False),
+        c.COLOR_XYZ2RGB: (_FROM_XYZ, 3, rgb, 3, False),
     }
     return table
 
@@ -225,16 +231,6 @@ def _from_uint8_hue(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Te
 _GRAY_FIXED_POINT = (15, 3735, 19235, 9798)
 
 
-def _descale_uint8(x: torch.Tensor, offset: float, shift: int) -> torch.Tensor:
-    """``saturate_cast<uchar>(CV_DESCALE(x + offset, shift))`` of float32 integers with
-    |x + offset| < 2**23: ``(x + offset + 0.5) * 2**-shift`` is exact and never half-way,
-    so rounding it half to even is the floor of ``(x + offset + 2**(shift-1)) >> shift``;
-    clamped and cast, one QuantizeLinear once exported (one pass where Div, Floor, Clip
-    and Cast were four)."""
-    scaled = (x + (offset + 0.5)) * 2.0**-shift
-    return torch.clamp(torch.round(scaled), 0, 255).to(torch.uint8)
-
-
 def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**23)
         shift, cb, cg, cr = _GRAY_FIXED_POINT
@@ -294,7 +290,7 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     family="color",
     dtypes=("uint8", "uint16", "float32"),
     channels=(1, 2, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights, HSV tables, "
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV/XYZ weights, HSV tables, "
     "20-bit BT.601 video-range YUV 4:2:0/4:2:2 decoding and bilinear Bayer rounding; "
     "uint16 Bayer exact), but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 "
     "wheels hand those to IPP, whose rounding is not reproduced): within 1, about 1 call in "
@@ -357,7 +353,12 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
         return to_numpy(out)
     planes = layout.planes(t)  # (W, H) each: computed on, then put back by one transpose
+    if kind == _FROM_XYZ:
+        b, g, r = color_xyz.from_xyz(*planes)
+        return to_numpy(layout.from_planes([b, g, r] if order == (0, 1, 2) else [r, g, b]))
     b, g, r = (planes[i] for i in order)
+    if kind == _TO_XYZ:
+        return to_numpy(layout.from_planes(color_xyz.to_xyz(b, g, r)))
     if kind == _GRAY:
         return to_numpy(_gray(b, g, r).t())
     if kind == _TO_YCC:
