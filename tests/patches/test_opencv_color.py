@@ -35,13 +35,14 @@ def test_cvt_color_matches_opencv(code, dtype, height, width, seed, named_dst_cn
     assert_matches("cvtColor", expected, color.cvtColor(src, code, dstCn=dst_cn, hint=hint))
 
 
-def test_uint8_gray_and_hsv_are_bit_exact_on_every_colour():
+def test_uint8_gray_hsv_ycc_and_xyz_are_bit_exact_on_every_colour():
     """All 2**24 colours would be slow; a 4096x64 cube sample covers every channel value."""
     rng = np.random.default_rng(1)
     src = rng.integers(0, 256, size=(4096, 64, 3), dtype=np.uint8)
     src[:256, 0] = np.arange(256)[:, None]  # every grey level
     codes = (cv2.COLOR_BGR2GRAY, cv2.COLOR_RGB2HSV, cv2.COLOR_BGR2HSV_FULL)
     codes += (cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2RGB, cv2.COLOR_RGB2YUV, cv2.COLOR_YUV2BGR)
+    codes += (cv2.COLOR_BGR2XYZ, cv2.COLOR_RGB2XYZ, cv2.COLOR_XYZ2BGR, cv2.COLOR_XYZ2RGB)
     for code in codes:
         np.testing.assert_array_equal(color.cvtColor(src, code), cv2.cvtColor(src, code))
 

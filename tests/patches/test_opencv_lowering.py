@@ -44,6 +44,8 @@ def calls(bgr, other, gray, bgra):
         "cvtColor_yuv": cv2.cvtColor(bgr, cv2.COLOR_RGB2YUV),
         "cvtColor_hsv": cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV),
         "cvtColor_hsv_full": cv2.cvtColor(bgr, cv2.COLOR_RGB2HSV_FULL),
+        "cvtColor_xyz": cv2.cvtColor(bgr, cv2.COLOR_BGR2XYZ),
+        "cvtColor_from_xyz": cv2.cvtColor(other, cv2.COLOR_XYZ2RGB),
         "applyColorMap": cv2.applyColorMap(bgr, cv2.COLORMAP_TURBO),
         "applyColorMap_gray": cv2.applyColorMap(gray, cv2.COLORMAP_JET),
         "flip_columns": cv2.flip(bgr, 1),

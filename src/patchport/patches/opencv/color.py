@@ -1,4 +1,5 @@
-"""cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops.
+"""cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops, and
+the dispatch to the camera formats (:mod:`.color_yuv`, :mod:`.color_bayer`).
 
 The uint8 grayscale and HSV conversions reproduce OpenCV's fixed-point arithmetic (15-bit
 gray weights since OpenCV 5, 14-bit before; 12-bit HSV division tables): bit-exact.
@@ -12,13 +13,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import layout
+from . import color_bayer, color_xyz, color_yuv, layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
+from .fixed_point import descale_uint8 as _descale_uint8
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
 _TO_YCC, _FROM_YCC = "to_ycc", "from_ycc"  # YCrCb, or YUV when the last field is True
 _FROM_HSV = "from_hsv"
+_TO_XYZ, _FROM_XYZ = "to_xyz", "from_xyz"
 
 
 def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
@@ -54,13 +57,17 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
         c.COLOR_RGB2YUV: (_TO_YCC, 3, rgb, 3, True),
         c.COLOR_YUV2BGR: (_FROM_YCC, 3, bgr, 3, True),
         c.COLOR_YUV2RGB: (_FROM_YCC, 3, rgb, 3, True),
+        c.COLOR_BGR2XYZ: (_TO_XYZ, 3, bgr, 3, False),
+        c.COLOR_RGB2XYZ: (_TO_XYZ, 3, rgb, 3, False),
+        c.COLOR_XYZ2BGR: (_FROM_XYZ, 3, bgr, 3, False),
+        c.COLOR_XYZ2RGB: (_FROM_XYZ, 3, rgb, 3, False),
     }
     return table
 
 
 def _code_names() -> list[str]:
     names = set()
-    for value in _codes():
+    for value in [*_codes(), *color_yuv.codes(), *color_bayer.codes()]:
         names.update(n for n in dir(cv2) if n.startswith("COLOR_") and getattr(cv2, n) == value)
     return sorted(names)
 
@@ -224,16 +231,6 @@ def _from_uint8_hue(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Te
 _GRAY_FIXED_POINT = (15, 3735, 19235, 9798)
 
 
-def _descale_uint8(x: torch.Tensor, offset: float, shift: int) -> torch.Tensor:
-    """``saturate_cast<uchar>(CV_DESCALE(x + offset, shift))`` of float32 integers with
-    |x + offset| < 2**23: ``(x + offset + 0.5) * 2**-shift`` is exact and never half-way,
-    so rounding it half to even is the floor of ``(x + offset + 2**(shift-1)) >> shift``;
-    clamped and cast, one QuantizeLinear once exported (one pass where Div, Floor, Clip
-    and Cast were four)."""
-    scaled = (x + (offset + 0.5)) * 2.0**-shift
-    return torch.clamp(torch.round(scaled), 0, 255).to(torch.uint8)
-
-
 def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     if b.dtype == torch.uint8:  # fixed point, exact in float32 (every sum < 2**23)
         shift, cb, cg, cr = _GRAY_FIXED_POINT
@@ -291,12 +288,14 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
 @replaces(
     "cvtColor",
     family="color",
-    dtypes=("uint8", "float32"),
-    channels=(1, 3, 4),
-    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV weights and HSV tables), "
-    "but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 wheels hand those to "
-    "IPP, whose rounding is not reproduced): within 1, about 1 call in 800 has a pixel 1 "
-    "off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); float32 within 1e-5",
+    dtypes=("uint8", "uint16", "float32"),
+    channels=(1, 2, 3, 4),
+    accuracy="uint8 exact (OpenCV's fixed-point gray, YCrCb/YUV/XYZ weights, HSV tables, "
+    "20-bit BT.601 video-range YUV 4:2:0/4:2:2 decoding and bilinear Bayer rounding; "
+    "uint16 Bayer exact), but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 "
+    "wheels hand those to IPP, whose rounding is not reproduced): within 1, about 1 call in "
+    "800 has a pixel 1 off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); "
+    "float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
@@ -307,7 +306,14 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     "IPP (float32 sectors rounded), and uint8 H/2 and _FULL without IPP (OpenCV 5's fused "
     "float32 products, truncated in its vector blocks of 64 pixels with AVX-512, 32 with "
     "AVX2, rounded for the rest of a row; exact where measured, x86-64 AVX-512). "
-    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1).",
+    "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1). Camera formats, uint8: "
+    "YUV 4:2:0 (NV12, NV21, I420/IYUV, YV12 and the YUV420sp/YUV420p names) read a "
+    "(H*3/2, W) buffer with W even and H*3/2 a multiple of 3; packed 4:2:2 (YUY2/YUYV/YUNV, "
+    "UYVY/Y422/UYNV, YVYU) an (H, W, 2) frame with W even (any W for _GRAY); their _GRAY "
+    "codes copy the Y samples. Bayer (BG, GB, RG, GR and the RGGB-style names; uint8 or "
+    "uint16) to BGR/RGB/BGRA/RGBA/GRAY: bilinear only (_VNG and _EA refused), OpenCV's "
+    "borders (outer rows and columns repeat their neighbours; under 3 rows or columns: "
+    "zeros).",
 )
 def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: int = 0) -> Any:
     """Traceable ``cv2.cvtColor`` for the codes listed in :data:`Support` (others refused).
@@ -317,6 +323,16 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     """
     codes = _codes()
     no_dst("cvtColor", dst)
+    if code in color_yuv.codes() or code in color_bayer.codes():
+        return to_numpy(*_camera_format(src, code, dstCn))
+    if code in color_bayer.other_codes():
+        raise refuse(
+            "cvtColor",
+            "code",
+            constant_name(code, "COLOR_Bayer"),
+            "bilinear demosaicing only (COLOR_Bayer<pattern>2<BGR|RGB|BGRA|RGBA|GRAY>, "
+            "without _VNG or _EA)",
+        )
     if code not in codes:
         raise refuse("cvtColor", "code", constant_name(code, "COLOR_"), ", ".join(_code_names()))
     kind, cn_in, order, cn_out, full = codes[code]
@@ -337,13 +353,36 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
         return to_numpy(out)
     planes = layout.planes(t)  # (W, H) each: computed on, then put back by one transpose
+    if kind == _FROM_XYZ:
+        b, g, r = color_xyz.from_xyz(*planes)
+        return to_numpy(layout.from_planes([b, g, r] if order == (0, 1, 2) else [r, g, b]))
     b, g, r = (planes[i] for i in order)
+    if kind == _TO_XYZ:
+        return to_numpy(layout.from_planes(color_xyz.to_xyz(b, g, r)))
     if kind == _GRAY:
         return to_numpy(_gray(b, g, r).t())
     if kind == _TO_YCC:
         return to_numpy(layout.from_planes(_to_ycc(b, g, r, full)))
     out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
     return to_numpy(layout.from_planes(out))
+
+
+def _camera_format(src: Any, code: int, dst_cn: int) -> tuple[torch.Tensor, Any]:
+    """(result, numpy dtype) of a YUV 4:2:0 / 4:2:2 or Bayer code (checked like OpenCV)."""
+    yuv = color_yuv.codes().get(code)
+    spec = yuv or color_bayer.codes()[code]
+    if spec.channels > 1 and dst_cn in (3, 4):  # like OpenCV: dstCn picks BGR or BGRA
+        spec = spec._replace(channels=dst_cn)
+    elif spec.channels > 1 or yuv is None:  # (a YUV code's gray ignores dstCn, like OpenCV)
+        if dst_cn not in (0, spec.channels):
+            supported = "0, 3 or 4" if spec.channels > 1 else "0 or 1"
+            raise refuse("cvtColor", "dstCn", dst_cn, f"{supported} for this code")
+    if yuv is not None:
+        cn = 1 if yuv.subsampling == "420" else 2
+        t = as_tensor("cvtColor", src, ("uint8",), (cn,))
+        return (color_yuv.from_420 if cn == 1 else color_yuv.from_422)(t, spec), None
+    t = as_tensor("cvtColor", src, ("uint8", "uint16"), (1,))
+    return color_bayer.demosaic(t, spec), src.dtype
 
 
 def supported_codes() -> list[str]:
