@@ -1,5 +1,7 @@
 """Buffers user code creates in a session and fills with traced data are recorded."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -233,3 +235,43 @@ def test_graphs_record_torch_creation_functions_not_the_session_stand_ins(tmp_pa
         rec = Recorder("r")
         node = rec.call(torch.full_like, (rec.graph.placeholder("x"), 1.5))
     assert node.target is original
+
+
+def test_buffer_a_library_fills_with_the_traced_data_it_was_given_is_recorded(tmp_path):
+    """A library function handed traced data (transformers' framewise NumPy spectrogram)
+    makes its own np.zeros / np.empty buffers and writes the frames into them: recorded as
+    user code's buffers are, not a silent constant."""
+    audio_utils = pytest.importorskip("transformers.audio_utils")
+    window = np.hanning(64)
+
+    def log_power(wave):
+        spec = audio_utils.spectrogram(
+            wave, window, frame_length=64, hop_length=32, fft_length=64, power=2.0
+        )
+        return {"spec": np.log(spec + 1e-6).astype(np.float32)}
+
+    first = {"wave": RNG.normal(size=256).astype(np.float32)}
+    second = {"wave": RNG.normal(size=256).astype(np.float32)}
+    replay, warned = export_and_replay(log_power, first, second, tmp_path, export_with="pt2")
+    assert not warned, [str(w.message) for w in warned]
+    np.testing.assert_allclose(replay["spec"], log_power(**second)["spec"], rtol=1e-4, atol=1e-4)
+
+
+def test_library_buffers_stay_plain_while_the_library_holds_no_traced_data():
+    audio_utils = pytest.importorskip("transformers.audio_utils")
+    with patchport.session("plain"):
+        patchport.annotate.input_tensors("n", {"x": np.ones(3)})
+        spec = audio_utils.spectrogram(np.ones(128), np.hanning(64), 64, 32, power=2.0)
+        assert type(spec) is np.ndarray
+
+
+def test_adopting_an_uninitialised_buffer_raises_no_numpy_warning():
+    """np.empty's garbage may hold a signalling NaN: finding a uniform start is silent."""
+    with patchport.session("quiet"):
+        x = patchport.annotate.input_tensors("n", {"x": np.ones(3, np.float32)})
+        buf = np.empty(4, np.complex64)
+        np.ndarray.view(buf, np.ndarray).view(np.uint32)[3] = 0x7F800001  # garbage
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            buf[:3] = x
+        patchport.annotate.output_tensors("n", {"y": x + 1})

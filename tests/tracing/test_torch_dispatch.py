@@ -286,3 +286,33 @@ def test_deepcopy_and_pickle_of_a_finished_value_give_plain_tensors():
     for copied in copies:
         assert type(copied) is torch.Tensor and copied.tolist() == [0.0, 2.0, 4.0]
         assert copied.data_ptr() != out.data_ptr()
+
+
+class _LibraryTensor(torch.Tensor):
+    """A library's own tensor subclass (torchvision's tv_tensors.Image is one)."""
+
+
+def test_as_subclass_to_a_library_tensor_type_warns_at_the_line() -> None:
+    """``t.as_subclass(Image)`` gives torch no __torch_function__ hook: the result is the
+    library's own tensor type, which is not traced, so the loss is named where it happens."""
+    rec = Recorder("torch")
+    x = trace_input(rec, "x", torch.ones(3))
+    with pytest.warns(TraceLossWarning, match=r"as_subclass\(_LibraryTensor\)") as record:
+        image = x.as_subclass(_LibraryTensor)
+    assert record[0].filename == __file__
+    assert type(image) is _LibraryTensor and torch.equal(image, torch.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceLossWarning)
+        assert type(x.as_subclass(torch.Tensor)) is torch.Tensor
+        assert type(torch.ones(2).as_subclass(_LibraryTensor)) is _LibraryTensor
+    finish(rec, x)
+
+
+def test_as_subclass_in_a_strict_recorder_raises_before_converting() -> None:
+    from patchport.errors import TraceLossError
+
+    rec = Recorder("torch", strict=True)
+    x = trace_input(rec, "x", torch.ones(3))
+    with pytest.raises(TraceLossError, match="as_subclass"):
+        x.as_subclass(_LibraryTensor)
+    finish(rec, x)

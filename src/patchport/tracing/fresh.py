@@ -5,7 +5,8 @@ traced write.
 A plain ndarray's ``__setitem__`` gives Python no hook, so the session's creation
 replacements (``np.zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``identity``) return
 a :class:`TracedArray` view that belongs to no recorder when the caller is user code
-(the alias scan's user-module rule); library calls get the original's plain array. NumPy's
+(the alias scan's user-module rule) or a library function holding traced data in its
+locals (it was handed the traced waveform); other library calls get the plain array. NumPy's
 table makers called from user code (``np.hanning``, ``np.fft.rfftfreq``...) do the same. Such
 a buffer behaves as plain data until traced data is written into it (any write form:
 ``[...] =``, ``np.copyto``, ``np.put``, ``out=``); then its content before the write
@@ -27,7 +28,8 @@ from . import prior_buffers
 from .dtypes import HELD_AS_INT64, NP_TO_TORCH, torch_dtype
 from .indexing import record_getitem
 from .location import _PATCHPORT_DIR, is_user_code, user_location
-from .values import TracedArray, active_recorder
+from .recorder import _ACTIVE_COUNT
+from .values import TracedArray, active_recorder, find_recorder
 from .views import link_view
 
 CREATION_NAMES = (
@@ -70,13 +72,24 @@ def _creation(original: Callable) -> Callable:
             fresh = _CREATES_FRESH[code] = not name.startswith(_PATCHPORT_DIR) and is_user_code(
                 code
             )
-        if not fresh or type(result) is not np.ndarray:
+        if type(result) is not np.ndarray:
+            return result
+        if not fresh and not (_ACTIVE_COUNT[0] and _holds_traced(frame)):
             return result
         out = np.ndarray.view(result, TracedArray)
         out._pp.fresh = f"{code.co_filename}:{frame.f_lineno}"
         return out
 
     return replacement
+
+
+def _holds_traced(frame: Any) -> bool:
+    """A library frame that holds traced data in its locals (a function handed the traced
+    waveform or image): its buffers are the ones that data is written into, so they are
+    fresh buffers as user code's are. Patchport's own frames never qualify."""
+    if frame.f_code.co_filename.startswith(_PATCHPORT_DIR):
+        return False
+    return find_recorder(tuple(frame.f_locals.values())) is not None
 
 
 def _dispatch_like(
@@ -205,7 +218,8 @@ def _initial(rec: Any, data: np.ndarray, where: str | None) -> Any:
     dtype = data.dtype
     if data.size and dtype in NP_TO_TORCH and dtype not in HELD_AS_INT64:
         first = data.flat[0]
-        same = data == first
+        with np.errstate(invalid="ignore"):  # np.empty's garbage may be a signalling NaN
+            same = data == first
         if bool(np.all(same)) and not (dtype.kind in "fc" and np.isnan(first)):
             kwargs = {"dtype": torch_dtype(dtype)}
             return rec.call(torch.full, (tuple(data.shape), first.item()), kwargs)

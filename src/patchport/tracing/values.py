@@ -38,6 +38,28 @@ class TracedTensor(NodeFacts, torch.Tensor):
 
     _pp: TraceState
 
+    def as_subclass(self, cls: type) -> torch.Tensor:
+        """``Tensor.as_subclass``; torch gives it no ``__torch_function__`` hook, so a
+        conversion of traced data to another library's tensor type (torchvision's
+        ``tv_tensors.Image``) is named here as the trace loss it is, before it happens."""
+        if cls is not torch.Tensor and cls is not TracedTensor and _ACTIVE_COUNT[0]:
+            state = self._pp
+            rec = state.rec
+            if rec is not None and rec.active and state.node is not None:
+                report_loss(
+                    rec,
+                    f"Tensor.as_subclass({cls.__name__}) on a traced tensor (another "
+                    f"library's tensor type, which is not traced)",
+                    "the result is no longer traced and would be frozen as a constant; keep "
+                    "plain torch.Tensor data on this path (for torchvision, torch.from_numpy("
+                    "x).permute(2, 0, 1) and the v2.functional calls instead of to_image / "
+                    "tv_tensors)",
+                )
+        return _AS_SUBCLASS(self, cls)
+
+
+_AS_SUBCLASS = torch.Tensor.as_subclass
+
 
 _TRACED_TYPES = (TracedArray, TracedTensor)
 
