@@ -275,3 +275,22 @@ def test_adopting_an_uninitialised_buffer_raises_no_numpy_warning():
             warnings.simplefilter("error", RuntimeWarning)
             buf[:3] = x
         patchport.annotate.output_tensors("n", {"y": x + 1})
+
+
+def _spectra_into_complex64(frames):
+    spectra = np.empty((frames.shape[0], frames.shape[1] // 2 + 1), dtype=np.complex64)
+    for i in range(frames.shape[0]):  # a float64 FFT stored frame by frame (complex128 in)
+        spectra[i] = np.fft.rfft(frames[i])
+    spectra[:, 0] = 0.0  # a real number written into the complex buffer
+    return {"power": np.abs(spectra) ** 2}
+
+
+@pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
+def test_complex_buffer_filled_with_ffts_replays_on_every_backend(backend, tmp_path):
+    """A complex64 buffer filled with complex128 FFTs (transformers' spectrogram does so):
+    ONNX export had no complex cast or complex setitem (ExportBackendError)."""
+    first, second = ({"frames": RNG.normal(size=(3, 16))} for _ in range(2))
+    replay, warned = export_and_replay(_spectra_into_complex64, first, second, tmp_path, backend)
+    assert not warned, [str(w.message) for w in warned]
+    for key, value in _spectra_into_complex64(**second).items():
+        np.testing.assert_allclose(replay[key].reshape(value.shape), value, rtol=1e-5, atol=1e-5)

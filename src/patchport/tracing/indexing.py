@@ -25,11 +25,40 @@ if TYPE_CHECKING:
 
 def index_put(base: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     """Return a copy of ``base`` with ``base[index] = value`` (NumPy casting to base dtype)."""
+    if base.is_complex() and base.dtype in (torch.complex64, torch.complex128):
+        return _complex_index_put(base, index, value)
     out = base.clone()
     if isinstance(value, torch.Tensor):
-        value = value.to(out.dtype)
+        value = cast_complex(value, out.dtype) if value.is_complex() else value.to(out.dtype)
     out[index] = value
     return out
+
+
+def _complex_index_put(base: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
+    """``index_put`` on a complex buffer, written on its (..., 2) real view: ONNX export has
+    no complex setitem or complex cast (an FFT stored frame by frame into a complex64
+    buffer, as transformers' spectrogram does); the same values on every backend."""
+    if isinstance(value, torch.Tensor):
+        value = cast_complex(
+            value.to(torch.complex128) if not value.is_complex() else value, base.dtype
+        )
+    else:
+        value = torch.tensor(value, dtype=base.dtype)
+    out = torch.view_as_real(base).clone()
+    out[_expand_index(index, base.ndim) + (slice(None),)] = torch.view_as_real(value.resolve_conj())
+    return torch.view_as_complex(out)
+
+
+def cast_complex(value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``value.to(dtype)`` for a complex ``value``; between complex dtypes as a cast of its
+    real and imaginary parts (the same rounding), which ONNX export converts where a
+    complex-to-complex ``_to_copy`` has no translation (a complex128 FFT stored into a
+    complex64 buffer)."""
+    if dtype.is_complex and value.dtype != dtype:
+        real = torch.float32 if dtype == torch.complex64 else torch.float64
+        if value.dtype in (torch.complex64, torch.complex128) and dtype != torch.complex32:
+            return torch.view_as_complex(torch.view_as_real(value).to(real))
+    return value.to(dtype)
 
 
 def inline_index_puts(module: fx.GraphModule) -> fx.GraphModule:
