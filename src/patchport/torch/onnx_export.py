@@ -254,6 +254,7 @@ def _convert(
     decomposition traces the program again (and rebuilds the cache from its inputs), so it
     needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
+    from .onnx_rewrites import onnx_rewrite_patches
     from .onnx_translation import onnx_translation_table
     from .onnx_views import contiguous_as_clones
 
@@ -264,7 +265,11 @@ def _convert(
         with (
             contextlib.redirect_stdout(io.StringIO()),
             torch.fx.experimental._config.patch(backed_size_oblivious=report.backed_size_oblivious),
-            apply_patches_for_model(patch_torch=patched, patch_transformers=True),
+            apply_patches_for_model(
+                patch_torch=patched,
+                patch_transformers=True,
+                extra_patches=onnx_rewrite_patches(),
+            ),
         ):
             return torch.onnx.export(
                 program,
