@@ -25,7 +25,13 @@ import torch
 
 from ..errors import ExportArgumentError, ExportFailedError
 from .export_report import ExportReport, ShapeCheck
-from .export_shape_checks import _describe, _split_inputs, compare_outputs, eager_outputs
+from .export_shape_checks import (
+    _describe,
+    _split_inputs,
+    compare_outputs,
+    eager_outputs,
+    eager_outputs_of_checks,
+)
 from .onnx_naming import input_dimension_names, ordered_inputs, tensor_leaves
 
 # weights above this many bytes go to external data (protobuf refuses files over 2 GiB)
@@ -141,7 +147,11 @@ def to_onnx(
     check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)  # before any run
     _refuse_generation(model, args, kwargs, check_generation)
     # the eager runs on the check shapes serve the program's checks and the file's
-    expected = eager_outputs(model, check_shapes) if check_shapes else None
+    expected = (
+        eager_outputs_of_checks(model, check_shapes, "patchport.torch.to_onnx")
+        if check_shapes
+        else None
+    )
     program, export_report = export(
         model,
         args,
