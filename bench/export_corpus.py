@@ -399,7 +399,16 @@ def run_plain(model: Any, case: Case, cache: bool, traced: dict, checks: list) -
     except Exception as exc:
         return {"exported": False, "error": _short(exc), "seconds": _since(start)}
     exported = _since(start)
-    report = check_program(program, model, (), traced, dynamic_shapes=named, check_shapes=checks)
+    try:
+        report = check_program(
+            program, model, (), traced, dynamic_shapes=named, check_shapes=checks
+        )
+    except Exception as exc:  # the eager model left unusable by the export (BigBird)
+        return {
+            "exported": False,
+            "error": f"after export: {_short(exc)}",
+            "seconds": _since(start),
+        }
     return {
         "exported": True,
         "export_seconds": exported,
