@@ -793,3 +793,582 @@ def _bamba(tr: Any) -> Any:
         mamba_expand=2,
     )
     return _lm(tr, config)
+
+
+# ---- more architectures (round 2): dense decoders ----------------------------------------
+
+
+@builder("gemma")
+def _gemma(tr: Any) -> Any:
+    return _lm(tr, tr.GemmaConfig(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("gemma3_text")
+def _gemma3_text(tr: Any) -> Any:
+    """Gemma 3's text model with its own mix of sliding and full attention layers."""
+    config = tr.Gemma3TextConfig(
+        **_common(),
+        head_dim=8,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("gpt_neo")
+def _gpt_neo(tr: Any) -> Any:
+    """Global and local (windowed) attention layers in turn."""
+    config = tr.GPTNeoConfig(
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        attention_types=[[["global", "local"], 1]],
+        window_size=8,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        intermediate_size=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("phi3")
+def _phi3(tr: Any) -> Any:
+    return _lm(tr, tr.Phi3Config(**{**_common(), "max_position_embeddings": 64}, **TOKENS))
+
+
+@builder("olmo")
+def _olmo(tr: Any) -> Any:
+    return _lm(tr, tr.OlmoConfig(**_common(), clip_qkv=8.0, **TOKENS))
+
+
+@builder("olmo3")
+def _olmo3(tr: Any) -> Any:
+    config = tr.Olmo3Config(
+        **_common(),
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("ctrl")
+def _ctrl(tr: Any) -> Any:
+    config = tr.CTRLConfig(
+        n_embd=32, n_layer=2, n_head=4, dff=64, vocab_size=VOCAB, n_positions=64, **TOKENS
+    )
+    return _lm(tr, config)
+
+
+@builder("biogpt")
+def _biogpt(tr: Any) -> Any:
+    common = {**_common(), "max_position_embeddings": 64}
+    common.pop("num_key_value_heads")
+    return _lm(tr, tr.BioGptConfig(**common, **TOKENS))
+
+
+@builder("cohere2")
+def _cohere2(tr: Any) -> Any:
+    config = tr.Cohere2Config(
+        **_common(),
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("helium")
+def _helium(tr: Any) -> Any:
+    return _lm(tr, tr.HeliumConfig(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("smollm3")
+def _smollm3(tr: Any) -> Any:
+    """Rotary positions on some layers only (``no_rope_layers``)."""
+    return _lm(tr, tr.SmolLM3Config(**_common(), no_rope_layers=[1, 0], **TOKENS))
+
+
+@builder("glm4")
+def _glm4(tr: Any) -> Any:
+    return _lm(tr, tr.Glm4Config(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("exaone4")
+def _exaone4(tr: Any) -> Any:
+    config = tr.Exaone4Config(
+        **_common(),
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+# ---- more architectures: mixture-of-experts decoders --------------------------------------
+
+
+@builder("olmoe")
+def _olmoe(tr: Any) -> Any:
+    config = tr.OlmoeConfig(**_common(), num_experts=4, num_experts_per_tok=2, **TOKENS)
+    return _lm(tr, config)
+
+
+@builder("jetmoe")
+def _jetmoe(tr: Any) -> Any:
+    """Mixture of attention heads as well as of MLP experts."""
+    config = tr.JetMoeConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_key_value_heads=2,
+        kv_channels=8,
+        intermediate_size=64,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+# ---- more architectures: state-space, recurrent and hybrid --------------------------------
+
+
+@builder("falcon_mamba")
+def _falcon_mamba(tr: Any) -> Any:
+    config = tr.FalconMambaConfig(
+        hidden_size=32, state_size=4, num_hidden_layers=2, vocab_size=VOCAB, time_step_rank=4
+    )
+    return _lm(tr, config)
+
+
+@builder("recurrent_gemma")
+def _recurrent_gemma(tr: Any) -> Any:
+    """Griffin: gated linear recurrences and local attention in turn."""
+    config = tr.RecurrentGemmaConfig(
+        num_hidden_layers=2,
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        lru_width=32,
+        attention_window_size=8,
+        conv1d_width=4,
+        block_types=["recurrent", "attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("zamba2")
+def _zamba2(tr: Any) -> Any:
+    config = tr.Zamba2Config(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        layers_block_type=["mamba", "hybrid"],
+        mamba_d_state=8,
+        mamba_expand=2,
+        mamba_ngroups=1,
+        n_mamba_heads=4,
+        chunk_size=4,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        num_mem_blocks=1,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("jamba")
+def _jamba(tr: Any) -> Any:
+    config = tr.JambaConfig(
+        **_common(),
+        num_experts=2,
+        num_experts_per_tok=1,
+        expert_layer_period=2,
+        expert_layer_offset=1,
+        attn_layer_period=2,
+        attn_layer_offset=1,
+        mamba_d_state=4,
+        mamba_dt_rank=4,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("lfm2")
+def _lfm2(tr: Any) -> Any:
+    """Short gated convolutions and attention layers."""
+    config = tr.Lfm2Config(
+        **_common(), layer_types=["conv", "full_attention"], block_auto_adjust_ff_dim=False
+    )
+    return _lm(tr, config)
+
+
+# ---- more architectures: encoders ---------------------------------------------------------
+
+
+@builder("xlm_roberta")
+def _xlm_roberta(tr: Any) -> Any:
+    return tr.XLMRobertaModel(tr.XLMRobertaConfig(**_encoder_common(), pad_token_id=0))
+
+
+@builder("modernbert")
+def _modernbert(tr: Any) -> Any:
+    """Rotary positions, alternating global and local (windowed) attention."""
+    config = tr.ModernBertConfig(
+        **_encoder_common(),
+        local_attention=8,
+        layer_types=["full_attention", "sliding_attention"],
+        cls_token_id=3,
+        sep_token_id=4,
+        **TOKENS,
+    )
+    return tr.ModernBertModel(config)
+
+
+@builder("big_bird")
+def _big_bird(tr: Any) -> Any:
+    """Block-sparse attention (falls back to full attention on short inputs)."""
+    config = tr.BigBirdConfig(
+        **_encoder_common(), attention_type="block_sparse", block_size=2, num_random_blocks=1
+    )
+    return tr.BigBirdModel(config)
+
+
+@builder("longformer")
+def _longformer(tr: Any) -> Any:
+    """Sliding-window attention over chunks padded to the window."""
+    config = tr.LongformerConfig(**_encoder_common(), attention_window=4, pad_token_id=0)
+    return tr.LongformerModel(config)
+
+
+@builder("convbert")
+def _convbert(tr: Any) -> Any:
+    return tr.ConvBertModel(tr.ConvBertConfig(**_encoder_common(), embedding_size=32))
+
+
+@builder("mobilebert")
+def _mobilebert(tr: Any) -> Any:
+    config = tr.MobileBertConfig(
+        **_encoder_common(),
+        embedding_size=16,
+        intra_bottleneck_size=16,
+        true_hidden_size=16,
+        num_feedforward_networks=2,
+    )
+    return tr.MobileBertModel(config)
+
+
+@builder("esm")
+def _esm(tr: Any) -> Any:
+    """Protein language model with rotary positions."""
+    config = tr.EsmConfig(
+        **_encoder_common(), position_embedding_type="rotary", pad_token_id=0, mask_token_id=3
+    )
+    return tr.EsmModel(config)
+
+
+@builder("funnel")
+def _funnel(tr: Any) -> Any:
+    """Pools the sequence between blocks (and upsamples it back in the decoder)."""
+    config = tr.FunnelConfig(
+        vocab_size=VOCAB,
+        block_sizes=[1, 1],
+        block_repeats=[1, 1],
+        num_decoder_layers=1,
+        d_model=32,
+        n_head=4,
+        d_head=8,
+        d_inner=64,
+    )
+    return tr.FunnelModel(config)
+
+
+@builder("roformer")
+def _roformer(tr: Any) -> Any:
+    return tr.RoFormerModel(tr.RoFormerConfig(**_encoder_common(), embedding_size=32))
+
+
+@builder("ernie")
+def _ernie(tr: Any) -> Any:
+    return tr.ErnieModel(tr.ErnieConfig(**_encoder_common(), use_task_id=True))
+
+
+@builder("nomic_bert")
+def _nomic_bert(tr: Any) -> Any:
+    return tr.NomicBertModel(tr.NomicBertConfig(**_encoder_common()))
+
+
+@builder("xlnet")
+def _xlnet(tr: Any) -> Any:
+    """Two-stream relative attention (used here as an encoder, no memory)."""
+    config = tr.XLNetConfig(vocab_size=VOCAB, d_model=32, n_layer=2, n_head=4, d_inner=64, **TOKENS)
+    return tr.XLNetModel(config)
+
+
+# ---- more architectures: encoder-decoders -------------------------------------------------
+
+
+def _t5_like() -> dict[str, Any]:
+    return dict(
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        vocab_size=VOCAB,
+        decoder_start_token_id=0,
+    )
+
+
+@builder("mt5")
+def _mt5(tr: Any) -> Any:
+    return tr.MT5ForConditionalGeneration(tr.MT5Config(**_t5_like()))
+
+
+@builder("umt5")
+def _umt5(tr: Any) -> Any:
+    """A relative position bias per layer (T5 shares one)."""
+    return tr.UMT5ForConditionalGeneration(tr.UMT5Config(**_t5_like()))
+
+
+@builder("longt5")
+def _longt5(tr: Any) -> Any:
+    """Transient-global attention over blocks of the encoder's input."""
+    config = tr.LongT5Config(
+        **_t5_like(),
+        local_radius=2,
+        global_block_size=2,
+        encoder_attention_type="transient-global",
+    )
+    return tr.LongT5ForConditionalGeneration(config)
+
+
+@builder("m2m_100")
+def _m2m_100(tr: Any) -> Any:
+    return tr.M2M100ForConditionalGeneration(tr.M2M100Config(**_bart_like()))
+
+
+@builder("blenderbot")
+def _blenderbot(tr: Any) -> Any:
+    return tr.BlenderbotForConditionalGeneration(tr.BlenderbotConfig(**_bart_like()))
+
+
+@builder("led")
+def _led(tr: Any) -> Any:
+    """Longformer's windowed attention in the encoder of a BART."""
+    like = {k: v for k, v in _bart_like().items() if k != "max_position_embeddings"}
+    config = tr.LEDConfig(
+        **like,
+        max_encoder_position_embeddings=64,
+        max_decoder_position_embeddings=64,
+        attention_window=4,
+    )
+    return tr.LEDForConditionalGeneration(config)
+
+
+@builder("prophetnet")
+def _prophetnet(tr: Any) -> Any:
+    """Predicts n future tokens with n-gram streams in its decoder."""
+    config = tr.ProphetNetConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        encoder_ffn_dim=64,
+        num_encoder_layers=2,
+        num_encoder_attention_heads=4,
+        decoder_ffn_dim=64,
+        num_decoder_layers=2,
+        num_decoder_attention_heads=4,
+        max_position_embeddings=64,
+        ngram=2,
+        num_buckets=8,
+        relative_max_distance=16,
+        decoder_start_token_id=0,
+        **TOKENS,
+    )
+    return tr.ProphetNetForConditionalGeneration(config)
+
+
+# ---- more architectures: vision -----------------------------------------------------------
+
+
+@builder("dinov2_with_registers")
+def _dinov2_with_registers(tr: Any) -> Any:
+    config = tr.Dinov2WithRegistersConfig(**_vit_like(), num_register_tokens=2)
+    return tr.Dinov2WithRegistersModel(config)
+
+
+@builder("pvt_v2")
+def _pvt_v2(tr: Any) -> Any:
+    config = tr.PvtV2Config(
+        image_size=32,
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        num_attention_heads=[1, 2],
+        mlp_ratios=[2, 2],
+        num_labels=3,
+    )
+    return tr.PvtV2ForImageClassification(config)
+
+
+@builder("focalnet")
+def _focalnet(tr: Any) -> Any:
+    config = tr.FocalNetConfig(
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        hidden_sizes=[16, 32],
+        focal_levels=[2, 2],
+        focal_windows=[3, 3],
+        num_labels=3,
+    )
+    return tr.FocalNetForImageClassification(config)
+
+
+@builder("hiera")
+def _hiera(tr: Any) -> Any:
+    """Hierarchical ViT with mask units and query pooling (a fixed image size)."""
+    config = tr.HieraConfig(
+        embed_dim=16,
+        image_size=[64, 64],
+        patch_size=[7, 7],
+        patch_stride=[4, 4],
+        patch_padding=[3, 3],
+        depths=[1, 1],
+        num_heads=[1, 2],
+        num_query_pool=1,
+        query_stride=[2, 2],
+        masked_unit_size=[4, 4],
+        masked_unit_attention=[True, False],
+        num_labels=3,
+    )
+    return tr.HieraForImageClassification(config)
+
+
+@builder("conditional_detr")
+def _conditional_detr(tr: Any) -> Any:
+    config = tr.ConditionalDetrConfig(
+        backbone_config=_resnet_config(tr, out_features=["stage2"]),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_queries=5,
+        num_labels=3,
+    )
+    return tr.ConditionalDetrForObjectDetection(config)
+
+
+@builder("rt_detr")
+def _rt_detr(tr: Any) -> Any:
+    """Real-time DETR: a hybrid encoder over 3 levels, deformable attention in the decoder."""
+    backbone = tr.RTDetrResNetConfig(
+        embedding_size=8,
+        hidden_sizes=[8, 16, 24, 32],
+        depths=[1, 1, 1, 1],
+        layer_type="basic",
+        out_features=["stage2", "stage3", "stage4"],
+    )
+    config = tr.RTDetrConfig(
+        backbone_config=backbone,
+        encoder_hidden_dim=32,
+        encoder_in_channels=[16, 24, 32],
+        encoder_ffn_dim=64,
+        encoder_attention_heads=4,
+        d_model=32,
+        num_queries=10,
+        decoder_in_channels=[32, 32, 32],
+        decoder_ffn_dim=64,
+        decoder_layers=1,
+        decoder_attention_heads=4,
+        decoder_n_points=2,
+        num_denoising=0,
+        num_labels=3,
+        anchor_image_size=None,
+    )
+    return tr.RTDetrForObjectDetection(config)
+
+
+def _small_dinov2(tr: Any) -> Any:
+    return tr.Dinov2Config(
+        **{**_vit_like(), "num_hidden_layers": 4, "patch_size": 14, "image_size": 56},
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+        reshape_hidden_states=False,
+    )
+
+
+@builder("depth_anything")
+def _depth_anything(tr: Any) -> Any:
+    """A DINOv2 backbone, DPT's neck and a depth head."""
+    config = tr.DepthAnythingConfig(
+        backbone_config=_small_dinov2(tr),
+        patch_size=14,
+        reassemble_hidden_size=32,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        head_hidden_size=8,
+    )
+    return tr.DepthAnythingForDepthEstimation(config)
+
+
+@builder("zoedepth")
+def _zoedepth(tr: Any) -> Any:
+    """Metric depth: a BEiT backbone, DPT's neck and bin attractors."""
+    backbone = tr.BeitConfig(
+        **{**_vit_like(), "num_hidden_layers": 4, "image_size": 32},
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+        reshape_hidden_states=False,
+        use_relative_position_bias=True,
+    )
+    config = tr.ZoeDepthConfig(
+        backbone_config=backbone,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        bottleneck_features=16,
+        num_attractors=[4, 4, 2, 2],
+        bin_embedding_dim=16,
+        num_relative_features=8,
+        patch_transformer_hidden_size=16,
+        patch_transformer_intermediate_size=32,
+        patch_transformer_num_attention_heads=2,
+        bin_configurations=[{"n_bins": 8, "min_depth": 0.001, "max_depth": 10.0, "name": "nyu"}],
+    )
+    return tr.ZoeDepthForDepthEstimation(config)
+
+
+# ---- more architectures: audio encoders ---------------------------------------------------
+
+
+@builder("sew")
+def _sew(tr: Any) -> Any:
+    """Squeezes the frames before the transformer and upsamples them after."""
+    return tr.SEWModel(tr.SEWConfig(**_wav2vec2_like(), squeeze_factor=2))
+
+
+@builder("unispeech")
+def _unispeech(tr: Any) -> Any:
+    return tr.UniSpeechModel(tr.UniSpeechConfig(**_wav2vec2_like()))
+
+
+@builder("wav2vec2_conformer")
+def _wav2vec2_conformer(tr: Any) -> Any:
+    config = tr.Wav2Vec2ConformerConfig(
+        **_wav2vec2_like(), position_embeddings_type="rotary", conv_depthwise_kernel_size=3
+    )
+    return tr.Wav2Vec2ConformerModel(config)

@@ -295,3 +295,25 @@ def test_a_loop_in_code_a_patch_replaces_lets_the_patched_configurations_run():
         "for i in range(x.shape[0]):  # fixes rows to the traced 3 in every configuration"
     ]
     assert loops_fixing(found, str(caught.value), {_SumRows.forward.__code__}) == []
+
+
+class _PoolsPairs(torch.nn.Module):
+    """Pools neighbouring positions in pairs, as Funnel does: a 1-long sequence fails in
+    eager (an index past the end), whatever the exporter does."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        starts = torch.arange(0, x.shape[1], 2)
+        return x[:, starts] + x[:, starts + 1]
+
+
+def test_a_check_shape_eager_itself_cannot_run_is_refused_naming_it_before_exporting():
+    traced = torch.randn(2, 6, 4)
+    with pytest.raises(ExportArgumentError) as caught:
+        export(
+            _PoolsPairs(),
+            (traced,),
+            dynamic_shapes=({0: "batch"},),
+            check_shapes=[(torch.randn(3, 6, 4),), (torch.randn(1, 5, 4),)],
+        )
+    text = str(caught.value)
+    assert "check_shapes[1]" in text and "(1, 5, 4)" in text and "IndexError" in text

@@ -209,3 +209,27 @@ def test_t5_converts_and_is_verified_in_a_process_of_its_own(tmp_path):
     assert "VERIFIED" in done.stdout and "NOT VERIFIED" not in done.stdout, (
         done.stdout + done.stderr[-3000:]
     )
+
+
+class _TinyEpsilonNorm(torch.nn.Module):
+    """RMS normalisation with Helium's epsilon (1e-8): a padding token's all-zero embedding
+    is normalised to zeros in eager; dropping the epsilon makes it 0 * inf = NaN."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-8)
+
+
+def test_an_epsilon_within_1e_8_of_zero_is_kept_in_the_file(tmp_path):
+    traced = torch.randn(2, 5, 8)
+    zero_row = torch.randn(3, 4, 8)
+    zero_row[1, 2] = 0.0
+    _, report = to_onnx(
+        _TinyEpsilonNorm(),
+        (traced,),
+        dynamic_shapes=({0: "batch", 1: "seq"},),
+        path=tmp_path / "norm.onnx",
+        check_shapes=[(zero_row,)],
+    )
+    assert report.ok, report.to_text()
+    graph = onnx.load(str(tmp_path / "norm.onnx")).graph
+    assert "Add" in [node.op_type for node in graph.node]

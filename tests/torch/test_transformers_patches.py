@@ -440,3 +440,38 @@ def test_sinusoidal_positions_are_the_grown_tables_values_and_the_table_is_kept(
     assert [p.name for p in details.exercised()] == ["sinusoidal_table_sized_for_the_call"]
     assert torch.equal(got, expected)
     assert torch.equal(patched.weights, table)  # the module's own table is as it was
+
+
+def _tiny_big_bird():
+    torch.manual_seed(0)
+    config = transformers.BigBirdConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=64,
+        max_position_embeddings=64,
+        attention_type="block_sparse",
+        block_size=2,
+        num_random_blocks=1,
+    )
+    return transformers.BigBirdModel(config).eval()
+
+
+def test_a_submodule_swapped_by_forward_is_put_back_with_the_attribute_naming_it():
+    """BigBird swaps its block-sparse attention module for a full one on a short input and
+    records attention_type='original_full'; putting the attribute back without the module
+    left a full-attention module called as a block-sparse one (a TypeError on the next
+    long input, after any export or check of the model)."""
+    model = _tiny_big_bird()
+    short, long = torch.randint(1, 64, (1, 5)), torch.randint(1, 64, (1, 24))
+    state = ModelState.capture(model)
+    with torch.no_grad():
+        model(input_ids=short)  # switches to full attention, in place
+    state.restore()
+    assert model.attention_type == "block_sparse"
+    attention = model.encoder.layer[0].attention
+    assert type(attention.self).__name__ == "BigBirdBlockSparseAttention"
+    with torch.no_grad():
+        model(input_ids=long)
+    assert any("_modules" in change or "module put back" in change for change in state.changes)

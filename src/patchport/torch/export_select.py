@@ -30,7 +30,7 @@ from .export_arguments import check_arguments
 from .export_check import check_program
 from .export_dimensions import name_dims
 from .export_report import Attempt, ExportReport, ExportResult, Narrowing
-from .export_shape_checks import eager_outputs
+from .export_shape_checks import eager_outputs_of_checks
 from .export_specialization import Specialization, recording_specializations
 
 logger = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def export(
         register_cache_pytrees()
     expected = expected_outputs
     if expected is None and check_shapes:
-        expected = eager_outputs(model, check_shapes)
+        expected = eager_outputs_of_checks(model, check_shapes, "patchport.torch.export")
     attempts: list[Attempt] = []
     programs: list[Any] = []
     padding: list[Specialization] = []

@@ -82,6 +82,30 @@ def eager_outputs(model: torch.nn.Module, inputs: Sequence[Any]) -> list[Any]:
     return outputs
 
 
+def eager_outputs_of_checks(
+    model: torch.nn.Module, check_shapes: Sequence[Any], caller: str
+) -> list[Any]:
+    """:func:`eager_outputs` on a user's ``check_shapes``; an input set the eager model
+    itself cannot run is an :class:`ExportArgumentError` naming it (no program can be
+    compared there), raised before anything is exported."""
+    from ..errors import ExportArgumentError
+
+    outputs = []
+    for index, item in enumerate(check_shapes):
+        try:
+            outputs.extend(eager_outputs(model, [item]))
+        except Exception as exc:
+            args, kwargs = _split_inputs(item)
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise ExportArgumentError(
+                f"{caller}(check_shapes=...): the eager {type(model).__name__} itself fails "
+                f"on check_shapes[{index}] ({_describe(model, args, kwargs)}): "
+                f"{type(exc).__name__}: {first}. No program can be compared with eager "
+                f"there; remove that input set, or give sizes the model accepts."
+            ) from exc
+    return outputs
+
+
 def run_checks(
     program: Any,
     model: torch.nn.Module,

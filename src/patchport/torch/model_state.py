@@ -1,10 +1,14 @@
-"""Put a model back as it was: its buffers, parameters and plain attributes.
+"""Put a model back as it was: its buffers, parameters, submodules and plain attributes.
 
 An export runs the model's Python code, and that code may store what it computed on
 the modules (transformers' longrope keeps a tensor attribute, dynamic RoPE re-registers
 a buffer). During ``torch.export`` those values are fake tensors, so the eager model
 afterwards computes something else, or cannot be exported again. A snapshot taken
 before and restored after undoes every such change.
+
+Submodules are state too: BigBird swaps its block-sparse attention module for a full one
+on a short input and records the type in an attribute; putting the attribute back and not
+the module left them disagreeing (a TypeError on the next long input).
 
 Hooks are state too: transformers installs its output-recording hooks on the first forward
 that records outputs and marks the model ``_output_capturing_hooks_installed``. Putting
@@ -32,6 +36,7 @@ class _ModuleState:
     parameters: dict[str, Any]
     buffers: dict[str, Any]
     buffer_values: dict[str, torch.Tensor]
+    submodules: dict[str, Any] = field(default_factory=dict)
     hooks: dict[str, dict[Any, Any]] = field(default_factory=dict)
 
 
@@ -71,7 +76,15 @@ class ModelState:
             }
             hooks = {name: dict(value) for name, value in _hook_registries(module).items()}
             state.modules.append(
-                _ModuleState(module, attributes, dict(module._parameters), buffers, values, hooks)
+                _ModuleState(
+                    module,
+                    attributes,
+                    dict(module._parameters),
+                    buffers,
+                    values,
+                    dict(module._modules),
+                    hooks,
+                )
             )
         return state
 
@@ -92,6 +105,7 @@ class ModelState:
                         changes.append(f"{name}.{key}: put back")
             changes.extend(_restore_slot(module, "_parameters", saved.parameters, name))
             changes.extend(_restore_slot(module, "_buffers", saved.buffers, name))
+            changes.extend(_restore_slot(module, "_modules", saved.submodules, name))
             changes.extend(_restore_hooks(module, saved.hooks, name))
             with torch.no_grad():
                 for key, value in saved.buffer_values.items():

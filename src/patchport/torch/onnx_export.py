@@ -25,7 +25,13 @@ import torch
 
 from ..errors import ExportArgumentError, ExportFailedError
 from .export_report import ExportReport, ShapeCheck
-from .export_shape_checks import _describe, _split_inputs, compare_outputs, eager_outputs
+from .export_shape_checks import (
+    _describe,
+    _split_inputs,
+    compare_outputs,
+    eager_outputs,
+    eager_outputs_of_checks,
+)
 from .onnx_naming import input_dimension_names, ordered_inputs, tensor_leaves
 
 # weights above this many bytes go to external data (protobuf refuses files over 2 GiB)
@@ -141,7 +147,11 @@ def to_onnx(
     check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)  # before any run
     _refuse_generation(model, args, kwargs, check_generation)
     # the eager runs on the check shapes serve the program's checks and the file's
-    expected = eager_outputs(model, check_shapes) if check_shapes else None
+    expected = (
+        eager_outputs_of_checks(model, check_shapes, "patchport.torch.to_onnx")
+        if check_shapes
+        else None
+    )
     program, export_report = export(
         model,
         args,
@@ -254,6 +264,7 @@ def _convert(
     decomposition traces the program again (and rebuilds the cache from its inputs), so it
     needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
+    from .onnx_rewrites import onnx_rewrite_patches
     from .onnx_translation import onnx_translation_table
     from .onnx_views import contiguous_as_clones
 
@@ -264,7 +275,11 @@ def _convert(
         with (
             contextlib.redirect_stdout(io.StringIO()),
             torch.fx.experimental._config.patch(backed_size_oblivious=report.backed_size_oblivious),
-            apply_patches_for_model(patch_torch=patched, patch_transformers=True),
+            apply_patches_for_model(
+                patch_torch=patched,
+                patch_transformers=True,
+                extra_patches=onnx_rewrite_patches(),
+            ),
         ):
             return torch.onnx.export(
                 program,

@@ -35,6 +35,7 @@ _IMAGE_SIZE = {
     "position_embeddings_always_resized",
     "tf_same_padding_any_size",
     "tf_same_padding_any_size_undilated",
+    "torch_int_keeping_symbolic",
 }
 _POSITIONS = {"sinusoidal_table_sized_for_the_call"}
 
@@ -414,6 +415,17 @@ def copied_helper_patches() -> tuple[CopiedHelperPatch, ...]:
             versions=">=5.0,<6.0",
             why="MobileNetV1's TensorFlow 'SAME' padding is computed without an if on "
             "size % stride, so torch does not fix the image size modulo the stride",
+        ),
+        CopiedHelperPatch(
+            name="torch_int_keeping_symbolic",
+            function="torch_int",
+            reference="transformers.utils.generic.torch_int",
+            replacement=vision.torch_int_keeping_symbolic,
+            distribution="transformers",
+            versions=">=5.0,<6.0",
+            why="transformers' torch_int returns a symbolic size as it is instead of int() "
+            "on it, which fixed the size to the traced one (DINOv2 with registers' resized "
+            "position grid: the program took the traced image size only)",
         ),
     )
 

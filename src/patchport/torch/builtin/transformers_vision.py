@@ -150,3 +150,18 @@ def answering_tracing() -> Iterator[None]:
 
 def _tracing() -> bool:
     return True
+
+
+def torch_int_keeping_symbolic(x: Any) -> Any:
+    """transformers' ``torch_int`` (a size as a Python int, or an int64 tensor while jit
+    tracing) returning a symbolic size as it is: its ``int(x)`` on a ``torch.SymInt``
+    fixed the size to the traced value (DINOv2 with registers sizes its resized position
+    grid with it, so the program accepted the traced image size only). A symbolic float
+    is truncated symbolically, as ``int()`` truncates."""
+    if isinstance(x, torch.SymInt):
+        return x
+    if isinstance(x, torch.SymFloat):
+        return torch.sym_int(x)
+    if torch.jit.is_tracing() and isinstance(x, torch.Tensor):
+        return x.to(torch.int64)
+    return int(x)
