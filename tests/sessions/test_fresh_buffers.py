@@ -282,13 +282,14 @@ def _spectra_into_complex64(frames):
     for i in range(frames.shape[0]):  # a float64 FFT stored frame by frame (complex128 in)
         spectra[i] = np.fft.rfft(frames[i])
     spectra[:, 0] = 0.0  # a real number written into the complex buffer
-    return {"power": np.abs(spectra) ** 2}
+    widened = np.abs(spectra.astype(np.complex128)) ** 2  # a complex-to-complex cast
+    return {"power": np.abs(spectra) ** 2, "widened": widened}
 
 
 @pytest.mark.parametrize("backend", ["onnx", "pt2", "jit"])
 def test_complex_buffer_filled_with_ffts_replays_on_every_backend(backend, tmp_path):
-    """A complex64 buffer filled with complex128 FFTs (transformers' spectrogram does so):
-    ONNX export had no complex cast or complex setitem (ExportBackendError)."""
+    """A complex64 buffer filled with complex128 FFTs and widened again (transformers'
+    spectrogram does both): ONNX export had no complex cast or complex setitem."""
     first, second = ({"frames": RNG.normal(size=(3, 16))} for _ in range(2))
     replay, warned = export_and_replay(_spectra_into_complex64, first, second, tmp_path, backend)
     assert not warned, [str(w.message) for w in warned]

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch import fx
 
+from ...tracing.indexing import cast_complex
 from . import jacobi
 from .exact_resize import exact_where_discrete
 
@@ -547,6 +548,19 @@ def decompose_for_translator(module: Any, args: tuple) -> Any:
     return out
 
 
+def _complex_cast(node: fx.Node) -> bool:
+    """``x.to(complex dtype)``: torch.onnx has no complex-to-complex cast (a complex64
+    spectrum widened for ``np.abs``); :func:`cast_complex` casts its real view instead."""
+    return (
+        node.op == "call_method"
+        and node.target == "to"
+        and len(node.args) == 2
+        and not node.kwargs
+        and isinstance(node.args[1], torch.dtype)
+        and node.args[1].is_complex
+    )
+
+
 def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
     """A copy of an fx GraphModule ready for torch.onnx (the original is left unchanged).
 
@@ -571,6 +585,8 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
             node.target = swaps[node.target]
         elif node.op == "call_method" and node.target in _METHODS:
             node.op, node.target = "call_function", _METHODS[node.target]
+        elif _complex_cast(node):
+            node.op, node.target = "call_function", cast_complex
     if args:
         _exact_float64_literals(out, args)
     out.recompile()
