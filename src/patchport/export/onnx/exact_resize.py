@@ -45,10 +45,12 @@ def interpolate(
     recompute_scale_factor: Any = None,
     antialias: bool = False,
 ) -> torch.Tensor:
-    """``F.interpolate`` with float32 bilinear resizing in torch's own arithmetic; every
-    other case is ``F.interpolate`` itself."""
+    """``F.interpolate`` with float32 bilinear and bicubic resizing (antialiased or not) in
+    torch's own arithmetic; every other case is ``F.interpolate`` itself."""
     arguments = (size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
     exact = bilinear(input, *arguments)
+    if exact is None:
+        exact = separable(input, *arguments)
     return F.interpolate(input, *arguments) if exact is None else exact
 
 
@@ -63,8 +65,10 @@ def bilinear(
 ) -> torch.Tensor | None:
     """The float32 bilinear case of ``F.interpolate`` in torch's arithmetic, or None for
     any other case (decided from the arguments alone, before any tensor operation)."""
-    arguments = (size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
-    plan = _bilinear_plan(input, *arguments)
+    if mode != "bilinear" or antialias:
+        return None
+    arguments = (size, scale_factor, align_corners, recompute_scale_factor)
+    plan = _plan(input, *arguments)
     if plan is None:
         return None
     (out_h, out_w), scales, corners = plan
@@ -75,18 +79,37 @@ def bilinear(
     return _generic(input, height, width)
 
 
-def _bilinear_plan(
-    x: Any,
-    size: Any,
-    scale_factor: Any,
-    mode: str,
-    align_corners: Any,
-    recompute: Any,
-    antialias: bool,
-) -> Any:
-    """((out_h, out_w), (scale_h, scale_w), align_corners) of a case reproduced here, with
-    the scales torch's kernel receives (None: from the sizes), or None."""
-    if mode != "bilinear" or antialias or not isinstance(x, torch.Tensor):
+def separable(
+    input: Any,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: Any = None,
+    recompute_scale_factor: Any = None,
+    antialias: bool = False,
+) -> torch.Tensor | None:
+    """The float32 bicubic, antialiased bilinear and antialiased bicubic cases of
+    ``F.interpolate`` in torch's arithmetic (:mod:`.exact_resize_separable`), or None."""
+    from . import exact_resize_separable
+
+    if mode not in ("bicubic", "bilinear") or (mode == "bilinear" and not antialias):
+        return None
+    arguments = (size, scale_factor, align_corners, recompute_scale_factor)
+    plan = _plan(input, *arguments)
+    if plan is None:
+        return None
+    sizes, scales, corners = plan
+    if antialias and sizes[1] == 1 and sizes[0] != input.shape[2]:
+        return None  # torch's vertical pass reads the first row's taps for every row then
+    if antialias:
+        return exact_resize_separable.antialiased(input, sizes, scales, corners, mode)
+    return exact_resize_separable.bicubic(input, sizes, scales, corners)
+
+
+def _plan(x: Any, size: Any, scale_factor: Any, align_corners: Any, recompute: Any) -> Any:
+    """((out_h, out_w), (scale_h, scale_w), align_corners) of a float32 NCHW CPU tensor of
+    static shape, with the scales torch's kernel receives (None: from the sizes), or None."""
+    if not isinstance(x, torch.Tensor):
         return None
     if x.dim() != 4 or x.dtype != _F32 or x.device.type != "cpu":
         return None
@@ -97,7 +120,7 @@ def _bilinear_plan(
         if scale_factor is not None:
             return None
         sizes = (size, size) if isinstance(size, int) else tuple(size)
-        if len(sizes) != 2 or not all(isinstance(s, int) for s in sizes):
+        if len(sizes) != 2 or not all(isinstance(s, int) and s > 0 for s in sizes):
             return None
         return sizes, (None, None), corners
     if scale_factor is None:
@@ -106,6 +129,8 @@ def _bilinear_plan(
     if len(factors) != 2 or not all(isinstance(f, (int, float)) for f in factors):
         return None
     sizes = tuple(math.floor(float(n) * float(f)) for n, f in zip(x.shape[2:], factors))
+    if min(sizes) <= 0:
+        return None
     scales = (None, None) if recompute else tuple(float(f) for f in factors)
     return sizes, scales, corners
 
