@@ -95,10 +95,15 @@ def separable(
     if mode not in ("bicubic", "bilinear") or (mode == "bilinear" and not antialias):
         return None
     arguments = (size, scale_factor, align_corners, recompute_scale_factor)
-    plan = _plan(input, *arguments)
+    dtypes = (_F32, torch.uint8) if antialias else (_F32,)
+    plan = _plan(input, *arguments, dtypes=dtypes)
     if plan is None:
         return None
     sizes, scales, corners = plan
+    if antialias and input.dtype == torch.uint8:
+        if input.shape[1] > 4:
+            return None  # torch's AVX2 kernel takes at most 4 channels; others not measured
+        return exact_resize_separable.antialiased_uint8(input, sizes, scales, corners, mode)
     if antialias and sizes[1] == 1 and sizes[0] != input.shape[2]:
         return None  # torch's vertical pass reads the first row's taps for every row then
     if antialias:
@@ -106,12 +111,20 @@ def separable(
     return exact_resize_separable.bicubic(input, sizes, scales, corners)
 
 
-def _plan(x: Any, size: Any, scale_factor: Any, align_corners: Any, recompute: Any) -> Any:
-    """((out_h, out_w), (scale_h, scale_w), align_corners) of a float32 NCHW CPU tensor of
-    static shape, with the scales torch's kernel receives (None: from the sizes), or None."""
+def _plan(
+    x: Any,
+    size: Any,
+    scale_factor: Any,
+    align_corners: Any,
+    recompute: Any,
+    dtypes: tuple = (_F32,),
+) -> Any:
+    """((out_h, out_w), (scale_h, scale_w), align_corners) of an NCHW CPU tensor of one of
+    ``dtypes`` and static shape, with the scales torch's kernel receives (None: from the
+    sizes), or None."""
     if not isinstance(x, torch.Tensor):
         return None
-    if x.dim() != 4 or x.dtype != _F32 or x.device.type != "cpu":
+    if x.dim() != 4 or x.dtype not in dtypes or x.device.type != "cpu":
         return None
     if any(isinstance(d, torch.SymInt) for d in x.shape):
         return None
@@ -219,7 +232,9 @@ def exact_where_discrete(module: Any, args: tuple = ()) -> Any:
     if not resizes:
         return module
     dtypes = _node_dtypes(module, args)
-    chosen = {n.name for n in resizes if _reaches_discrete(n, dtypes)}
+    chosen = {
+        n.name for n in resizes if _integer(dtypes.get(n.name)) or _reaches_discrete(n, dtypes)
+    }
     if not chosen:
         return module
     graph = copy.deepcopy(module.graph)
@@ -250,6 +265,11 @@ def _node_dtypes(module: fx.GraphModule, args: tuple) -> dict[str, list[torch.dt
         )
         found[node.name] = [m.dtype for m in metas if hasattr(m, "dtype")]
     return found
+
+
+def _integer(dtypes: list[torch.dtype] | None) -> bool:
+    """Whether a resize gives integers itself (a uint8 image resized)."""
+    return bool(dtypes) and not any(d.is_floating_point or d.is_complex for d in dtypes)
 
 
 def _reaches_discrete(start: fx.Node, dtypes: dict[str, list[torch.dtype]]) -> bool:

@@ -90,3 +90,27 @@ def _addend(product: torch.Tensor, where_fused: np.ndarray, shape: list) -> torc
 
 def _rounded(t: Any) -> torch.Tensor:
     return t.to(_F32)
+
+
+def antialiased_uint8(
+    x: torch.Tensor, sizes: tuple, scales: tuple, corners: bool, mode: str
+) -> torch.Tensor:
+    """_upsample_bilinear2d_aa / _upsample_bicubic2d_aa of uint8 NCHW ``x``: integer
+    weights, sums and shifts (exact in float64: every partial sum is an integer well
+    under 2**53), each pass saturated to 0..255."""
+    out = x
+    for dim, size, scale in ((3, sizes[1], scales[1]), (2, sizes[0], scales[0])):
+        if size == x.shape[dim]:
+            continue
+        indices, weights, precision = resize_taps.antialias_taps_int16(
+            x.shape[dim], size, scale, corners, mode == "bicubic"
+        )
+        wide = out.to(_F64)
+        shape = [-1 if d == dim else 1 for d in range(x.dim())]
+        total = torch.full((), float(1 << (precision - 1)), dtype=_F64)
+        for j in range(indices.shape[1]):
+            tap = torch.index_select(wide, dim, torch.from_numpy(indices[:, j].copy()))
+            total = total + tap * torch.from_numpy(weights[:, j].copy()).reshape(shape)
+        shifted = torch.floor(total * (1.0 / (1 << precision)))
+        out = torch.clamp(shifted, 0.0, 255.0).to(torch.uint8)
+    return out.clone() if out is x else out

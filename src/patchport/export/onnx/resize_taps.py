@@ -159,3 +159,63 @@ def _cubic_filter(x: np.ndarray) -> np.ndarray:
     near = _cubic_near(x, -0.5, fused_last=True)
     far = _cubic_far(x, -0.5, fused_last=True)
     return np.where(x < 1, near, np.where(x < 2, far, _F32(0))).astype(_F32)
+
+
+def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float64 ``a * b + c`` rounded once (exact, with fractions)."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, _F64) for v in (a, b, c)))
+    out = np.empty(a.shape, _F64)
+    for i in np.ndindex(a.shape):
+        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        out[i] = float(exact)  # Fraction -> float rounds once, to nearest
+    return out
+
+
+def _cubic_filter64(x: np.ndarray) -> np.ndarray:
+    """The Keys cubic (a = -0.5) of the antialias filter in float64, contracted as
+    :func:`_cubic_filter`."""
+    a = -0.5
+    near = fma64(fma64(a + 2, x, -(a + 3)) * x, x, 1.0)
+    far = fma64(fma64(fma64(a, x, -5 * a), x, 8 * a), x, -4 * a)
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def antialias_taps_int16(
+    size: int, out: int, scale: float | None, corners: bool, cubic: bool
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(indices, integer weights, precision) of torch's uint8 antialiased pass: the
+    weights of :func:`antialias_taps` computed in float64, scaled by 2**precision (the
+    largest that keeps the largest weight under 2**15) and rounded half away from zero
+    (_compute_index_ranges_int16_weights). A pass sums ``x * weight`` in integers from
+    2**(precision - 1), shifts right by precision and saturates to 0..255."""
+    if corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    reach = 2.0 if cubic else 1.0
+    support = reach * step if step >= 1 else reach
+    width = int(math.ceil(support)) * 2 + 1
+    invscale = 1.0 / step if step >= 1 else 1.0
+    indices = np.zeros((out, width), np.int64)
+    weights = np.zeros((out, width), _F64)
+    for i in range(out):
+        center = step * (i + 0.5)
+        start = max(int(center - support + 0.5), 0)
+        count = min(max(min(int(center + support + 0.5), size) - start, 0), width)
+        x = np.abs((np.arange(start, start + count) - center + 0.5) * invscale)
+        w = _cubic_filter64(x) if cubic else np.where(x < 1, 1.0 - x, 0.0)
+        total = 0.0
+        for value in w:
+            total += float(value)
+        if total != 0:
+            w = w / total
+        indices[i, :count] = np.arange(start, start + count)
+        indices[i, count:] = min(start, size - 1)
+        weights[i, :count] = w
+    largest = float(weights.max(initial=0.0))
+    precision = 0
+    while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = weights * (1 << precision)
+    rounded = np.where(scaled < 0, np.trunc(-0.5 + scaled), np.trunc(0.5 + scaled))
+    return indices, rounded, precision
