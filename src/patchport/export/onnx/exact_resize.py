@@ -1,10 +1,12 @@
-"""``F.interpolate(..., mode="bilinear")`` of float32 images written as torch's CPU kernels
-compute it, for ONNX export: ONNX Runtime's Resize rounds differently (about 1e-6), so a
+"""``F.interpolate`` of float32 images (bilinear here; bicubic and antialiased bilinear or
+bicubic, float32 and uint8, in :mod:`.exact_resize_separable`) written as torch's CPU
+kernels compute it, for ONNX export: ONNX Runtime's Resize rounds differently (about 1e-6), so a
 pipeline that resizes and then rounds to uint8 (resize-with-pad, a depth map scaled to
 0..255) came out one off on a few pixels after ONNX export while pt2 and jit were exact.
 The exact form costs 4-17x Resize's CPU time (bench/onnx_exact_resize.py), so the export
-uses it only where the resized values reach a rounding, an integer cast or a comparison
-(:func:`exact_where_discrete`); elsewhere a difference of 1e-6 stays 1e-6.
+uses it only where the resized values reach a rounding, an integer cast or a comparison, or
+are integers themselves (a uint8 image resized) (:func:`exact_where_discrete`); elsewhere a
+difference of 1e-6 stays 1e-6.
 
 torch (2.x, x86-64) has two float kernels, chosen per call:
 - the channels-last kernel, for outputs with height + width <= 128, channels-last inputs
