@@ -237,12 +237,12 @@ def exact_where_discrete(module: Any, args: tuple = ()) -> Any:
     chosen = {
         n.name for n in resizes if _integer(dtypes.get(n.name)) or _reaches_discrete(n, dtypes)
     }
-    if not chosen:
-        return module
     graph = copy.deepcopy(module.graph)
     for node in graph.nodes:
         if node.name in chosen:
             node.target = interpolate
+        elif node.op == "call_function" and node.target is F.interpolate:
+            node.target = interpolate_integers  # uint8 in: exact (dtypes may be unknown)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
     out.recompile()
     return out
@@ -267,6 +267,14 @@ def _node_dtypes(module: fx.GraphModule, args: tuple) -> dict[str, list[torch.dt
         )
         found[node.name] = [m.dtype for m in metas if hasattr(m, "dtype")]
     return found
+
+
+def interpolate_integers(input: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
+    """:func:`interpolate` for a uint8 ``input`` (its result is integers: always exact),
+    ``F.interpolate`` itself for any other."""
+    if isinstance(input, torch.Tensor) and input.dtype == torch.uint8:
+        return interpolate(input, *args, **kwargs)
+    return F.interpolate(input, *args, **kwargs)
 
 
 def _integer(dtypes: list[torch.dtype] | None) -> bool:
