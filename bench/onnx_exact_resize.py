@@ -1,5 +1,6 @@
-"""Cost and accuracy of exporting float32 bilinear ``F.interpolate`` in torch's own
-arithmetic (patchport.export.onnx.exact_resize) instead of one ONNX Resize node: ONNX
+"""Cost and accuracy of exporting float32 ``F.interpolate`` (bilinear, bicubic, antialiased
+bilinear and bicubic) in torch's own arithmetic (patchport.export.onnx.exact_resize and
+exact_resize_separable) instead of one ONNX Resize node: ONNX
 Runtime CPU time per run (one thread, process time) of both models, and the pixels that
 differ from torch after ``round(y * 255) -> uint8``.
 Run: python bench/onnx_exact_resize.py [--runs N]"""
@@ -21,12 +22,22 @@ from onnx import TensorProto, helper
 import patchport
 from patchport import annotate
 
-CASES = [  # (name, input shape, output size, align_corners)
-    ("camera 480x640 -> 224x224", (1, 3, 480, 640), (224, 224), False),
-    ("openpi 224x224 -> 480x640 (pad)", (1, 3, 224, 224), (480, 640), False),
-    ("depth 518x518 -> 480x640", (1, 1, 518, 518), (480, 640), False),
-    ("mask 64x64 -> 32x48 (small kernel)", (1, 3, 64, 64), (32, 48), False),
-    ("features 1x8x60x80 -> 120x160", (1, 8, 60, 80), (120, 160), True),
+BILINEAR = dict(mode="bilinear", antialias=False)
+BICUBIC = dict(mode="bicubic", antialias=False)
+AA_BILINEAR = dict(mode="bilinear", antialias=True)
+AA_BICUBIC = dict(mode="bicubic", antialias=True)
+CASES = [  # (name, input shape, output size, align_corners, mode)
+    ("camera 480x640 -> 224x224", (1, 3, 480, 640), (224, 224), False, BILINEAR),
+    ("openpi 224x224 -> 480x640 (pad)", (1, 3, 224, 224), (480, 640), False, BILINEAR),
+    ("depth 518x518 -> 480x640", (1, 1, 518, 518), (480, 640), False, BILINEAR),
+    ("mask 64x64 -> 32x48 (small kernel)", (1, 3, 64, 64), (32, 48), False, BILINEAR),
+    ("features 1x8x60x80 -> 120x160", (1, 8, 60, 80), (120, 160), True, BILINEAR),
+    ("bicubic 480x640 -> 224x224", (1, 3, 480, 640), (224, 224), False, BICUBIC),
+    ("bicubic 224x224 -> 448x448", (1, 3, 224, 224), (448, 448), True, BICUBIC),
+    ("aa bilinear 480x640 -> 224x298 (ViT)", (1, 3, 480, 640), (224, 298), False, AA_BILINEAR),
+    ("aa bicubic 480x640 -> 224x298 (CLIP)", (1, 3, 480, 640), (224, 298), False, AA_BICUBIC),
+    ("aa bicubic 1080x1920 -> 224x398", (1, 3, 1080, 1920), (224, 398), False, AA_BICUBIC),
+    ("aa bicubic 200x300 -> 384x576 (up)", (1, 3, 200, 300), (384, 576), False, AA_BICUBIC),
 ]
 
 
@@ -34,27 +45,32 @@ def to_uint8(y: torch.Tensor) -> torch.Tensor:
     return torch.round(torch.clamp(y, 0, 1) * 255).to(torch.uint8)
 
 
-def exact_model(shape: tuple, size: tuple, corners: bool, folder: Path) -> Path:
+def exact_model(shape: tuple, size: tuple, corners: bool, how: dict, folder: Path) -> Path:
     """The pipeline exported by patchport (the decomposition)."""
     frame = np.random.default_rng(0).random(shape).astype(np.float32)
     with patchport.session("resize", str(folder)):
         x = torch.from_numpy(annotate.input_tensors("n", {"x": frame}))
-        y = F.interpolate(x, size=size, mode="bilinear", align_corners=corners)
+        y = F.interpolate(x, size=size, align_corners=corners, **how)
         annotate.output_tensors("n", {"y": to_uint8(y)}, export_with="onnx")
     return Path(patchport.compile_graph(visualize=False).models["n"])
 
 
-def resize_model(shape: tuple, size: tuple, corners: bool, path: Path) -> Path:
+def resize_model(shape: tuple, size: tuple, corners: bool, how: dict, path: Path) -> Path:
     """The same pipeline with one Resize node, as torch.onnx writes F.interpolate."""
     mode = "align_corners" if corners else "pytorch_half_pixel"
+    if how["antialias"]:
+        mode = "align_corners" if corners else "half_pixel"
     out = (*shape[:2], *size)
+    cubic = how["mode"] == "bicubic"
     nodes = [
         helper.make_node(
             "Resize",
             ["x", "", "", "sizes"],
             ["r"],
-            mode="linear",
+            mode="cubic" if cubic else "linear",
             coordinate_transformation_mode=mode,
+            antialias=int(how["antialias"]),
+            cubic_coeff_a=-0.5 if how["antialias"] else -0.75,
         ),
         helper.make_node("Clip", ["r", "lo", "hi"], ["c"]),
         helper.make_node("Mul", ["c", "k"], ["m"]),
@@ -97,22 +113,20 @@ def main(runs: int) -> None:
             f"{h:{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, widths))
         )
     )
-    for name, shape, size, corners in CASES:
+    for name, shape, size, corners, how in CASES:
         with tempfile.TemporaryDirectory() as folder:
             exact = onnxruntime.InferenceSession(
-                str(exact_model(shape, size, corners, Path(folder))), options
+                str(exact_model(shape, size, corners, how, Path(folder))), options
             )
             resize = onnxruntime.InferenceSession(
-                str(resize_model(shape, size, corners, Path(folder) / "resize.onnx")), options
+                str(resize_model(shape, size, corners, how, Path(folder) / "resize.onnx")),
+                options,
             )
         off = {"resize": 0, "exact": 0}
         for seed in range(1, 6):
             x = np.random.default_rng(seed).random(shape).astype(np.float32)
-            want = to_uint8(
-                F.interpolate(
-                    torch.from_numpy(x), size=size, mode="bilinear", align_corners=corners
-                )
-            ).numpy()
+            y = F.interpolate(torch.from_numpy(x), size=size, align_corners=corners, **how)
+            want = to_uint8(y).numpy()
             off["resize"] += int((resize.run(None, {"x": x})[0] != want).sum())
             off["exact"] += int((exact.run(None, {"x": x})[0] != want).sum())
         feed = {"x": np.random.default_rng(9).random(shape).astype(np.float32)}

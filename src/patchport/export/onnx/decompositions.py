@@ -9,9 +9,10 @@ graph goes to ``torch.onnx.export``, calls to them are pointed at the decomposit
 ONNX operators; the direct translator gets the linear algebra and angles decomposed too.
 Shifts by a tensor (no decomposition for ``aten.__lshift__.Tensor``; uint8 shifted wrong),
 clamps with an int and a float bound, and numbers before a tensor (``2.5 - u``,
-``7 // j``) are rewritten too. Float32 bilinear ``F.interpolate`` whose result is rounded
-or cast to integers is written in torch's own arithmetic (ONNX Resize rounds differently:
-see :mod:`.exact_resize`). Other backends keep the originals.
+``7 // j``) are rewritten too. Float32 bilinear and bicubic ``F.interpolate`` (antialiased
+or not) whose result is rounded or cast to integers, and uint8 antialiased resizes, are
+written in torch's own arithmetic (ONNX Resize rounds differently: see
+:mod:`.exact_resize`). Other backends keep the originals.
 """
 
 from __future__ import annotations

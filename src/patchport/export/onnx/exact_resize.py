@@ -1,10 +1,12 @@
-"""``F.interpolate(..., mode="bilinear")`` of float32 images written as torch's CPU kernels
-compute it, for ONNX export: ONNX Runtime's Resize rounds differently (about 1e-6), so a
+"""``F.interpolate`` of float32 images (bilinear here; bicubic and antialiased bilinear or
+bicubic, float32 and uint8, in :mod:`.exact_resize_separable`) written as torch's CPU
+kernels compute it, for ONNX export: ONNX Runtime's Resize rounds differently (about 1e-6), so a
 pipeline that resizes and then rounds to uint8 (resize-with-pad, a depth map scaled to
 0..255) came out one off on a few pixels after ONNX export while pt2 and jit were exact.
 The exact form costs 4-17x Resize's CPU time (bench/onnx_exact_resize.py), so the export
-uses it only where the resized values reach a rounding, an integer cast or a comparison
-(:func:`exact_where_discrete`); elsewhere a difference of 1e-6 stays 1e-6.
+uses it only where the resized values reach a rounding, an integer cast or a comparison, or
+are integers themselves (a uint8 image resized) (:func:`exact_where_discrete`); elsewhere a
+difference of 1e-6 stays 1e-6.
 
 torch (2.x, x86-64) has two float kernels, chosen per call:
 - the channels-last kernel, for outputs with height + width <= 128, channels-last inputs
@@ -45,10 +47,12 @@ def interpolate(
     recompute_scale_factor: Any = None,
     antialias: bool = False,
 ) -> torch.Tensor:
-    """``F.interpolate`` with float32 bilinear resizing in torch's own arithmetic; every
-    other case is ``F.interpolate`` itself."""
+    """``F.interpolate`` with float32 bilinear and bicubic resizing (antialiased or not) in
+    torch's own arithmetic; every other case is ``F.interpolate`` itself."""
     arguments = (size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
     exact = bilinear(input, *arguments)
+    if exact is None:
+        exact = separable(input, *arguments)
     return F.interpolate(input, *arguments) if exact is None else exact
 
 
@@ -63,8 +67,10 @@ def bilinear(
 ) -> torch.Tensor | None:
     """The float32 bilinear case of ``F.interpolate`` in torch's arithmetic, or None for
     any other case (decided from the arguments alone, before any tensor operation)."""
-    arguments = (size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
-    plan = _bilinear_plan(input, *arguments)
+    if mode != "bilinear" or antialias:
+        return None
+    arguments = (size, scale_factor, align_corners, recompute_scale_factor)
+    plan = _plan(input, *arguments)
     if plan is None:
         return None
     (out_h, out_w), scales, corners = plan
@@ -75,20 +81,52 @@ def bilinear(
     return _generic(input, height, width)
 
 
-def _bilinear_plan(
+def separable(
+    input: Any,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: Any = None,
+    recompute_scale_factor: Any = None,
+    antialias: bool = False,
+) -> torch.Tensor | None:
+    """The float32 bicubic, antialiased bilinear and antialiased bicubic cases of
+    ``F.interpolate`` in torch's arithmetic (:mod:`.exact_resize_separable`), or None."""
+    from . import exact_resize_separable
+
+    if mode not in ("bicubic", "bilinear") or (mode == "bilinear" and not antialias):
+        return None
+    arguments = (size, scale_factor, align_corners, recompute_scale_factor)
+    dtypes = (_F32, torch.uint8) if antialias else (_F32,)
+    plan = _plan(input, *arguments, dtypes=dtypes)
+    if plan is None:
+        return None
+    sizes, scales, corners = plan
+    if antialias and input.dtype == torch.uint8:
+        if input.shape[1] > 4:
+            return None  # torch's AVX2 kernel takes at most 4 channels; others not measured
+        return exact_resize_separable.antialiased_uint8(input, sizes, scales, corners, mode)
+    if antialias and sizes[1] == 1 and sizes[0] != input.shape[2]:
+        return None  # torch's vertical pass reads the first row's taps for every row then
+    if antialias:
+        return exact_resize_separable.antialiased(input, sizes, scales, corners, mode)
+    return exact_resize_separable.bicubic(input, sizes, scales, corners)
+
+
+def _plan(
     x: Any,
     size: Any,
     scale_factor: Any,
-    mode: str,
     align_corners: Any,
     recompute: Any,
-    antialias: bool,
+    dtypes: tuple = (_F32,),
 ) -> Any:
-    """((out_h, out_w), (scale_h, scale_w), align_corners) of a case reproduced here, with
-    the scales torch's kernel receives (None: from the sizes), or None."""
-    if mode != "bilinear" or antialias or not isinstance(x, torch.Tensor):
+    """((out_h, out_w), (scale_h, scale_w), align_corners) of an NCHW CPU tensor of one of
+    ``dtypes`` and static shape, with the scales torch's kernel receives (None: from the
+    sizes), or None."""
+    if not isinstance(x, torch.Tensor):
         return None
-    if x.dim() != 4 or x.dtype != _F32 or x.device.type != "cpu":
+    if x.dim() != 4 or x.dtype not in dtypes or x.device.type != "cpu":
         return None
     if any(isinstance(d, torch.SymInt) for d in x.shape):
         return None
@@ -97,7 +135,7 @@ def _bilinear_plan(
         if scale_factor is not None:
             return None
         sizes = (size, size) if isinstance(size, int) else tuple(size)
-        if len(sizes) != 2 or not all(isinstance(s, int) for s in sizes):
+        if len(sizes) != 2 or not all(isinstance(s, int) and s > 0 for s in sizes):
             return None
         return sizes, (None, None), corners
     if scale_factor is None:
@@ -106,6 +144,8 @@ def _bilinear_plan(
     if len(factors) != 2 or not all(isinstance(f, (int, float)) for f in factors):
         return None
     sizes = tuple(math.floor(float(n) * float(f)) for n, f in zip(x.shape[2:], factors))
+    if min(sizes) <= 0:
+        return None
     scales = (None, None) if recompute else tuple(float(f) for f in factors)
     return sizes, scales, corners
 
@@ -194,13 +234,15 @@ def exact_where_discrete(module: Any, args: tuple = ()) -> Any:
     if not resizes:
         return module
     dtypes = _node_dtypes(module, args)
-    chosen = {n.name for n in resizes if _reaches_discrete(n, dtypes)}
-    if not chosen:
-        return module
+    chosen = {
+        n.name for n in resizes if _integer(dtypes.get(n.name)) or _reaches_discrete(n, dtypes)
+    }
     graph = copy.deepcopy(module.graph)
     for node in graph.nodes:
         if node.name in chosen:
             node.target = interpolate
+        elif node.op == "call_function" and node.target is F.interpolate:
+            node.target = interpolate_integers  # uint8 in: exact (dtypes may be unknown)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
     out.recompile()
     return out
@@ -225,6 +267,19 @@ def _node_dtypes(module: fx.GraphModule, args: tuple) -> dict[str, list[torch.dt
         )
         found[node.name] = [m.dtype for m in metas if hasattr(m, "dtype")]
     return found
+
+
+def interpolate_integers(input: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
+    """:func:`interpolate` for a uint8 ``input`` (its result is integers: always exact),
+    ``F.interpolate`` itself for any other."""
+    if isinstance(input, torch.Tensor) and input.dtype == torch.uint8:
+        return interpolate(input, *args, **kwargs)
+    return F.interpolate(input, *args, **kwargs)
+
+
+def _integer(dtypes: list[torch.dtype] | None) -> bool:
+    """Whether a resize gives integers itself (a uint8 image resized)."""
+    return bool(dtypes) and not any(d.is_floating_point or d.is_complex for d in dtypes)
 
 
 def _reaches_discrete(start: fx.Node, dtypes: dict[str, list[torch.dtype]]) -> bool:
