@@ -202,6 +202,27 @@ class Registry:
         ]
 
 
+def support_table(specs: list[Support], channels: bool = False) -> list[str]:
+    """The markdown table of a replacement set's docs page (one row per function) and
+    its notes: what ``patchport patches <set>-docs`` writes for every set."""
+    head = ["function", "family", "supported cases", "dtypes"]
+    head += ["channels", "accuracy"] if channels else ["accuracy"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for spec in specs:
+        cases = "; ".join(f"`{arg}`: {', '.join(values)}" for arg, values in spec.arguments)
+        cells = [f"`{spec.target}`", spec.family, markdown_cell(cases) or "all"]
+        cells.append(", ".join(spec.dtypes))
+        if channels:
+            cells.append(", ".join(str(c) for c in spec.channels))
+        cells.append(markdown_cell(spec.accuracy))
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = [spec for spec in specs if spec.notes]
+    if notes:
+        lines += ["", "## Notes", ""]
+        lines += [f"- `{spec.target}`: {spec.notes}" for spec in notes]
+    return lines
+
+
 def markdown_cell(text: str) -> str:
     """Text safe inside a markdown table cell."""
     return text.replace("|", "\\|")

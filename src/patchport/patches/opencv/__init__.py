@@ -11,11 +11,10 @@ difference from OpenCV each traced call showed is in ``compile_graph(...).summar
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable
 
 from ...patching import FunctionPatch
-from ..contract import DEFAULT_LEVEL, markdown_cell
+from ..contract import DEFAULT_LEVEL, support_table
 from . import (
     arithmetic,
     calibration,
@@ -136,20 +135,8 @@ def render_markdown() -> str:
         "`opencv.all(verify=True)` also compares every traced call with OpenCV at trace time;",
         '`opencv.all(exclude=["cvtColor"])` leaves functions out for your own replacements.',
         "",
-        "| function | family | supported cases | dtypes | channels | accuracy |",
-        "|---|---|---|---|---|---|",
     ]
-    for spec in supported():
-        cases = "; ".join(f"`{arg}`: {', '.join(values)}" for arg, values in spec.arguments)
-        lines.append(
-            f"| `cv2.{spec.function}` | {spec.family} | {markdown_cell(cases) or 'all'} | "
-            f"{', '.join(spec.dtypes)} | {', '.join(builtins.map(str, spec.channels))} | "
-            f"{markdown_cell(spec.accuracy)} |"
-        )
-    notes = [spec for spec in supported() if spec.notes]
-    if notes:
-        lines += ["", "## Notes", ""]
-        lines += [f"- `cv2.{spec.function}`: {spec.notes}" for spec in notes]
+    lines += support_table(supported(), channels=True)
     lines += ["", *_RELEASES]
     return "\n".join(lines + _levels_section()) + "\n"
 

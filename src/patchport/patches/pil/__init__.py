@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...patching import FunctionPatch
-from ..contract import DEFAULT_LEVEL, Support, markdown_cell
+from ..contract import DEFAULT_LEVEL, Support, support_table
 from . import color, geometry, image
 from ._base import PIL, PILLOW, REGISTRY, UnsupportedCaseError
 
@@ -84,19 +84,8 @@ def render_markdown() -> str:
         "`tests/patches/` (hypothesis), and every traced call is compared with Pillow at",
         "trace time (`pil.all(verify=True)` raises on a difference).",
         "",
-        "| function | family | supported cases | dtypes | accuracy |",
-        "|---|---|---|---|---|",
     ]
-    for spec in supported():
-        cases = "; ".join(f"`{arg}`: {', '.join(values)}" for arg, values in spec.arguments)
-        lines.append(
-            f"| `{spec.target}` | {spec.family} | {markdown_cell(cases) or 'all'} | "
-            f"{', '.join(spec.dtypes)} | {markdown_cell(spec.accuracy)} |"
-        )
-    notes = [spec for spec in supported() if spec.notes]
-    if notes:
-        lines += ["", "## Notes", ""]
-        lines += [f"- `{spec.target}`: {spec.notes}" for spec in notes]
+    lines += support_table(supported())
     return "\n".join(lines) + "\n"
 
 
