@@ -42,13 +42,19 @@ def _sizes(function: str, pixels: torch.Tensor) -> tuple[int, int]:
     return fixed(pixels.shape[1], why), fixed(pixels.shape[0], why)
 
 
-def _size_argument(function: str, size: Any) -> tuple[int, int]:
+def _items(function: str, name: str, value: Any, expected: str) -> tuple[Any, ...]:
+    """``value`` as a tuple of as many items as ``expected`` names, else a refusal."""
     try:
-        items = tuple(size)
+        items = tuple(value)
     except TypeError:
-        raise refuse(function, "size", repr(size), "(width, height)") from None
-    if len(items) != 2:
-        raise refuse(function, "size", repr(size), "(width, height)")
+        raise refuse(function, name, repr(value), expected) from None
+    if len(items) != expected.count(",") + 1:
+        raise refuse(function, name, repr(value), expected)
+    return items
+
+
+def _size_argument(function: str, size: Any) -> tuple[int, int]:
+    items = _items(function, "size", size, "(width, height)")
     return operator.index(items[0]), operator.index(items[1])  # TypeError for floats
 
 
@@ -156,13 +162,7 @@ def _resize_core(pixels: torch.Tensor, size: tuple[int, int], code: int, box: tu
 
 
 def _box_argument(function: str, box: Any) -> tuple[float, ...]:
-    try:
-        items = tuple(box)
-    except TypeError:
-        raise refuse(function, "box", repr(box), "(left, upper, right, lower)") from None
-    if len(items) != 4:
-        raise refuse(function, "box", repr(box), "(left, upper, right, lower)")
-    return items
+    return _items(function, "box", box, "(left, upper, right, lower)")
 
 
 @replaces(
