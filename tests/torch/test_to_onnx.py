@@ -233,3 +233,22 @@ def test_an_epsilon_within_1e_8_of_zero_is_kept_in_the_file(tmp_path):
     assert report.ok, report.to_text()
     graph = onnx.load(str(tmp_path / "norm.onnx")).graph
     assert "Add" in [node.op_type for node in graph.node]
+
+
+class _TinyInvertedMask(torch.nn.Module):
+    """XLNet's and ProphetNet's ``1.0 - attention_mask`` on an integer mask: an
+    ``aten.rsub.Scalar`` whose result is promoted to float."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return x * (1.0 - mask)[..., None] + (2 - mask)[..., None]
+
+
+def test_a_python_number_minus_an_integer_mask_converts(tmp_path):
+    _, report = to_onnx(
+        _TinyInvertedMask(),
+        (torch.randn(2, 5, 4), torch.tensor([[1, 1, 0, 1, 0], [0, 1, 1, 1, 1]])),
+        dynamic_shapes=({0: "batch", 1: "seq"}, {0: "batch", 1: "seq"}),
+        path=tmp_path / "mask.onnx",
+        check_shapes=[(torch.randn(3, 7, 4), torch.randint(0, 2, (3, 7)))],
+    )
+    assert report.ok, report.to_text()

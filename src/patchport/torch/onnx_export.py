@@ -266,9 +266,12 @@ def _convert(
     from .apply import apply_patches_for_model
     from .onnx_rewrites import onnx_rewrite_patches
     from .onnx_translation import onnx_translation_table
+    from .onnx_promotions import cast_before_promoted_rsub
     from .onnx_views import contiguous_as_clones
 
-    contiguous_as_clones(program)  # to_onnx's own program: the user is not given it back
+    # to_onnx's own program: the user is not given it back
+    contiguous_as_clones(program)
+    cast_before_promoted_rsub(program)
     options: dict[str, Any] = {} if opset is None else {"opset_version": opset}
     patched = report.configuration != "plain"
     try:
