@@ -252,3 +252,23 @@ def test_a_python_number_minus_an_integer_mask_converts(tmp_path):
         check_shapes=[(torch.randn(3, 7, 4), torch.randint(0, 2, (3, 7)))],
     )
     assert report.ok, report.to_text()
+
+
+class _TinyStagesInOneBatch(torch.nn.Module):
+    """ZoeDepth's ``hidden_states.split(batch_size)`` (ProphetNet's ``x.chunk(n, dim)``
+    alike) on a dynamic dimension: a split of a symbolic size."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        stages = torch.cat([x, 2 * x, 3 * x]).split(x.shape[0], dim=0)
+        return stages[0] - stages[1] * stages[2]
+
+
+def test_a_split_of_a_symbolic_size_converts(tmp_path):
+    _, report = to_onnx(
+        _TinyStagesInOneBatch(),
+        (torch.randn(2, 6),),
+        dynamic_shapes=({0: "batch", 1: "width"},),
+        path=tmp_path / "split.onnx",
+        check_shapes=[(torch.randn(3, 10),), (torch.randn(1, 8),)],
+    )
+    assert report.ok, report.to_text()
