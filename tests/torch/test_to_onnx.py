@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("onnxscript")
 pytest.importorskip("onnxruntime")
 
-from patchport.errors import ExportArgumentError  # noqa: E402
+from patchport.errors import ExportArgumentError, ExportFailedError  # noqa: E402
 from patchport.torch import to_onnx  # noqa: E402
 
 from ..script_runs import Script  # noqa: E402
@@ -272,3 +272,19 @@ def test_a_split_of_a_symbolic_size_converts(tmp_path):
         check_shapes=[(torch.randn(3, 10),), (torch.randn(1, 8),)],
     )
     assert report.ok, report.to_text()
+
+
+def test_a_failing_stage_is_a_patchport_error_naming_model_stage_and_cause(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ExportFailedError) as caught:
+        to_onnx(
+            _TinyEpsilonNorm(),
+            (torch.randn(2, 5, 8),),
+            dynamic_shapes=({0: "batch", 1: "seq"},),
+            path=blocker / "norm.onnx",
+        )
+    text = str(caught.value)
+    assert text.startswith("patchport.torch.to_onnx(_TinyEpsilonNorm): saving the file at")
+    assert "Error" in text.split("failed: ", 1)[1], text
+    assert isinstance(caught.value.__cause__, OSError)
