@@ -32,6 +32,7 @@ _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
 _IMAGE_SIZE = {
     "mobilevit_unfolding_without_size_branch",
+    "depth_head_at_symbolic_size",
     "position_embeddings_always_resized",
     "tf_same_padding_any_size",
     "tf_same_padding_any_size_undilated",
@@ -334,6 +335,19 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         why="MobileViT rounds each feature map up to whole patches with integer arithmetic "
         "and always resizes (an identity when nothing is rounded) instead of a float ceil "
         "and an if on the size, so image height and width stay dynamic",
+    ),
+    ModulePatch(
+        name="depth_head_at_symbolic_size",
+        method="forward",
+        wants=copies_of(
+            "transformers.models.depth_anything.modeling_depth_anything."
+            "DepthAnythingDepthEstimationHead.forward"
+        ),
+        build=_replacement("transformers_vision", "depth_head_at_symbolic_size"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Depth Anything's depth head resizes to the image's size without int() fixing "
+        "a symbolic height and width to the traced ones",
     ),
 )
 
