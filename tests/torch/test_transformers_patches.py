@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -24,6 +26,7 @@ from patchport.torch.transformers_patches import (  # noqa: E402
     ModulePatch,
     copied_helper_patches,
     exporter_patches,
+    iter_transformers_patches,
     model_patches,
 )
 
@@ -475,3 +478,20 @@ def test_a_submodule_swapped_by_forward_is_put_back_with_the_attribute_naming_it
     with torch.no_grad():
         model(input_ids=long)
     assert any("_modules" in change or "module put back" in change for change in state.changes)
+
+
+def test_gpt_neo_attention_patches_compute_the_original_values_and_cover_imagegpt():
+    from .test_export_families import local_attention_decoder_with_cache
+
+    model, traced, _, checks = local_attention_decoder_with_cache()
+    names = {p.name for p in iter_transformers_patches(model)}
+    assert {"causal_buffer_read_by_index", "heads_merged_dense"} <= names
+    for inputs in (traced, *checks):
+        with torch.no_grad():
+            expected = model(**copy.deepcopy(inputs)).logits
+            with apply_patches_for_model(patch_transformers=True, model=model):
+                got = model(**copy.deepcopy(inputs)).logits
+        torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    config = transformers.ImageGPTConfig(n_embd=16, n_layer=1, n_head=2, vocab_size=17)
+    imagegpt = transformers.ImageGPTForCausalImageModeling(config)
+    assert "heads_merged_dense" in {p.name for p in iter_transformers_patches(imagegpt)}

@@ -289,6 +289,29 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         "whose reshape made torch guard seq != 1 (the decode step)",
     ),
     ModulePatch(
+        name="causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._attn"),
+        build=_replacement("transformers_attention", "causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="GPT-Neo reads its causal buffer by index, not by a slice whose clamping bounded "
+        "and guarded the lengths, on contiguous copies of its permuted heads (matmul "
+        "guarded seq != 1 on the views), so the decode step from a one-token past is kept",
+    ),
+    ModulePatch(
+        name="heads_merged_dense",
+        method="_merge_heads",
+        wants=copies_of(
+            "transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._merge_heads"
+        ),
+        build=_replacement("transformers_attention", "heads_merged_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="GPT-Neo and ImageGPT merge their attention heads from a contiguous copy, not "
+        ".contiguous() of a permuted view, which made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
         name="latent_keys_concatenated",
         method="expand_kv",
         wants=copies_of(

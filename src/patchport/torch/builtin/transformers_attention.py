@@ -226,3 +226,44 @@ def attention_interface_for_export(self: Any, attn_implementation: str, default:
     if chosen is sdpa_attention.sdpa_attention_forward:
         return sdpa_attention_one_path
     return chosen
+
+
+def causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GPT-Neo's ``_attn`` reading its causal buffer at rows ``k - q .. k`` and columns
+    ``.. k`` by index instead of by slicing, on contiguous copies of the query, the
+    transposed key and the value (permuted views): the slice's clamping made torch bound
+    and guard the lengths, and ``matmul``'s reshapes of the views guarded ``seq != 1`` and
+    ``past + seq != 1``, so the program refused the decode step from a one-token past.
+    Same values."""
+    query = _dense(query.to(torch.float32))
+    key = key.to(torch.float32)
+    attn_weights = torch.matmul(query, _dense(key.transpose(-1, -2)))
+    query_length, key_length = query.size(-2), key.size(-2)
+    rows = torch.arange(key_length - query_length, key_length, device=query.device)
+    columns = torch.arange(key_length, device=query.device)
+    causal_mask = self.bias[0, 0][rows[:, None], columns[None, :]]
+    lowest = torch.finfo(attn_weights.dtype).min
+    mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
+    attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def heads_merged_dense(
+    self: Any, tensor: torch.Tensor, num_heads: int, attn_head_size: int
+) -> torch.Tensor:
+    """GPT-Neo's and ImageGPT's ``_merge_heads`` (``(b, heads, s, d) -> (b, s, heads *
+    d)``) viewing a contiguous copy of the permuted heads: ``.contiguous()`` asked whether
+    the permuted view already was, which made torch guard ``seq != 1``."""
+    batch_size, _, seq_length, _ = tensor.shape
+    tensor = _dense(tensor.permute(0, 2, 1, 3))
+    return tensor.view(batch_size, seq_length, num_heads * attn_head_size)
