@@ -138,6 +138,13 @@ def copies_of(reference: str) -> Callable[[Any], bool]:
     return wants
 
 
+def copies_of_any(*references: str) -> Callable[[Any], bool]:
+    """``wants(module)``: :func:`copies_of` any of ``references`` (one replacement for
+    methods that compute the same thing in different code)."""
+    checks = [copies_of(reference) for reference in references]
+    return lambda module: any(check(module) for check in checks)
+
+
 def _builtin(module: str, name: str) -> Callable[[Any], Any]:
     """A function of ``patchport.torch.builtin.<module>``, imported when called."""
 
@@ -300,15 +307,38 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         "guarded seq != 1 on the views), so the decode step from a one-token past is kept",
     ),
     ModulePatch(
+        name="imagegpt_causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.imagegpt.modeling_imagegpt.ImageGPTAttention._attn"),
+        build=_replacement("transformers_attention", "imagegpt_causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="ImageGPT reads its causal buffer by index, not by a slice whose clamping "
+        "bounded and guarded the lengths, on contiguous copies of its permuted heads, so "
+        "the decode step from a one-token past is kept",
+    ),
+    ModulePatch(
+        name="bark_causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.bark.modeling_bark.BarkSelfAttention._attn"),
+        build=_replacement("transformers_attention", "bark_causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bark reads its causal buffer by index, not by a slice whose clamping bounded "
+        "and guarded the lengths, on contiguous copies of its permuted heads, so the "
+        "decode step from a one-token past is kept",
+    ),
+    ModulePatch(
         name="heads_merged_dense",
         method="_merge_heads",
-        wants=copies_of(
-            "transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._merge_heads"
+        wants=copies_of_any(
+            "transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._merge_heads",
+            "transformers.models.bark.modeling_bark.BarkSelfAttention._merge_heads",
         ),
         build=_replacement("transformers_attention", "heads_merged_dense"),
         distribution="transformers",
         versions=">=5.0,<6.0",
-        why="GPT-Neo and ImageGPT merge their attention heads from a contiguous copy, not "
+        why="GPT-Neo, ImageGPT and Bark merge their attention heads from a contiguous copy, not "
         ".contiguous() of a permuted view, which made torch guard seq != 1 (the decode step)",
     ),
     ModulePatch(

@@ -228,6 +228,15 @@ def attention_interface_for_export(self: Any, attn_implementation: str, default:
     return chosen
 
 
+def _causal_rows(bias: torch.Tensor, query_length: Any, key_length: Any) -> torch.Tensor:
+    """``bias[:, :, k - q : k, :k]`` of a ``(1, 1, n, n)`` causal buffer, read by index
+    (``(q, k)``, broadcasting alike): the slice clamps its bounds to ``n``, which made
+    torch bound the lengths and guard ``past + seq != 1`` on them."""
+    rows = torch.arange(key_length - query_length, key_length, device=bias.device)
+    columns = torch.arange(key_length, device=bias.device)
+    return bias[0, 0][rows[:, None], columns[None, :]]
+
+
 def causal_buffer_read_by_index(
     self: Any,
     query: torch.Tensor,
@@ -244,10 +253,7 @@ def causal_buffer_read_by_index(
     query = _dense(query.to(torch.float32))
     key = key.to(torch.float32)
     attn_weights = torch.matmul(query, _dense(key.transpose(-1, -2)))
-    query_length, key_length = query.size(-2), key.size(-2)
-    rows = torch.arange(key_length - query_length, key_length, device=query.device)
-    columns = torch.arange(key_length, device=query.device)
-    causal_mask = self.bias[0, 0][rows[:, None], columns[None, :]]
+    causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
     lowest = torch.finfo(attn_weights.dtype).min
     mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
     attn_weights = torch.where(causal_mask, attn_weights, mask_value)
@@ -261,9 +267,61 @@ def causal_buffer_read_by_index(
 def heads_merged_dense(
     self: Any, tensor: torch.Tensor, num_heads: int, attn_head_size: int
 ) -> torch.Tensor:
-    """GPT-Neo's and ImageGPT's ``_merge_heads`` (``(b, heads, s, d) -> (b, s, heads *
-    d)``) viewing a contiguous copy of the permuted heads: ``.contiguous()`` asked whether
-    the permuted view already was, which made torch guard ``seq != 1``."""
+    """GPT-Neo's, ImageGPT's and Bark's ``_merge_heads`` (``(b, heads, s, d) -> (b, s,
+    heads * d)``) viewing a contiguous copy of the permuted heads: ``.contiguous()`` asked
+    whether the permuted view already was, which made torch guard ``seq != 1``."""
     batch_size, _, seq_length, _ = tensor.shape
     tensor = _dense(tensor.permute(0, 2, 1, 3))
     return tensor.view(batch_size, seq_length, num_heads * attn_head_size)
+
+
+def imagegpt_causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ImageGPT's ``_attn`` as :func:`causal_buffer_read_by_index` does GPT-Neo's: the
+    causal buffer read by index, the matrix products on contiguous copies. Same values."""
+    from transformers.utils import torch_float
+
+    attn_weights = torch.matmul(_dense(query), _dense(key.transpose(-1, -2)))
+    if self.scale_attn_weights:
+        attn_weights = attn_weights / torch_float(value.size(-1) ** 0.5)
+    if self.scale_attn_by_inverse_layer_idx:
+        attn_weights = attn_weights / float(self.layer_idx + 1)
+    if not self.is_cross_attention:
+        causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
+        lowest = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
+        attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).type(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def bark_causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bark's ``_attn`` as :func:`causal_buffer_read_by_index` does GPT-Neo's: the
+    causal buffer read by index, the matrix products on contiguous copies. Same values."""
+    import math
+
+    scale = 1.0 / math.sqrt(self.head_dim)
+    attn_weights = torch.matmul(_dense(query), _dense(key.transpose(-1, -2))) * scale
+    if self.is_causal:
+        causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
+        lowest = torch.finfo(attn_weights.dtype).min
+        attn_weights = attn_weights.masked_fill(causal_mask == 0, lowest)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
