@@ -132,6 +132,7 @@ def test_arguments_are_refused_in_words_before_exporting(tmp_path):
 # attention output x.transpose(1, 2).contiguous() kept the transposed strides;
 # patchport.torch.onnx_views makes each contiguous() a contiguous clone
 CONVERTING = [
+    "local-attention decoder + cache",  # its causal buffer read by index (a Gather)
     "MoE decoder + cache",
     "text encoder-decoder + cache",
     "speech encoder-decoder + cache",
