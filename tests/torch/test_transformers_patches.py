@@ -561,3 +561,49 @@ def test_causal_buffer_decoders_keep_the_decode_step_from_a_one_token_past(name)
     plain = report.attempts[0]
     assert plain.configuration == "plain" and plain.report is not None
     assert plain.report.refused == 1
+
+
+def _tiny_xlnet():
+    torch.manual_seed(0)
+    config = transformers.XLNetConfig(vocab_size=VOCAB, d_model=32, n_layer=1, n_head=4, d_inner=64)
+    return transformers.XLNetModel(config).eval()
+
+
+def _xlnet_inputs(batch: int, seq: int, seed: int) -> dict:
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        "input_ids": torch.randint(0, VOCAB, (batch, seq), generator=generator),
+        "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
+    }
+
+
+def test_xlnet_relative_shift_patch_computes_the_original_values():
+    model = _tiny_xlnet()
+    assert "relative_shift_by_flat_reshapes" in {p.name for p in iter_transformers_patches(model)}
+    for batch, seq in ((2, 5), (1, 1), (3, 2)):
+        inputs = _xlnet_inputs(batch, seq, seed=seq)
+        with torch.no_grad():
+            expected = model(**inputs).last_hidden_state
+            with apply_patches_for_model(patch_transformers=True, model=model):
+                got = model(**inputs).last_hidden_state
+        assert torch.equal(got, expected)
+
+
+def test_xlnet_keeps_a_one_token_sequence():
+    # plain torch.export guards (2 * seq - 1) % seq != 0 in the relative shift's reshape
+    model = _tiny_xlnet()
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    checks = [_xlnet_inputs(1, 1, seed=2), _xlnet_inputs(3, 9, seed=3)]
+    _, report = export(
+        model,
+        (),
+        _xlnet_inputs(2, 5, seed=1),
+        dynamic_shapes=shapes,
+        check_shapes=checks,
+        allow_narrowing=True,
+    )
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    assert "relative_shift_by_flat_reshapes" in {p.name for p in report.patches.exercised()}
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and plain.report is not None
+    assert plain.report.refused == 1

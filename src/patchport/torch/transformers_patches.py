@@ -342,6 +342,19 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         ".contiguous() of a permuted view, which made torch guard seq != 1 (the decode step)",
     ),
     ModulePatch(
+        name="relative_shift_by_flat_reshapes",
+        method="rel_shift_bnij",
+        wants=copies_of(
+            "transformers.models.xlnet.modeling_xlnet.XLNetRelativeAttention.rel_shift_bnij"
+        ),
+        build=_replacement("transformers_attention", "relative_shift_by_flat_reshapes"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="XLNet shifts its relative attention scores with reshapes through the flat axis, "
+        "not between (seq, 2 * seq - 1) and (2 * seq - 1, seq) directly, which made torch "
+        "guard seq != 1",
+    ),
+    ModulePatch(
         name="latent_keys_concatenated",
         method="expand_kv",
         wants=copies_of(

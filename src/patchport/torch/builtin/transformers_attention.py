@@ -325,3 +325,15 @@ def bark_causal_buffer_read_by_index(
     attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
     attn_weights = self.attn_dropout(attn_weights)
     return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def relative_shift_by_flat_reshapes(x: torch.Tensor, klen: Any = -1) -> torch.Tensor:
+    """XLNet's ``rel_shift_bnij`` (scores ``(b, n, i, j)`` shifted by one relative
+    position per row) with each reshape between ``(i, j)`` and ``(j, i)`` made through the
+    flat ``i * j`` axis: reshaping one to the other directly made torch guard
+    ``(2 * seq - 1) % seq != 0``, which refused a one-token sequence. Same values."""
+    batch, heads, rows, columns = x.shape
+    x = x.reshape(batch, heads, rows * columns).reshape(batch, heads, columns, rows)
+    x = x[:, :, 1:, :]
+    x = x.reshape(batch, heads, (columns - 1) * rows).reshape(batch, heads, rows, columns - 1)
+    return torch.index_select(x, 3, torch.arange(klen, device=x.device, dtype=torch.long))
