@@ -210,6 +210,11 @@ def test_output_comparison_catches_a_wrong_value():
     assert not ok and "2 output tensors, eager gives 1" in problem
 
 
+def test_output_comparison_names_both_shapes_when_they_differ():
+    ok, _, problem = compare_outputs([torch.zeros(1, 8, 8)], [torch.zeros(1, 6, 8)], 0, 1e-4)
+    assert not ok and problem == "output 0: shape (1, 6, 8), eager (1, 8, 8)"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

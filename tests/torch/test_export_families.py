@@ -91,6 +91,38 @@ def alibi_decoder_with_cache():
     return model, inputs(2, 5, 7, seed=1), shapes, checks
 
 
+def local_attention_decoder_with_cache():
+    """GPT-Neo: global and local (windowed) layers masked by slicing a causal buffer, heads
+    split and merged as permuted views; checked on the decode step from a one-token past
+    (mask length 2) and past the window of 4."""
+    torch.manual_seed(0)
+    config = transformers.GPTNeoConfig(
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        attention_types=[[["global", "local"], 1]],
+        window_size=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=32,
+        intermediate_size=64,
+    )
+    model = transformers.GPTNeoForCausalLM(config).eval()
+
+    def inputs(batch: int, seq: int, past: int, seed: int) -> dict:
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch, config.num_heads, past, config.hidden_size // config.num_heads)
+        keys = [torch.randn(shape, generator=generator) for _ in range(2)]
+        values = [torch.randn(shape, generator=generator) for _ in range(2)]
+        mask = torch.ones(batch, past + seq, dtype=torch.int64)
+        cache = make_dynamic_cache(config, keys, values)
+        return {"input_ids": _tokens(batch, seq, seed), "attention_mask": mask, "cache": cache}
+
+    per_layer = [{0: "batch", 2: "past"}, {0: "batch", 2: "past"}]
+    shapes = {**_decoder_shapes(), "cache": [per_layer, [dict(d) for d in per_layer]]}
+    checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
 def latent_attention_decoder_with_cache():
     """DeepSeek-V3: multi-head latent attention, whose cache holds the compressed keys
     (one head of kv_lora_rank) and the rotary part; checked on the decode step from a
@@ -303,6 +335,7 @@ def state_space(traced_seq: int = 5, check_seqs=(1, 3)):
 FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
     "alibi decoder + cache": alibi_decoder_with_cache,
+    "local-attention decoder + cache": local_attention_decoder_with_cache,
     "latent-attention decoder + cache": latent_attention_decoder_with_cache,
     "sinusoidal-table decoder + cache": sinusoidal_decoder_with_cache,
     "MoE decoder + cache": moe_decoder_with_cache,

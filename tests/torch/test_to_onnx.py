@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("onnxscript")
 pytest.importorskip("onnxruntime")
 
-from patchport.errors import ExportArgumentError  # noqa: E402
+from patchport.errors import ExportArgumentError, ExportFailedError  # noqa: E402
 from patchport.torch import to_onnx  # noqa: E402
 
 from ..script_runs import Script  # noqa: E402
@@ -132,6 +132,7 @@ def test_arguments_are_refused_in_words_before_exporting(tmp_path):
 # attention output x.transpose(1, 2).contiguous() kept the transposed strides;
 # patchport.torch.onnx_views makes each contiguous() a contiguous clone
 CONVERTING = [
+    "local-attention decoder + cache",  # its causal buffer read by index (a Gather)
     "MoE decoder + cache",
     "text encoder-decoder + cache",
     "speech encoder-decoder + cache",
@@ -233,3 +234,58 @@ def test_an_epsilon_within_1e_8_of_zero_is_kept_in_the_file(tmp_path):
     assert report.ok, report.to_text()
     graph = onnx.load(str(tmp_path / "norm.onnx")).graph
     assert "Add" in [node.op_type for node in graph.node]
+
+
+class _TinyInvertedMask(torch.nn.Module):
+    """XLNet's and ProphetNet's ``1.0 - attention_mask`` on an integer mask: an
+    ``aten.rsub.Scalar`` whose result is promoted to float."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return x * (1.0 - mask)[..., None] + (2 - mask)[..., None]
+
+
+def test_a_python_number_minus_an_integer_mask_converts(tmp_path):
+    _, report = to_onnx(
+        _TinyInvertedMask(),
+        (torch.randn(2, 5, 4), torch.tensor([[1, 1, 0, 1, 0], [0, 1, 1, 1, 1]])),
+        dynamic_shapes=({0: "batch", 1: "seq"}, {0: "batch", 1: "seq"}),
+        path=tmp_path / "mask.onnx",
+        check_shapes=[(torch.randn(3, 7, 4), torch.randint(0, 2, (3, 7)))],
+    )
+    assert report.ok, report.to_text()
+
+
+class _TinyStagesInOneBatch(torch.nn.Module):
+    """ZoeDepth's ``hidden_states.split(batch_size)`` (ProphetNet's ``x.chunk(n, dim)``
+    alike) on a dynamic dimension: a split of a symbolic size."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        stages = torch.cat([x, 2 * x, 3 * x]).split(x.shape[0], dim=0)
+        return stages[0] - stages[1] * stages[2]
+
+
+def test_a_split_of_a_symbolic_size_converts(tmp_path):
+    _, report = to_onnx(
+        _TinyStagesInOneBatch(),
+        (torch.randn(2, 6),),
+        dynamic_shapes=({0: "batch", 1: "width"},),
+        path=tmp_path / "split.onnx",
+        check_shapes=[(torch.randn(3, 10),), (torch.randn(1, 8),)],
+    )
+    assert report.ok, report.to_text()
+
+
+def test_a_failing_stage_is_a_patchport_error_naming_model_stage_and_cause(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ExportFailedError) as caught:
+        to_onnx(
+            _TinyEpsilonNorm(),
+            (torch.randn(2, 5, 8),),
+            dynamic_shapes=({0: "batch", 1: "seq"},),
+            path=blocker / "norm.onnx",
+        )
+    text = str(caught.value)
+    assert text.startswith("patchport.torch.to_onnx(_TinyEpsilonNorm): saving the file at")
+    assert "Error" in text.split("failed: ", 1)[1], text
+    assert isinstance(caught.value.__cause__, OSError)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -24,6 +26,7 @@ from patchport.torch.transformers_patches import (  # noqa: E402
     ModulePatch,
     copied_helper_patches,
     exporter_patches,
+    iter_transformers_patches,
     model_patches,
 )
 
@@ -475,3 +478,132 @@ def test_a_submodule_swapped_by_forward_is_put_back_with_the_attribute_naming_it
     with torch.no_grad():
         model(input_ids=long)
     assert any("_modules" in change or "module put back" in change for change in state.changes)
+
+
+def _causal_buffer_decoder(name: str):
+    """A one-layer ImageGPT or Bark (semantic) with a cache: attention masked by slicing a
+    causal buffer, heads merged from permuted views; inputs ``(batch, seq, past, seed)``."""
+    torch.manual_seed(0)
+    if name == "imagegpt":
+        config = transformers.ImageGPTConfig(
+            n_embd=32, n_layer=1, n_head=4, vocab_size=17, n_positions=32
+        )
+        model = transformers.ImageGPTForCausalImageModeling(config).eval()
+    else:
+        config = transformers.BarkSemanticConfig(
+            hidden_size=32,
+            num_layers=1,
+            num_heads=4,
+            block_size=32,
+            input_vocab_size=17,
+            output_vocab_size=17,
+        )
+        model = transformers.BarkSemanticModel(config).eval()
+
+    def inputs(batch: int, seq: int, past: int, seed: int) -> dict:
+        generator = torch.Generator().manual_seed(seed)
+        keys = [torch.randn(batch, 4, past, 8, generator=generator)]
+        values = [torch.randn(batch, 4, past, 8, generator=generator)]
+        return {
+            "input_ids": torch.randint(0, 16, (batch, seq), generator=generator),
+            "attention_mask": torch.ones(batch, past + seq, dtype=torch.int64),
+            "cache": make_dynamic_cache(config, keys, values),
+        }
+
+    shapes = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past+seq"},
+        "cache": [[{0: "batch", 2: "past"}], [{0: "batch", 2: "past"}]],
+    }
+    checks = [inputs(1, 1, 1, seed=2), inputs(2, 1, 12, seed=3), inputs(1, 4, 3, seed=4)]
+    return model, inputs(2, 5, 7, seed=1), shapes, checks
+
+
+def _gpt_neo():
+    from .test_export_families import local_attention_decoder_with_cache
+
+    return local_attention_decoder_with_cache()
+
+
+CAUSAL_BUFFER_DECODERS = {
+    "gpt_neo": (_gpt_neo, "causal_buffer_read_by_index"),
+    "imagegpt": (
+        lambda: _causal_buffer_decoder("imagegpt"),
+        "imagegpt_causal_buffer_read_by_index",
+    ),
+    "bark": (lambda: _causal_buffer_decoder("bark"), "bark_causal_buffer_read_by_index"),
+}
+
+
+@pytest.mark.parametrize("name", list(CAUSAL_BUFFER_DECODERS))
+def test_causal_buffer_attention_patches_compute_the_original_values(name):
+    build, attention = CAUSAL_BUFFER_DECODERS[name]
+    model, traced, _, checks = build()
+    names = {p.name for p in iter_transformers_patches(model)}
+    assert {attention, "heads_merged_dense"} <= names
+    for inputs in (traced, *checks):
+        with torch.no_grad():
+            expected = model(**copy.deepcopy(inputs)).logits
+            with apply_patches_for_model(patch_transformers=True, model=model):
+                got = model(**copy.deepcopy(inputs)).logits
+        torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["imagegpt", "bark"])
+def test_causal_buffer_decoders_keep_the_decode_step_from_a_one_token_past(name):
+    # plain torch.export traces every length as >= 2: its program refuses (1, 1, past 1)
+    model, traced, shapes, checks = CAUSAL_BUFFER_DECODERS[name][0]()
+    _, report = export(
+        model, (), traced, dynamic_shapes=shapes, check_shapes=checks, allow_narrowing=True
+    )
+    assert report.is_general and report.wrong_values == 0, report.to_text()
+    assert CAUSAL_BUFFER_DECODERS[name][1] in {p.name for p in report.patches.exercised()}
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and plain.report is not None
+    assert plain.report.refused == 1
+
+
+def _tiny_xlnet():
+    torch.manual_seed(0)
+    config = transformers.XLNetConfig(vocab_size=VOCAB, d_model=32, n_layer=1, n_head=4, d_inner=64)
+    return transformers.XLNetModel(config).eval()
+
+
+def _xlnet_inputs(batch: int, seq: int, seed: int) -> dict:
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        "input_ids": torch.randint(0, VOCAB, (batch, seq), generator=generator),
+        "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
+    }
+
+
+def test_xlnet_relative_shift_patch_computes_the_original_values():
+    model = _tiny_xlnet()
+    assert "relative_shift_by_flat_reshapes" in {p.name for p in iter_transformers_patches(model)}
+    for batch, seq in ((2, 5), (1, 1), (3, 2)):
+        inputs = _xlnet_inputs(batch, seq, seed=seq)
+        with torch.no_grad():
+            expected = model(**inputs).last_hidden_state
+            with apply_patches_for_model(patch_transformers=True, model=model):
+                got = model(**inputs).last_hidden_state
+        assert torch.equal(got, expected)
+
+
+def test_xlnet_keeps_a_one_token_sequence():
+    # plain torch.export guards (2 * seq - 1) % seq != 0 in the relative shift's reshape
+    model = _tiny_xlnet()
+    shapes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    checks = [_xlnet_inputs(1, 1, seed=2), _xlnet_inputs(3, 9, seed=3)]
+    _, report = export(
+        model,
+        (),
+        _xlnet_inputs(2, 5, seed=1),
+        dynamic_shapes=shapes,
+        check_shapes=checks,
+        allow_narrowing=True,
+    )
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    assert "relative_shift_by_flat_reshapes" in {p.name for p in report.patches.exercised()}
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and plain.report is not None
+    assert plain.report.refused == 1

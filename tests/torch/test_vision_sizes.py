@@ -233,3 +233,54 @@ def test_mobilevit_exports_with_dynamic_height_and_width():
     plain = report.attempts[0]
     assert plain.configuration == "plain" and plain.report is not None
     assert plain.report.refused == len(checks)
+
+
+def tiny_depth_anything():
+    """A DINOv2 backbone and DPT's neck; its depth head resizes to ``int(patch_height *
+    patch_size)``, an ``int()`` that fixed a symbolic size to the traced one."""
+    torch.manual_seed(0)
+    backbone = transformers.Dinov2Config(
+        **{**_vit_like(), "num_hidden_layers": 4, "patch_size": 14, "image_size": 56},
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+        reshape_hidden_states=False,
+    )
+    config = transformers.DepthAnythingConfig(
+        backbone_config=backbone,
+        patch_size=14,
+        reassemble_hidden_size=32,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        head_hidden_size=8,
+    )
+    return transformers.DepthAnythingForDepthEstimation(config).eval()
+
+
+@pytest.mark.parametrize("size", [(56, 56), (70, 98)])
+def test_depth_anything_head_patch_computes_the_original_depth(size):
+    model = tiny_depth_anything()
+    found = [p.name for p in iter_transformers_patches(model, [TransformersPatch.IMAGE_SIZE])]
+    assert "depth_head_at_symbolic_size" in found
+    inputs = image(2, *size, seed=1)
+    with torch.no_grad():
+        expected = model(**inputs).predicted_depth
+        with apply_patches_for_model(
+            patch_transformers=[TransformersPatch.IMAGE_SIZE], model=model
+        ):
+            got = model(**inputs).predicted_depth
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.slow
+def test_depth_anything_exports_with_dynamic_height_and_width():
+    model = tiny_depth_anything()
+    traced = image(2, 70, 70, seed=1)
+    checks = [image(1, 70, 70, seed=2), image(3, 56, 98, seed=3)]
+    program, report = export(
+        model, (), traced, dynamic_shapes=SHAPES, check_shapes=checks, allow_narrowing=True
+    )
+    assert all(check.ok for check in report.shape_checks), report.to_text()
+    assert "depth_head_at_symbolic_size" in {p.name for p in report.patches.exercised()}
+    # plain torch.export fixes the depth map's size: it refuses the new image size
+    plain = report.attempts[0]
+    assert plain.configuration == "plain" and plain.report is not None
+    assert plain.report.refused == 1

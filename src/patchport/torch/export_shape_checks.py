@@ -43,9 +43,10 @@ def compare_outputs(
     worst = 0.0
     for index, (a, b) in enumerate(zip(flat_expected, flat_got)):
         if a.shape != b.shape:
+            shapes = f"shape {tuple(b.shape)}, eager {tuple(a.shape)}"
             a, b = _common_tail(a, b)
             if a is None:
-                return False, float("nan"), f"output {index}: shape {tuple(b.shape)} vs eager"
+                return False, float("nan"), f"output {index}: {shapes}"
         if a.numel():
             worst = max(worst, (a.double() - b.double()).abs().max().item())
         if not torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):

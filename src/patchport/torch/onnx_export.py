@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..errors import ExportArgumentError, ExportFailedError
+from ..errors import ExportArgumentError, ExportFailedError, PatchportError
 from .export_report import ExportReport, ShapeCheck
 from .export_shape_checks import (
     _describe,
@@ -206,21 +206,23 @@ def program_to_onnx(
     kwargs = {} if kwargs is None else kwargs
     target = Path(path)
     _refuse_generation(model, args, kwargs, check_generation)
-    onnx_program = _convert(program, args, kwargs, target_opset, export_report)
-    traced = ordered_inputs(program, model, args, kwargs)
-    inputs = tensor_leaves(traced, "past_key_values")
-    expected_traced = eager_outputs(model, [kwargs if not args else args])[0]
-    outputs = tensor_leaves(expected_traced, "present")
-    dynamic = _rename(
-        onnx_program.model,
-        inputs,
-        outputs,
-        input_dimension_names(model, args, kwargs, dynamic_shapes),
-    )
+    onnx_program = _convert(program, args, kwargs, target_opset, export_report, model)
+    with _stage(model, "naming the file's inputs and outputs"):
+        traced = ordered_inputs(program, model, args, kwargs)
+        inputs = tensor_leaves(traced, "past_key_values")
+        expected_traced = eager_outputs(model, [kwargs if not args else args])[0]
+        outputs = tensor_leaves(expected_traced, "present")
+        dynamic = _rename(
+            onnx_program.model,
+            inputs,
+            outputs,
+            input_dimension_names(model, args, kwargs, dynamic_shapes),
+        )
     size = sum(p.numel() * p.element_size() for p in model.parameters())
     external = size > EXTERNAL_DATA_BYTES if large_model is None else bool(large_model)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    onnx_program.save(str(target), external_data=external)
+    with _stage(model, f"saving the file at {target}"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        onnx_program.save(str(target), external_data=external)
     report = OnnxReport(
         target,
         export_report,
@@ -229,16 +231,39 @@ def program_to_onnx(
         dynamic,
         external_data=external,
     )
-    session = _session(target)
+    with _stage(model, "opening the file in ONNX Runtime"):
+        session = _session(target)
     if check_shapes:
-        report.checks = _run_checks(session, program, model, check_shapes, rtol, atol, expected)
+        with _stage(model, "checking the file in ONNX Runtime against eager"):
+            report.checks = _run_checks(session, program, model, check_shapes, rtol, atol, expected)
     if check_generation:
         from .onnx_generation import check_generation as run_generation
 
-        report.generation_ok, report.generation = run_generation(
-            session, model, dict(inputs), check_generation
-        )
+        with _stage(model, "checking greedy generation from the file"):
+            report.generation_ok, report.generation = run_generation(
+                session, model, dict(inputs), check_generation
+            )
     return OnnxResult(target, report)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+@contextlib.contextmanager
+def _stage(model: torch.nn.Module, stage: str) -> Any:
+    """A failure in ``stage`` of the conversion as an :class:`ExportFailedError` naming
+    the model, the stage and the cause (patchport's own errors pass as they are)."""
+    try:
+        yield
+    except PatchportError:
+        raise
+    except Exception as exc:
+        raise ExportFailedError(
+            f"patchport.torch.to_onnx({type(model).__name__}): {stage} failed: {_first_line(exc)}",
+            [],
+        ) from exc
 
 
 def _refuse_generation(model: torch.nn.Module, args: tuple, kwargs: dict, new_tokens: int) -> None:
@@ -258,17 +283,26 @@ def _refuse_generation(model: torch.nn.Module, args: tuple, kwargs: dict, new_to
 
 
 def _convert(
-    program: Any, args: tuple, kwargs: dict, opset: int | None, report: ExportReport
+    program: Any,
+    args: tuple,
+    kwargs: dict,
+    opset: int | None,
+    report: ExportReport,
+    model: torch.nn.Module,
 ) -> Any:
     """``torch.onnx.export`` of the program in the configuration that exported it: its
     decomposition traces the program again (and rebuilds the cache from its inputs), so it
     needs the same patches and ``backed_size_oblivious`` to take the same branches."""
     from .apply import apply_patches_for_model
+    from .onnx_promotions import cast_before_promoted_rsub
     from .onnx_rewrites import onnx_rewrite_patches
     from .onnx_translation import onnx_translation_table
     from .onnx_views import contiguous_as_clones
 
-    contiguous_as_clones(program)  # to_onnx's own program: the user is not given it back
+    # to_onnx's own program: the user is not given it back
+    with _stage(model, "preparing the program for torch.onnx"):
+        contiguous_as_clones(program)
+        cast_before_promoted_rsub(program)
     options: dict[str, Any] = {} if opset is None else {"opset_version": opset}
     patched = report.configuration != "plain"
     try:
@@ -294,11 +328,9 @@ def _convert(
         cause = exc
         while cause.__cause__ is not None:  # torch.onnx wraps the real error
             cause = cause.__cause__
-        text = str(cause).strip()
-        first = text.splitlines()[0] if text else type(cause).__name__
         raise ExportFailedError(
-            f"patchport.torch.to_onnx: torch.onnx.export could not convert the exported "
-            f"program: {type(cause).__name__}: {first[:300]}\nAn op it names may need an ONNX "
+            f"patchport.torch.to_onnx({type(model).__name__}): torch.onnx.export could not "
+            f"convert the exported program: {_first_line(cause)}\nAn op it names may need an ONNX "
             f"translation (patchport.torch.onnx_translation); the program itself is right "
             f"(patchport.torch.export returns it).",
             [],
@@ -320,11 +352,10 @@ def _rename(
 
     graph = model.graph
     if len(graph.inputs) != len(inputs) or len(graph.outputs) != len(outputs):
-        raise ExportFailedError(
-            f"patchport.torch.to_onnx: the ONNX graph has {len(graph.inputs)} inputs and "
-            f"{len(graph.outputs)} outputs, the model {len(inputs)} tensor inputs and "
-            f"{len(outputs)} tensor outputs; cannot name them.",
-            [],
+        raise ValueError(  # program_to_onnx's stage names the model
+            f"the ONNX graph has {len(graph.inputs)} inputs and {len(graph.outputs)} "
+            f"outputs, the model {len(inputs)} tensor inputs and {len(outputs)} tensor "
+            f"outputs; cannot name them"
         )
     symbols: dict[str, str] = {}
     dynamic: dict[str, list[str]] = {}

@@ -32,6 +32,7 @@ _ROTARY = {"rotary_forward_without_state"}
 _SCAN = {"mamba_selective_scan_closed_form", "mamba2_chunk_scan_padded_symbolically"}
 _IMAGE_SIZE = {
     "mobilevit_unfolding_without_size_branch",
+    "depth_head_at_symbolic_size",
     "position_embeddings_always_resized",
     "tf_same_padding_any_size",
     "tf_same_padding_any_size_undilated",
@@ -135,6 +136,13 @@ def copies_of(reference: str) -> Callable[[Any], bool]:
         return same_code(candidate, original)
 
     return wants
+
+
+def copies_of_any(*references: str) -> Callable[[Any], bool]:
+    """``wants(module)``: :func:`copies_of` any of ``references`` (one replacement for
+    methods that compute the same thing in different code)."""
+    checks = [copies_of(reference) for reference in references]
+    return lambda module: any(check(module) for check in checks)
 
 
 def _builtin(module: str, name: str) -> Callable[[Any], Any]:
@@ -288,6 +296,65 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         "whose reshape made torch guard seq != 1 (the decode step)",
     ),
     ModulePatch(
+        name="causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._attn"),
+        build=_replacement("transformers_attention", "causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="GPT-Neo reads its causal buffer by index, not by a slice whose clamping bounded "
+        "and guarded the lengths, on contiguous copies of its permuted heads (matmul "
+        "guarded seq != 1 on the views), so the decode step from a one-token past is kept",
+    ),
+    ModulePatch(
+        name="imagegpt_causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.imagegpt.modeling_imagegpt.ImageGPTAttention._attn"),
+        build=_replacement("transformers_attention", "imagegpt_causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="ImageGPT reads its causal buffer by index, not by a slice whose clamping "
+        "bounded and guarded the lengths, on contiguous copies of its permuted heads, so "
+        "the decode step from a one-token past is kept",
+    ),
+    ModulePatch(
+        name="bark_causal_buffer_read_by_index",
+        method="_attn",
+        wants=copies_of("transformers.models.bark.modeling_bark.BarkSelfAttention._attn"),
+        build=_replacement("transformers_attention", "bark_causal_buffer_read_by_index"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Bark reads its causal buffer by index, not by a slice whose clamping bounded "
+        "and guarded the lengths, on contiguous copies of its permuted heads, so the "
+        "decode step from a one-token past is kept",
+    ),
+    ModulePatch(
+        name="heads_merged_dense",
+        method="_merge_heads",
+        wants=copies_of_any(
+            "transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._merge_heads",
+            "transformers.models.bark.modeling_bark.BarkSelfAttention._merge_heads",
+        ),
+        build=_replacement("transformers_attention", "heads_merged_dense"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="GPT-Neo, ImageGPT and Bark merge their attention heads from a contiguous copy, not "
+        ".contiguous() of a permuted view, which made torch guard seq != 1 (the decode step)",
+    ),
+    ModulePatch(
+        name="relative_shift_by_flat_reshapes",
+        method="rel_shift_bnij",
+        wants=copies_of(
+            "transformers.models.xlnet.modeling_xlnet.XLNetRelativeAttention.rel_shift_bnij"
+        ),
+        build=_replacement("transformers_attention", "relative_shift_by_flat_reshapes"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="XLNet shifts its relative attention scores with reshapes through the flat axis, "
+        "not between (seq, 2 * seq - 1) and (2 * seq - 1, seq) directly, which made torch "
+        "guard seq != 1",
+    ),
+    ModulePatch(
         name="latent_keys_concatenated",
         method="expand_kv",
         wants=copies_of(
@@ -334,6 +401,19 @@ MODULE_PATCHES: tuple[ModulePatch, ...] = (
         why="MobileViT rounds each feature map up to whole patches with integer arithmetic "
         "and always resizes (an identity when nothing is rounded) instead of a float ceil "
         "and an if on the size, so image height and width stay dynamic",
+    ),
+    ModulePatch(
+        name="depth_head_at_symbolic_size",
+        method="forward",
+        wants=copies_of(
+            "transformers.models.depth_anything.modeling_depth_anything."
+            "DepthAnythingDepthEstimationHead.forward"
+        ),
+        build=_replacement("transformers_vision", "depth_head_at_symbolic_size"),
+        distribution="transformers",
+        versions=">=5.0,<6.0",
+        why="Depth Anything's depth head resizes to the image's size without int() fixing "
+        "a symbolic height and width to the traced ones",
     ),
 )
 

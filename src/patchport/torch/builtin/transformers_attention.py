@@ -226,3 +226,114 @@ def attention_interface_for_export(self: Any, attn_implementation: str, default:
     if chosen is sdpa_attention.sdpa_attention_forward:
         return sdpa_attention_one_path
     return chosen
+
+
+def _causal_rows(bias: torch.Tensor, query_length: Any, key_length: Any) -> torch.Tensor:
+    """``bias[:, :, k - q : k, :k]`` of a ``(1, 1, n, n)`` causal buffer, read by index
+    (``(q, k)``, broadcasting alike): the slice clamps its bounds to ``n``, which made
+    torch bound the lengths and guard ``past + seq != 1`` on them."""
+    rows = torch.arange(key_length - query_length, key_length, device=bias.device)
+    columns = torch.arange(key_length, device=bias.device)
+    return bias[0, 0][rows[:, None], columns[None, :]]
+
+
+def causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GPT-Neo's ``_attn`` reading its causal buffer at rows ``k - q .. k`` and columns
+    ``.. k`` by index instead of by slicing, on contiguous copies of the query, the
+    transposed key and the value (permuted views): the slice's clamping made torch bound
+    and guard the lengths, and ``matmul``'s reshapes of the views guarded ``seq != 1`` and
+    ``past + seq != 1``, so the program refused the decode step from a one-token past.
+    Same values."""
+    query = _dense(query.to(torch.float32))
+    key = key.to(torch.float32)
+    attn_weights = torch.matmul(query, _dense(key.transpose(-1, -2)))
+    causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
+    lowest = torch.finfo(attn_weights.dtype).min
+    mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
+    attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def heads_merged_dense(
+    self: Any, tensor: torch.Tensor, num_heads: int, attn_head_size: int
+) -> torch.Tensor:
+    """GPT-Neo's, ImageGPT's and Bark's ``_merge_heads`` (``(b, heads, s, d) -> (b, s,
+    heads * d)``) viewing a contiguous copy of the permuted heads: ``.contiguous()`` asked
+    whether the permuted view already was, which made torch guard ``seq != 1``."""
+    batch_size, _, seq_length, _ = tensor.shape
+    tensor = _dense(tensor.permute(0, 2, 1, 3))
+    return tensor.view(batch_size, seq_length, num_heads * attn_head_size)
+
+
+def imagegpt_causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ImageGPT's ``_attn`` as :func:`causal_buffer_read_by_index` does GPT-Neo's: the
+    causal buffer read by index, the matrix products on contiguous copies. Same values."""
+    from transformers.utils import torch_float
+
+    attn_weights = torch.matmul(_dense(query), _dense(key.transpose(-1, -2)))
+    if self.scale_attn_weights:
+        attn_weights = attn_weights / torch_float(value.size(-1) ** 0.5)
+    if self.scale_attn_by_inverse_layer_idx:
+        attn_weights = attn_weights / float(self.layer_idx + 1)
+    if not self.is_cross_attention:
+        causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
+        lowest = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
+        attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).type(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def bark_causal_buffer_read_by_index(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bark's ``_attn`` as :func:`causal_buffer_read_by_index` does GPT-Neo's: the
+    causal buffer read by index, the matrix products on contiguous copies. Same values."""
+    import math
+
+    scale = 1.0 / math.sqrt(self.head_dim)
+    attn_weights = torch.matmul(_dense(query), _dense(key.transpose(-1, -2))) * scale
+    if self.is_causal:
+        causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
+        lowest = torch.finfo(attn_weights.dtype).min
+        attn_weights = attn_weights.masked_fill(causal_mask == 0, lowest)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
+    attn_weights = self.attn_dropout(attn_weights)
+    return torch.matmul(attn_weights, _dense(value)), attn_weights
+
+
+def relative_shift_by_flat_reshapes(x: torch.Tensor, klen: Any = -1) -> torch.Tensor:
+    """XLNet's ``rel_shift_bnij`` (scores ``(b, n, i, j)`` shifted by one relative
+    position per row) with each reshape between ``(i, j)`` and ``(j, i)`` made through the
+    flat ``i * j`` axis: reshaping one to the other directly made torch guard
+    ``(2 * seq - 1) % seq != 0``, which refused a one-token sequence. Same values."""
+    batch, heads, rows, columns = x.shape
+    x = x.reshape(batch, heads, rows * columns).reshape(batch, heads, columns, rows)
+    x = x[:, :, 1:, :]
+    x = x.reshape(batch, heads, (columns - 1) * rows).reshape(batch, heads, rows, columns - 1)
+    return torch.index_select(x, 3, torch.arange(klen, device=x.device, dtype=torch.long))

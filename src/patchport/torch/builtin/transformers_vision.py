@@ -29,6 +29,12 @@ MobileNet (V1, V2) pads "SAME" as TensorFlow does in ``apply_tf_padding``, with 
 plain ``torch.export`` refuses a dynamic height or width). The replacement computes the
 same padding from the symbolic size without a branch (``k - ((size - 1) % s + 1)`` is
 ``k - s`` when the stride divides the size and ``k - size % s`` otherwise).
+
+Depth Anything's depth head resizes its map to ``(int(patch_height * patch_size),
+int(patch_width * patch_size))``: ``int()`` of a symbolic size fixes it to the traced value
+(plain ``torch.export`` then accepts the traced image size only, and ONNX files give a map
+of that size for every image). The replacement computes the same size through
+:func:`torch_int_keeping_symbolic`.
 """
 
 from __future__ import annotations
@@ -165,3 +171,21 @@ def torch_int_keeping_symbolic(x: Any) -> Any:
     if torch.jit.is_tracing() and isinstance(x, torch.Tensor):
         return x.to(torch.int64)
     return int(x)
+
+
+def depth_head_at_symbolic_size(
+    self: Any, hidden_states: list[torch.Tensor], patch_height: Any, patch_width: Any
+) -> torch.Tensor:
+    """``DepthAnythingDepthEstimationHead.forward`` resizing to the image's size in
+    patches times the patch size without ``int()`` fixing a symbolic size."""
+    predicted_depth = self.conv1(hidden_states[self.head_in_index])
+    size = (
+        torch_int_keeping_symbolic(patch_height * self.patch_size),
+        torch_int_keeping_symbolic(patch_width * self.patch_size),
+    )
+    predicted_depth = nn.functional.interpolate(
+        predicted_depth, size, mode="bilinear", align_corners=True
+    )
+    predicted_depth = self.activation1(self.conv2(predicted_depth))
+    predicted_depth = self.activation2(self.conv3(predicted_depth)) * self.max_depth
+    return predicted_depth.squeeze(dim=1)  # (batch, height, width)
