@@ -84,22 +84,11 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return _write_or_print(render_patches_markdown(), args.output)
 
 
-def _cmd_opencv_docs(args: argparse.Namespace) -> int:
-    from .patches.opencv import render_markdown
-
-    return _write_or_print(render_markdown(), args.output)
-
-
-def _cmd_scipy_docs(args: argparse.Namespace) -> int:
-    from .patches.scipy import render_markdown  # an ImportError naming the fix without SciPy
-
-    return _write_or_print(render_markdown(), args.output)
-
-
-def _cmd_pil_docs(args: argparse.Namespace) -> int:
-    from .patches.pil import render_markdown  # an ImportError naming the fix without Pillow
-
-    return _write_or_print(render_markdown(), args.output)
+def _cmd_set_docs(args: argparse.Namespace) -> int:
+    """``patchport patches <set>-docs``: the set's replacement table (an optional set's
+    import raises an ImportError naming its install command when the library is missing)."""
+    module = importlib.import_module(f"patchport.patches.{args.family}")
+    return _write_or_print(module.render_markdown(), args.output)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,21 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     docs = actions.add_parser("docs", help="write the markdown catalogue (docs/patches.md)")
     docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
     docs.set_defaults(run=_cmd_docs)
-    opencv_docs = actions.add_parser(
-        "opencv-docs", help="write the OpenCV replacement table (docs/opencv.md)"
-    )
-    opencv_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
-    opencv_docs.set_defaults(run=_cmd_opencv_docs)
-    scipy_docs = actions.add_parser(
-        "scipy-docs", help="write the SciPy replacement table (docs/scipy.md)"
-    )
-    scipy_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
-    scipy_docs.set_defaults(run=_cmd_scipy_docs)
-    pil_docs = actions.add_parser(
-        "pil-docs", help="write the Pillow replacement table (docs/pil.md)"
-    )
-    pil_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
-    pil_docs.set_defaults(run=_cmd_pil_docs)
+    for family, (title, _library) in _SETS.items():
+        set_docs = actions.add_parser(
+            f"{family}-docs", help=f"write the {title} replacement table (docs/{family}.md)"
+        )
+        set_docs.add_argument("--output", "-o", help="file to write; stdout when omitted")
+        set_docs.set_defaults(run=_cmd_set_docs, family=family)
     add_bundle_commands(commands)
     return parser
 
