@@ -237,6 +237,17 @@ def _causal_rows(bias: torch.Tensor, query_length: Any, key_length: Any) -> torc
     return bias[0, 0][rows[:, None], columns[None, :]]
 
 
+def _future_masked(
+    bias: torch.Tensor, weights: torch.Tensor, query: torch.Tensor, key: torch.Tensor
+) -> torch.Tensor:
+    """``weights`` with the positions after each query set to the dtype's lowest value,
+    as GPT-Neo's and ImageGPT's ``_attn`` do (``torch.where`` on the causal rows)."""
+    causal_mask = _causal_rows(bias, query.size(-2), key.size(-2))
+    lowest = torch.finfo(weights.dtype).min
+    mask_value = torch.tensor(lowest, dtype=weights.dtype, device=weights.device)
+    return torch.where(causal_mask, weights, mask_value)
+
+
 def causal_buffer_read_by_index(
     self: Any,
     query: torch.Tensor,
@@ -253,10 +264,7 @@ def causal_buffer_read_by_index(
     query = _dense(query.to(torch.float32))
     key = key.to(torch.float32)
     attn_weights = torch.matmul(query, _dense(key.transpose(-1, -2)))
-    causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
-    lowest = torch.finfo(attn_weights.dtype).min
-    mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
-    attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+    attn_weights = _future_masked(self.bias, attn_weights, query, key)
     if attention_mask is not None:
         attn_weights = attn_weights + attention_mask
     attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
@@ -292,10 +300,7 @@ def imagegpt_causal_buffer_read_by_index(
     if self.scale_attn_by_inverse_layer_idx:
         attn_weights = attn_weights / float(self.layer_idx + 1)
     if not self.is_cross_attention:
-        causal_mask = _causal_rows(self.bias, query.size(-2), key.size(-2))
-        lowest = torch.finfo(attn_weights.dtype).min
-        mask_value = torch.tensor(lowest, dtype=attn_weights.dtype, device=attn_weights.device)
-        attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+        attn_weights = _future_masked(self.bias, attn_weights, query, key)
     if attention_mask is not None:
         attn_weights = attn_weights + attention_mask
     attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1).type(value.dtype)
