@@ -107,3 +107,65 @@ def test_yobx_small_tiny_models_export_with_their_own_dynamic_shapes(model_id, s
         for k, v in data.export_inputs.items()
     }
     torch.testing.assert_close(ep.module()(**bigger), data.model(**bigger))
+
+
+def test_apply_patches_yields_the_applied_patches_as_a_list():
+    """yobx's ``apply_patches`` (its test_patch): a plain list, first the printer's patch."""
+    from patchport.torch import apply_patches
+
+    printer = torch.fx.experimental.symbolic_shapes.DynamicDimConstraintPrinter
+    original = printer._print_Symbol
+    with apply_patches(patch_torch=True) as patches:
+        assert type(patches) is list and patches
+        assert "-    if not self.symbol_to_source.get(expr):" in patches[0].make_diff()
+        assert printer._print_Symbol is not original
+    assert printer._print_Symbol is original
+
+
+def test_config_updates_merge_into_the_rope_parameters():
+    """yobx's rope tests pass only the keys they change: rope_theta must stay."""
+    from patchport.torch import torch_deepcopy
+
+    updates = {"rope_parameters": {"factor": 10.0, "rope_type": "dynamic"}}
+    data = get_tiny_model("arnir0/Tiny-LLM", config_updates=updates)
+    rope = data.model.config.rope_parameters
+    assert rope["rope_type"] == "dynamic" and rope["factor"] == 10.0
+    assert rope["rope_theta"] == 10000.0
+    expected = data.model(**torch_deepcopy(data.export_inputs))
+    with (
+        register_flattening_functions(patch_transformers=True),
+        apply_patches_for_model(patch_transformers=True, model=data.model),
+    ):
+        ep = torch.export.export(
+            data.model,
+            (),
+            kwargs=torch_deepcopy(data.export_inputs),
+            dynamic_shapes=use_dyn_not_str(data.dynamic_shapes),
+        )
+    got = ep.module()(**torch_deepcopy(data.export_inputs))
+    torch.testing.assert_close(got.logits, expected.logits)
+
+
+def test_torch_deepcopy_copies_the_cache_a_forward_fills():
+    from patchport.torch import torch_deepcopy
+
+    data = get_tiny_model("arnir0/Tiny-LLM")
+    copied = torch_deepcopy(data.export_inputs)
+    cache = next(v for v in data.export_inputs.values() if isinstance(v, transformers.Cache))
+    twin = next(v for v in copied.values() if isinstance(v, transformers.Cache))
+    assert twin is not cache and twin.layers[0].keys.data_ptr() != cache.layers[0].keys.data_ptr()
+    data.model(**copied)
+    assert twin.get_seq_length() == 33 and cache.get_seq_length() == 30
+
+
+def test_make_dynamic_cache_takes_yobx_key_value_pairs():
+    from patchport.torch import make_dynamic_cache
+
+    pairs = [(torch.randn(2, 1, 4, 8), torch.randn(2, 1, 4, 8)) for _ in range(3)]
+    cache = make_dynamic_cache(pairs)
+    assert len(cache.layers) == 3 and cache.get_seq_length() == 4
+    assert torch.equal(cache.layers[2].values, pairs[2][1])
+    flat = make_dynamic_cache([t for pair in pairs for t in pair])
+    assert all(torch.equal(a.keys, b.keys) for a, b in zip(flat.layers, cache.layers))
+    with pytest.raises(ValueError, match="odd count"):
+        make_dynamic_cache([pairs[0][0]])

@@ -1,6 +1,6 @@
 """patchport.torch: patches that make ``torch.export.export`` succeed, and their helpers."""
 
-from .apply import apply_patches_for_model, collect_patches
+from .apply import apply_patches, apply_patches_for_model, collect_patches
 from .dynamic_shapes import use_dyn_not_str
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "OnnxResult",
     "TransformersPatch",
     "TransformersPatchEnum",
+    "apply_patches",
     "apply_patches_for_model",
     "check_program",
     "collect_patches",
@@ -22,6 +23,7 @@ __all__ = [
     "register_cache_pytrees",
     "register_flattening_functions",
     "to_onnx",
+    "torch_deepcopy",
     "use_dyn_not_str",
 ]
 
@@ -39,6 +41,7 @@ _LAZY = {
     "onnx_translation_table": "onnx_translation",
     "make_dynamic_cache": "transformers_inputs",
     "register_cache_pytrees": "transformers_inputs",
+    "torch_deepcopy": "transformers_inputs",
     "to_onnx": "onnx_export",
     "OnnxReport": "onnx_export",
     "OnnxResult": "onnx_export",

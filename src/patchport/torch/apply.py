@@ -159,3 +159,16 @@ def _put_back(details: PatchDetails, state: Any) -> None:
         if state is not None:
             state.restore()
             details._model_changes = tuple(state.changes)
+
+
+@contextmanager
+def apply_patches(
+    patch_torch: bool = False, patch_transformers: Any = False, verbose: int = 0
+) -> Iterator[list[PatchInfo]]:
+    """yobx's ``apply_patches``: the patches of :func:`apply_patches_for_model`, yielded as a
+    plain list of the applied :class:`PatchInfo` (use ``apply_patches_for_model`` for the
+    report, the skipped patches and the model's restored state)."""
+    with apply_patches_for_model(
+        patch_torch=patch_torch, patch_transformers=patch_transformers, verbose=verbose
+    ) as details:
+        yield list(details.patched)

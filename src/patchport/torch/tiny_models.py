@@ -145,6 +145,25 @@ def _cache_argument(model: torch.nn.Module) -> str:
     return "cache" if "cache" in parameters else "past_key_values"
 
 
+def _update_config(config: Any, updates: dict[str, Any]) -> None:
+    """Apply ``config_updates`` as yobx does: a dict merges into the dict (or sub-config)
+    already there, so ``{"rope_parameters": {"rope_type": "dynamic", "factor": 10.0}}``
+    keeps ``rope_theta``; ``attn_implementation`` selects the attention kernel."""
+    for key, value in updates.items():
+        if key == "attn_implementation":
+            config._attn_implementation = value
+            continue
+        current = config.get(key) if isinstance(config, dict) else getattr(config, key, None)
+        if isinstance(value, dict) and isinstance(current, dict):
+            current.update(value)
+        elif isinstance(value, dict) and current is not None:
+            _update_config(current, value)
+        elif isinstance(config, dict):
+            config[key] = value
+        else:
+            setattr(config, key, value)
+
+
 def _tiny_llm(config_updates: dict[str, Any] | None) -> ModelData:
     import transformers
 
@@ -152,8 +171,7 @@ def _tiny_llm(config_updates: dict[str, Any] | None) -> ModelData:
         **TINY_LLM_CONFIG,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     )
-    for key, value in (config_updates or {}).items():
-        setattr(config, key, value)
+    _update_config(config, config_updates or {})
     model = transformers.AutoModelForCausalLM.from_config(config).eval()
     per_layer = [{0: "batch", 2: "past_length"} for _ in range(config.num_hidden_layers)]
     return ModelData(

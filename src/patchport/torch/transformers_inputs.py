@@ -141,8 +141,8 @@ def _register_encoder_decoder_cache() -> None:
 
 def make_dynamic_cache(
     config: Any,
-    keys: Sequence[torch.Tensor],
-    values: Sequence[torch.Tensor],
+    keys: Sequence[torch.Tensor] | None = None,
+    values: Sequence[torch.Tensor] | None = None,
     full_sliding_layers: bool = False,
 ) -> Any:
     """A ``DynamicCache`` laid out for ``config`` (sliding layers where it says so),
@@ -151,9 +151,26 @@ def make_dynamic_cache(
     With ``full_sliding_layers``, sliding-window layers keep the whole past instead of
     the last ``window - 1`` positions: that is what a program exported with transformers'
     sliding-window export patch reads (it traces those layers as full layers).
+    yobx's form, ``make_dynamic_cache([(key, value), ...])`` (or a flat ``[k0, v0, k1, v1,
+    ...]`` list) without a config, gives one full (non-sliding) layer per pair.
     """
     from transformers import DynamicCache
 
+    if isinstance(config, (list, tuple)):
+        if keys is not None or values is not None:
+            raise ValueError(
+                "make_dynamic_cache: pass either a list of (key, value) pairs alone, or a "
+                "config with keys= and values=; got a list and keys/values."
+            )
+        keys, values = _split_pairs(config)
+        config = None
+    if keys is None or values is None:
+        raise ValueError("make_dynamic_cache(config, keys, values): keys and values are needed.")
+    if config is None:
+        cache = DynamicCache()
+        for index, (key, value) in enumerate(zip(keys, values)):
+            cache.update(key, value, index)
+        return cache
     if len(keys) != len(values):
         raise ValueError(
             f"make_dynamic_cache: got {len(keys)} key tensors and {len(values)} value tensors; "
@@ -171,6 +188,30 @@ def make_dynamic_cache(
             layer.activate_past_recording()
         cache.update(key, value, index)
     return cache
+
+
+def _split_pairs(pairs: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """Keys and values from ``[(k0, v0), ...]`` or from a flat ``[k0, v0, k1, v1, ...]``."""
+    if all(isinstance(item, torch.Tensor) for item in pairs):
+        if len(pairs) % 2:
+            raise ValueError(
+                f"make_dynamic_cache: a flat list holds key, value, key, value, ...; got "
+                f"{len(pairs)} tensors, an odd count."
+            )
+        return list(pairs[::2]), list(pairs[1::2])
+    if not all(isinstance(item, (list, tuple)) and len(item) == 2 for item in pairs):
+        raise ValueError(
+            "make_dynamic_cache: the list must hold (key, value) pairs, one per layer."
+        )
+    return [key for key, _ in pairs], [value for _, value in pairs]
+
+
+def torch_deepcopy(value: Any) -> Any:
+    """A deep copy of inputs, caches included (yobx's ``torch_deepcopy``): a forward fills
+    a ``DynamicCache`` in place, so each call that must see the same past gets its own copy."""
+    import copy
+
+    return copy.deepcopy(value)
 
 
 def _cache_classes() -> list[type]:
