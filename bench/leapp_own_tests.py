@@ -110,9 +110,20 @@ def main(argv: list[str] | None = None) -> int:
         skipped = [p for p in files if any(w in str(p.relative_to(work)) for w in OUT_OF_SCOPE)]
         chosen = files if args.all else [p for p in files if p not in skipped]
         junit = work / "junit.xml"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-o", "junit_family=xunit1", f"--junitxml={junit}",
-               "--continue-on-collection-errors", "-W", "ignore::DeprecationWarning"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "junit_family=xunit1",
+            f"--junitxml={junit}",
+            "--continue-on-collection-errors",
+            "-W",
+            "ignore::DeprecationWarning",
+        ]
         if args.k:
             cmd += ["-k", args.k]
         cmd += [str(p.relative_to(work)) for p in chosen]
@@ -125,10 +136,13 @@ def main(argv: list[str] | None = None) -> int:
             row = counts.get(rel, {"passed": 0, "failed": 0, "errors": 0, "skipped": 0})
             for key in total:
                 total[key] += row[key]
-            print(f"{rel:58} {row['passed']:5} {row['failed']:5} {row['errors']:5} "
-                  f"{row['skipped']:5}")
-        print(f"{'TOTAL':58} {total['passed']:5} {total['failed']:5} {total['errors']:5} "
-              f"{total['skipped']:5}")
+            print(
+                f"{rel:58} {row['passed']:5} {row['failed']:5} {row['errors']:5} {row['skipped']:5}"
+            )
+        print(
+            f"{'TOTAL':58} {total['passed']:5} {total['failed']:5} {total['errors']:5} "
+            f"{total['skipped']:5}"
+        )
         if skipped and not args.all:
             print("not run (out of scope):", ", ".join(p.name for p in skipped))
         if args.keep:

@@ -78,9 +78,10 @@ def test_annotate_answers_the_manager_questions(tmp_path, monkeypatch):
     annotate.stop()
     annotate.compile_graph(visualize=False)
     assert list(annotate.detected_nodes) == ["n"]
-    assert annotate.detected_pipeline["inputs"] == patchport.ExportManager().detected_pipeline[
-        "inputs"
-    ]
+    assert (
+        annotate.detected_pipeline["inputs"]
+        == patchport.ExportManager().detected_pipeline["inputs"]
+    )
     with pytest.raises(AttributeError):
         annotate.no_such_thing  # noqa: B018 - an unknown name still fails
 
