@@ -244,3 +244,28 @@ def test_the_compile_result_reads_as_leapps_results_by_node(tmp_path):
     assert "a" in result and "c" not in result and bool(result)
     with pytest.raises(KeyError, match="'c'.*nodes: \\['a', 'b'\\]"):
         result["c"]
+
+
+@pytest.mark.parametrize("backend", ["onnx", "jit"])
+def test_method_accepts_environment_constants_and_traces_a_scripted_global(tmp_path, backend):
+    """LEAPP's ``environment_constants=[...]`` names the globals a method reads; here a
+    torch.jit.trace'd module. The call is traced, so the bundle computes it afresh."""
+    torch.manual_seed(0)
+    scripted = torch.jit.trace(torch.nn.Linear(3, 3).eval(), torch.ones(3))
+
+    @annotate.method(export_with=backend, environment_constants=["scripted"])
+    def gate(x: torch.Tensor, threshold: torch.Tensor):
+        y = scripted(x)
+        out = torch.where(y > threshold, y, torch.zeros_like(y))
+        return out
+
+    with patchport.session("env_consts", save_path=tmp_path):
+        gate(torch.tensor([1.0, 2.0, 3.0]), torch.tensor(0.1))
+    result = patchport.compile_graph(visualize=False)
+    assert result.ok
+    manager = patchport.InferenceManager(result.yaml_path)
+    x, t = torch.tensor([-2.0, 0.5, 4.0]), torch.tensor(-0.3)
+    got = manager.run_policy({"gate/x": x, "gate/threshold": t})["gate/out"]
+    torch.testing.assert_close(got, gate(x, t))
+    with pytest.raises(patchport.PatchDefinitionError, match="list of global names"):
+        annotate.method(environment_constants="scripted")

@@ -404,14 +404,25 @@ def method(
     node_name: str | None = None,
     export_with: str | None = "onnx",
     backend_params: dict[str, Any] | None = None,
+    environment_constants: list[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: each call of the function inside a session is a pass through a node.
 
     Tensor arguments are the node's inputs, tensor defaults its buffers, the returned
     values its outputs (named as in the ``return`` statement). Outside a session the
-    function runs untouched.
+    function runs untouched. ``environment_constants`` (LEAPP's list of the globals the
+    function reads) is accepted and needs nothing: what the function computes from them
+    is traced like any other code.
     """
     check_node_name(node_name)
+    if environment_constants is not None and (
+        isinstance(environment_constants, str)
+        or not all(isinstance(n, str) for n in environment_constants)
+    ):
+        raise PatchDefinitionError(
+            f"annotate.method(environment_constants={environment_constants!r}): expected a "
+            f"list of global names such as ['model']."
+        )
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         name = node_name or func.__name__
