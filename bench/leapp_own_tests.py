@@ -101,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="also run out-of-scope files")
     parser.add_argument("--keep", action="store_true", help="keep and print the temp copy")
     parser.add_argument("--timeout", type=int, default=3600)
+    parser.add_argument(
+        "--per-file",
+        action="store_true",
+        help="one pytest process per file (a session one file leaves open cannot leak)",
+    )
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="leapp_own_tests_"))
@@ -109,26 +114,30 @@ def main(argv: list[str] | None = None) -> int:
         files = sorted(p for p in tests.rglob("test_*.py"))
         skipped = [p for p in files if any(w in str(p.relative_to(work)) for w in OUT_OF_SCOPE)]
         chosen = files if args.all else [p for p in files if p not in skipped]
-        junit = work / "junit.xml"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "junit_family=xunit1",
-            f"--junitxml={junit}",
-            "--continue-on-collection-errors",
-            "-W",
-            "ignore::DeprecationWarning",
-        ]
-        if args.k:
-            cmd += ["-k", args.k]
-        cmd += [str(p.relative_to(work)) for p in chosen]
-        subprocess.run(cmd, cwd=work, timeout=args.timeout, check=False)
-        counts = tally(junit) if junit.exists() else {}
+        counts: dict[str, dict[str, int]] = {}
+        batches = [[p] for p in chosen] if args.per_file else [chosen]
+        for number, batch in enumerate(batches):
+            junit = work / f"junit{number}.xml"
+            cmd = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "junit_family=xunit1",
+                f"--junitxml={junit}",
+                "--continue-on-collection-errors",
+                "-W",
+                "ignore::DeprecationWarning",
+            ]
+            if args.k:
+                cmd += ["-k", args.k]
+            cmd += [str(p.relative_to(work)) for p in batch]
+            subprocess.run(cmd, cwd=work, timeout=args.timeout, check=False)
+            if junit.exists():
+                counts.update(tally(junit))
         print(f"\n{'file':58} {'pass':>5} {'fail':>5} {'err':>5} {'skip':>5}")
         total = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
         for path in chosen:
