@@ -1,6 +1,7 @@
 """A node's passes (NodeTrace): what a later pass must repeat, what becomes of states, and
 what an unfinished pass leaves behind."""
 
+import sys
 import warnings
 
 import numpy as np
@@ -39,24 +40,22 @@ def test_an_output_named_like_a_state_is_refused(tmp_path):
             annotate.output_tensors("n", {"s": s * 2})
 
 
-@pytest.mark.parametrize("backend", ["jit", "onnx", "pt2"])
-def test_a_state_never_updated_is_carried_unchanged(tmp_path, backend):
-    """A declared state that update_state never touches keeps its value from call to call
-    (LEAPP's contract): it is fed back as it came in, not demanded as a pipeline input."""
-    held = torch.tensor([2.0, -1.0])
+def test_a_state_never_updated_warns_at_the_user_line_and_stays_a_plain_input(tmp_path):
     with patchport.session("unset", save_path=tmp_path):
-        for step in range(2):
-            x = annotate.input_tensors("n", {"x": torch.full((2,), float(step))})
-            s = annotate.state_tensors("n", {"s": held})
-            annotate.output_tensors("n", {"y": x * s}, export_with=backend)
-    assert _nodes()["n"].states == ["s"]
+        x = annotate.input_tensors("n", {"x": torch.ones(2)})
+        s = annotate.state_tensors("n", {"s": torch.zeros(2)})
+        with pytest.warns(patchport.PatchportWarning, match="state 's' was never given") as seen:
+            annotate.output_tensors("n", {"y": x + s})
+            line = sys._getframe().f_lineno - 1
+        x = annotate.input_tensors("n", {"x": torch.full((2,), 3.0)})
+        s = annotate.input_tensors("n", {"s": torch.ones(2)})  # now an ordinary input
+        annotate.output_tensors("n", {"y": x + s})
+    assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
+    trace = _nodes()["n"]
+    assert trace.states == [] and [p.name for p in trace.outputs] == ["y"]
     result = patchport.compile_graph(visualize=False)
-    assert result.ok
     manager = patchport.InferenceManager(result.yaml_path)
-    assert sorted(manager.inputs) == ["n/x"] and manager.feedback_inputs == ["n/s"]
-    for value in (3.0, -4.0):  # the state stays at its initial value on every call
-        out = manager.run_policy({"n/x": torch.full((2,), value)})
-        torch.testing.assert_close(out["n/y"], value * held)
+    assert manager.feedback_inputs == [] and sorted(manager.inputs) == ["n/s", "n/x"]
 
 
 def test_a_later_pass_cut_short_by_stop_is_not_a_sample(tmp_path):

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .._stack import user_stacklevel
-from ..errors import PatchDefinitionError, PatchStateError, TraceLossWarning
+from ..errors import PatchDefinitionError, PatchportWarning, PatchStateError, TraceLossWarning
 from ..tracing import Recorder, report_loss, trace_input
 from ..tracing.dependence import depends_on_inputs, inputs_reached
 from ..tracing.dtypes import to_numpy_side
@@ -121,8 +121,6 @@ class NodeTrace:
     index: int | None = None  # completion order of the first pass; orders the pipeline
     states: list[str] = field(default_factory=list)  # names that are both input and output
     pending_states: dict[str, Any] = field(default_factory=dict)  # update_state, this pass
-    state_inputs: dict[str, Any] = field(default_factory=dict)  # each state as it came in
-    held_states: list[str] = field(default_factory=list)  # never updated in the first pass
     static_outputs: list[str] = field(default_factory=list)  # constant outputs, by name
     trackers: list[BufferTracker] = field(default_factory=list)  # annotate.module's
     skip_export: bool = False  # dry_run / non_traced: described, not written
@@ -216,8 +214,6 @@ class NodeTrace:
                     self.states.append(key)
             self.pending_inputs[key] = plain_copy(value)
             traced[key] = trace_input(recorder, key, plain(value))
-            if key in self.states:
-                self.state_inputs[key] = traced[key]
         if dynamic and not self.finished:
             for port in self.inputs:
                 port.dynamic = dynamic.get(port.name, port.dynamic)
@@ -264,6 +260,7 @@ class NodeTrace:
         constant and inputs that reach no output, finish the graph and its ports. Returns
         every output of the pass (given, states, statics) by port name."""
         self._collect_buffers()
+        self._drop_states_never_updated()
         flat = self._with_states(given.traced)
         self.constant_outputs = self._report_constant_outputs(flat)
         self._report_unused_inputs(flat)
@@ -309,7 +306,6 @@ class NodeTrace:
             self.samples.append(Sample(inputs=self.pending_inputs, outputs=outputs))
         self.pending_inputs = {}
         self.pending_states = {}
-        self.state_inputs = {}
         self.entries += 1
 
     def _collect_buffers(self) -> None:
@@ -328,14 +324,19 @@ class NodeTrace:
             tracker.restore()
         self.trackers.clear()
 
+    def _drop_states_never_updated(self) -> None:
+        """A state never given to update_state stays a plain input (first pass, warned)."""
+        for name in [s for s in self.states if s not in self.pending_states]:
+            warnings.warn(
+                f"annotate.output_tensors({self.name!r}, ...): state {name!r} was never given "
+                f"to annotate.update_state; it stays a plain input with no feedback.",
+                PatchportWarning,
+                stacklevel=user_stacklevel(),
+            )
+            self.states.remove(name)
+
     def _with_states(self, traced: dict[str, Any]) -> dict[str, Any]:
-        """The pass's outputs followed by each state's new value. A state the first pass
-        never gave to update_state is held: fed back as it came in, on every pass."""
-        if not self.finished:
-            self.held_states = [n for n in self.states if n not in self.pending_states]
-        for name in self.held_states:
-            if name not in self.pending_states and name in self.state_inputs:
-                self.pending_states[name] = self.state_inputs[name]
+        """The pass's outputs followed by each state's new value."""
         stale = [name for name in self.states if name not in self.pending_states]
         if stale:
             raise PatchDefinitionError(
