@@ -209,7 +209,8 @@ def _check_flat_state(caller: str, node: str, tensors: Any) -> None:
         if not isinstance(value, (np.ndarray, torch.Tensor)):
             raise PatchDefinitionError(
                 f"{caller}({node!r}, {{{name!r}: ...}}): state must be one tensor per name, got "
-                f"{type(value).__name__}; list each state tensor under its own name."
+                f"{type(value).__name__} (patchport, as LEAPP, does not support nested state "
+                f"structures); list each state tensor under its own name."
             )
 
 
