@@ -28,7 +28,7 @@ from ..tracing.values import plain
 from .buffers import BufferTracker
 from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
-from .method import bind_ports, check_node_name, named_outputs
+from .method import bind_ports, check_node_name, named_outputs, star_ports
 from .names import check_file_name
 from .node_trace import NodeTrace, PassOutputs, shape_of
 from .output_views import equal_output, mark_port, output_source, remember_output
@@ -434,13 +434,24 @@ def method(
             if current_session() is None:
                 return func(*args, **kwargs)
             bound, inputs, buffers = bind_ports(signature, args, kwargs)
-            for param in bound.arguments:
-                if param in inputs:
-                    value = bound.arguments[param]
-                    bound.arguments[param] = input_tensors(name, {param: value})
-                elif param in buffers:  # a tensor default: a constant of the node
-                    value = bound.arguments[param]
-                    bound.arguments[param] = register_buffer(name, {param: value})
+            star = star_ports(signature, bound)
+            if not inputs and not star:
+                raise PatchDefinitionError(
+                    f"annotate.method: this call of {name!r} passes no tensor or array; a node "
+                    f"needs at least one input (tensor defaults are constants of the node). "
+                    f"Pass the tensor as an argument."
+                )
+            for param in inputs:  # inputs first: they open the node's pass
+                bound.arguments[param] = input_tensors(name, {param: bound.arguments[param]})
+            for port, (param, key) in star:
+                packed = bound.arguments[param]
+                traced = input_tensors(name, {port: packed[key]})
+                if isinstance(packed, tuple):
+                    bound.arguments[param] = (*packed[:key], traced, *packed[key + 1 :])
+                else:
+                    bound.arguments[param] = {**packed, key: traced}
+            for param in buffers:  # a tensor default: a constant of the node
+                bound.arguments[param] = register_buffer(name, {param: bound.arguments[param]})
             result = func(*bound.args, **bound.kwargs)
             output_tensors(
                 name,
