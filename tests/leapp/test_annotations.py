@@ -244,3 +244,72 @@ def test_the_compile_result_reads_as_leapps_results_by_node(tmp_path):
     assert "a" in result and "c" not in result and bool(result)
     with pytest.raises(KeyError, match="'c'.*nodes: \\['a', 'b'\\]"):
         result["c"]
+
+
+@pytest.mark.parametrize("backend", ["onnx", "jit"])
+def test_method_accepts_environment_constants_and_traces_a_scripted_global(tmp_path, backend):
+    """LEAPP's ``environment_constants=[...]`` names the globals a method reads; here a
+    torch.jit.trace'd module. The call is traced, so the bundle computes it afresh."""
+    torch.manual_seed(0)
+    scripted = torch.jit.trace(torch.nn.Linear(3, 3).eval(), torch.ones(3))
+
+    @annotate.method(export_with=backend, environment_constants=["scripted"])
+    def gate(x: torch.Tensor, threshold: torch.Tensor):
+        y = scripted(x)
+        out = torch.where(y > threshold, y, torch.zeros_like(y))
+        return out
+
+    with patchport.session("env_consts", save_path=tmp_path):
+        gate(torch.tensor([1.0, 2.0, 3.0]), torch.tensor(0.1))
+    result = patchport.compile_graph(visualize=False)
+    assert result.ok
+    manager = patchport.InferenceManager(result.yaml_path)
+    x, t = torch.tensor([-2.0, 0.5, 4.0]), torch.tensor(-0.3)
+    got = manager.run_policy({"gate/x": x, "gate/threshold": t})["gate/out"]
+    torch.testing.assert_close(got, gate(x, t))
+    with pytest.raises(patchport.PatchDefinitionError, match="list of global names"):
+        annotate.method(environment_constants="scripted")
+
+
+def test_method_traces_tensors_passed_through_star_args_and_star_kwargs(tmp_path):
+    """Tensors in ``*args`` are inputs ``arg_0``, ``arg_1``... (by position among them, as
+    LEAPP names them) and those in ``**kwargs`` keep their keyword; other values pass as
+    given and are constants of the node."""
+
+    @annotate.method(node_name="mix", export_with="jit")
+    def mix(*inputs, **named):
+        scale, x, offset = inputs
+        return x * scale + offset + named["bias"]
+
+    with patchport.session("star", save_path=tmp_path):
+        out = mix(2, torch.tensor([3.0, 4.0]), 10, bias=torch.tensor([0.5, -0.5]))
+    torch.testing.assert_close(torch.as_tensor(out), torch.tensor([16.5, 17.5]))
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    assert sorted(manager.inputs) == ["mix/arg_1", "mix/bias"]
+    got = manager.run_policy({"mix/arg_1": torch.tensor([1.0, 0.0]), "mix/bias": torch.ones(2)})
+    torch.testing.assert_close(got["mix/output1"], torch.tensor([13.0, 11.0]))
+
+
+def test_method_binds_inputs_before_defaults_and_refuses_a_call_without_tensors(tmp_path):
+    """A tensor default before the given tensor is a constant of the node; a call that
+    passes no tensor at all is refused by name (a node needs an input)."""
+    weight = torch.tensor([2.0, 3.0])
+
+    @annotate.method(node_name="scaled", export_with="jit")
+    def scaled(w=weight, x=None):
+        return x * w
+
+    @annotate.method(node_name="const", export_with="jit")
+    def const(w=weight):
+        return w + 1
+
+    with patchport.session("defaults", save_path=tmp_path):
+        scaled(x=torch.tensor([1.0, 1.0]))
+        with pytest.raises(patchport.PatchDefinitionError, match=r"const.*passes no tensor"):
+            const()
+    result = patchport.compile_graph(visualize=False)
+    manager = patchport.InferenceManager(result.yaml_path)
+    assert manager.inputs == ["scaled/x"]
+    got = manager.run_policy({"scaled/x": torch.tensor([4.0, -1.0])})["scaled/output1"]
+    torch.testing.assert_close(got, torch.tensor([8.0, -3.0]))

@@ -65,3 +65,30 @@ def test_set_interpret_graph_follows_the_session(tmp_path):
     with patchport.session("flag", save_path=tmp_path):
         with pytest.raises(patchport.PatchStateError, match="stop"):
             ExportManager.set_interpret_graph(False)
+
+
+def test_annotate_answers_the_manager_questions(tmp_path, monkeypatch):
+    """Revisions of LEAPP where ``from leapp import annotate`` is the manager itself call
+    ``annotate.start`` / ``stop`` / ``compile_graph`` and read ``detected_pipeline`` on it."""
+    monkeypatch.chdir(tmp_path)
+    annotate.start(name="as_manager")
+    x = annotate.input_tensors("n", {"x": torch.ones(2)})
+    assert set(annotate.nodes) == {"n"} and not hasattr(annotate, "detected_pipeline")
+    annotate.output_tensors("n", {"y": x + 1}, export_with="jit")
+    annotate.stop()
+    annotate.compile_graph(visualize=False)
+    assert list(annotate.detected_nodes) == ["n"]
+    assert (
+        annotate.detected_pipeline["inputs"]
+        == patchport.ExportManager().detected_pipeline["inputs"]
+    )
+    with pytest.raises(AttributeError):
+        annotate.no_such_thing  # noqa: B018 - an unknown name still fails
+
+
+def test_traced_type_modules_by_their_leapp_file_names():
+    from patchport.leapp_graph.datatypes import TracedData, TracedTensor
+    from patchport.leapp_graph.datatypes.traced_data import TracedData as data_cls
+    from patchport.leapp_graph.datatypes.traced_tensor import TracedTensor as tensor_cls
+
+    assert tensor_cls is TracedTensor and data_cls is TracedData

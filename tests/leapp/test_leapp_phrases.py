@@ -118,3 +118,15 @@ def test_mixing_two_open_nodes_is_loud_at_the_users_line(tmp_path):
             a + b  # noqa: B018
         annotate.output_tensors("a", {"w": a * 2.0}, export_with="jit")
         annotate.output_tensors("b", {"z": b * 2.0}, export_with="jit")
+
+
+def test_a_nested_state_is_refused_with_leapp_phrase(tmp_path):
+    with patchport.session("nested_state", save_path=tmp_path):
+        annotate.input_tensors("policy", {"obs": torch.zeros(3)})
+        with pytest.raises(TypeError, match="does not support nested state structures"):
+            annotate.state_tensors("policy", {"s": {"inner": torch.zeros(3)}})
+        s = annotate.state_tensors("policy", {"s": torch.zeros(3)})
+        with pytest.raises(TypeError, match="does not support nested state structures"):
+            annotate.update_state("policy", {"s": [s + 1]})
+        annotate.update_state("policy", {"s": s + 1})
+        annotate.output_tensors("policy", {"y": s * 2})

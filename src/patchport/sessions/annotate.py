@@ -28,7 +28,7 @@ from ..tracing.values import plain
 from .buffers import BufferTracker
 from .dynamic_dims import check_dynamic
 from .lifecycle import current_session
-from .method import bind_ports, check_node_name, named_outputs
+from .method import bind_ports, check_node_name, named_outputs, star_ports
 from .names import check_file_name
 from .node_trace import NodeTrace, PassOutputs, shape_of
 from .output_views import equal_output, mark_port, output_source, remember_output
@@ -45,6 +45,22 @@ __all__ = [
     "state_tensors",
     "update_state",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The manager's other names (``start``, ``stop``, ``compile_graph``, ``nodes``,
+    ``detected_pipeline``, ...), for LEAPP revisions where ``annotate`` is the manager.
+
+    Read from ``ExportManager()``, which reads the session state: nothing is stored here.
+    """
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..export.export_manager import ExportManager  # the manager sits above sessions
+
+    try:
+        return getattr(ExportManager(), name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
@@ -193,7 +209,8 @@ def _check_flat_state(caller: str, node: str, tensors: Any) -> None:
         if not isinstance(value, (np.ndarray, torch.Tensor)):
             raise PatchDefinitionError(
                 f"{caller}({node!r}, {{{name!r}: ...}}): state must be one tensor per name, got "
-                f"{type(value).__name__}; list each state tensor under its own name."
+                f"{type(value).__name__} (patchport, as LEAPP, does not support nested state "
+                f"structures); list each state tensor under its own name."
             )
 
 
@@ -388,14 +405,25 @@ def method(
     node_name: str | None = None,
     export_with: str | None = "onnx",
     backend_params: dict[str, Any] | None = None,
+    environment_constants: list[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: each call of the function inside a session is a pass through a node.
 
     Tensor arguments are the node's inputs, tensor defaults its buffers, the returned
     values its outputs (named as in the ``return`` statement). Outside a session the
-    function runs untouched.
+    function runs untouched. ``environment_constants`` (LEAPP's list of the globals the
+    function reads) is accepted and needs nothing: what the function computes from them
+    is traced like any other code.
     """
     check_node_name(node_name)
+    if environment_constants is not None and (
+        isinstance(environment_constants, str)
+        or not all(isinstance(n, str) for n in environment_constants)
+    ):
+        raise PatchDefinitionError(
+            f"annotate.method(environment_constants={environment_constants!r}): expected a "
+            f"list of global names such as ['model']."
+        )
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         name = node_name or func.__name__
@@ -406,13 +434,24 @@ def method(
             if current_session() is None:
                 return func(*args, **kwargs)
             bound, inputs, buffers = bind_ports(signature, args, kwargs)
-            for param in bound.arguments:
-                if param in inputs:
-                    value = bound.arguments[param]
-                    bound.arguments[param] = input_tensors(name, {param: value})
-                elif param in buffers:  # a tensor default: a constant of the node
-                    value = bound.arguments[param]
-                    bound.arguments[param] = register_buffer(name, {param: value})
+            star = star_ports(signature, bound)
+            if not inputs and not star:
+                raise PatchDefinitionError(
+                    f"annotate.method: this call of {name!r} passes no tensor or array; a node "
+                    f"needs at least one input (tensor defaults are constants of the node). "
+                    f"Pass the tensor as an argument."
+                )
+            for param in inputs:  # inputs first: they open the node's pass
+                bound.arguments[param] = input_tensors(name, {param: bound.arguments[param]})
+            for port, (param, key) in star:
+                packed = bound.arguments[param]
+                traced = input_tensors(name, {port: packed[key]})
+                if isinstance(packed, tuple):
+                    bound.arguments[param] = (*packed[:key], traced, *packed[key + 1 :])
+                else:
+                    bound.arguments[param] = {**packed, key: traced}
+            for param in buffers:  # a tensor default: a constant of the node
+                bound.arguments[param] = register_buffer(name, {param: bound.arguments[param]})
             result = func(*bound.args, **bound.kwargs)
             output_tensors(
                 name,

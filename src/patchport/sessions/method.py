@@ -89,6 +89,24 @@ def bind_ports(
     return bound, inputs, buffers
 
 
+def star_ports(
+    signature: inspect.Signature, bound: inspect.BoundArguments
+) -> list[tuple[str, Any]]:
+    """The tensors a call passes through ``*args`` / ``**kwargs``, as ``(port, where)``:
+    ``where`` is ``(param, index)`` for ``*args`` (port ``arg_<index>``, its position among
+    them, as LEAPP names it) and ``(param, key)`` for ``**kwargs`` (port ``key``)."""
+    ports: list[tuple[str, Any]] = []
+    for param, value in bound.arguments.items():
+        kind = signature.parameters[param].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            ports += [
+                (f"arg_{i}", (param, i)) for i, v in enumerate(value) if isinstance(v, _ARRAYS)
+            ]
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            ports += [(key, (param, key)) for key, v in value.items() if isinstance(v, _ARRAYS)]
+    return ports
+
+
 def named_outputs(func: Callable[..., Any], result: Any) -> dict[str, Any]:
     """The returned values by name (``return a, b`` names them ``a``, ``b``)."""
     if result is None:

@@ -1,0 +1,7 @@
+"""LEAPP's ``leapp.leapp_graph.datatypes.traced_tensor`` path: the traced tensor type."""
+
+from __future__ import annotations
+
+from . import TracedTensor
+
+__all__ = ["TracedTensor"]
