@@ -1,1 +1,1 @@
-"""LEAPP's ``leapp.leapp_graph`` package path (only ``datatypes`` is provided)."""
+"""LEAPP's ``leapp.leapp_graph`` package path: ``datatypes`` and ``traced_node``."""
