@@ -176,3 +176,25 @@ def test_untraced_ufunc_with_fresh_where_and_out_buffers(tmp_path) -> None:
         masked = np.add(a, 1.0, where=b > 3, out=np.zeros(3))
     np.testing.assert_array_equal(got, np.divide(num, div, out=np.ones(3), where=div != 0))
     np.testing.assert_array_equal(masked, [0.0, 3.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        # the safe-division idiom: masked-out places keep the out= buffer's content
+        lambda n, d: np.divide(n - d, n + d, out=np.zeros_like(n), where=(n + d) != 0),
+        lambda n, d: np.divide(n, d, out=np.full_like(n, -1.0), where=d > 0.5),
+        lambda n, d: np.log(n, out=np.zeros_like(n), where=n > 0.3),
+        # a traced out= buffer, and a where= broadcast over it
+        lambda n, d: np.multiply(n, 2.0, out=d.copy(), where=np.array([True, False, True, True])),
+    ],
+    ids=["ndvi", "full", "unary", "traced-out-broadcast-where"],
+)
+def test_ufunc_where_with_a_traced_or_fresh_out_is_recorded(fn) -> None:
+    """``np.divide(a, b, out=buf, where=mask)`` is ``where(mask, a / b, buf)``: recorded, not
+    a lost trace (remote-sensing indices, safe divisions)."""
+    n = make((3, 4), np.float64, 1, low=-1.0, high=1.0)
+    d = make((3, 4), np.float64, 2, low=-1.0, high=1.0)
+    d[0, 0] = -n[0, 0]  # a zero denominator at the traced sample
+    with np.errstate(all="ignore"):
+        conform(fn, n, d)
