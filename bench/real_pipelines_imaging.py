@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 import torch
 import torch.nn.functional as F
+from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_pipelines as harness  # noqa: E402
@@ -358,6 +359,13 @@ def _body(r):
     return vol
 
 
+def _nodata_band(r):
+    """A band with a nodata (0) margin of random width, as a scene's edge."""
+    band = _band(r)
+    band[:, : r.integers(1, 12)] = 0
+    return band
+
+
 def _band(r, shape=(32, 48)):
     return r.integers(0, 4000, size=shape).astype(np.uint16)
 
@@ -514,6 +522,39 @@ def minmax_python_max(stack):
     return {"image": (logged - lo) / (hi - lo)}
 
 
+def mri_masked_inplace(mri):
+    """MONAI's in-place form: ``img[slices] = (img[slices] - mean) / std`` per channel."""
+    img = mri.astype(np.float32)
+    for c in range(img.shape[0]):
+        slices = img[c] != 0
+        img[c][slices] = (img[c][slices] - img[c][slices].mean()) / img[c][slices].std()
+    return {"image": img}
+
+
+def stretch_nodata_mask(band16):
+    """The stretch's percentiles over valid pixels only (nodata 0 left out by a mask)."""
+    band = band16.astype(np.float32)
+    lo, hi = np.percentile(band[band > 0], (2, 98))
+    return {"band": np.clip((band - lo) / (hi - lo), 0.0, 1.0)}
+
+
+def patches_sliding_view(volume):
+    """Patch extraction with sliding_window_view and a stride slice instead of reshape."""
+    p = 8
+    windows = sliding_window_view(volume, (p, p, p))[::p, ::p, ::p]
+    return {"patches": windows.reshape(-1, p, p, p).mean(axis=(1, 2, 3))}
+
+
+def ctc_python_loop(preds):
+    """The decode written as a Python loop over time steps (a branch per step)."""
+    idx = preds.argmax(axis=2)[0]
+    keep = np.zeros(idx.shape, dtype=bool)
+    for t in range(len(idx)):
+        if idx[t] != 0 and (t == 0 or idx[t] != idx[t - 1]):
+            keep[t] = True
+    return {"keep": keep}
+
+
 _PRED = lambda r: {"preds": r.dirichlet(np.ones(11) * 0.3, size=(1, 25)).astype(np.float32)}  # noqa: E731
 _GRAY = lambda r: {"img": cv2.cvtColor(_image(r), cv2.COLOR_BGR2GRAY)}  # noqa: E731
 
@@ -531,6 +572,10 @@ VARIANTS = [
     P("equalize_with_cv2", equalize_with_cv2, _GRAY),
     P("equalize_lut_index", equalize_lut_index, _GRAY),
     P("minmax_python_max", minmax_python_max, lambda r: {"s": _band(r, (16, 20, 3))}),
+    P("mri_masked_inplace", mri_masked_inplace, lambda r: {"mri": _mri(r)}),
+    P("stretch_nodata_mask", stretch_nodata_mask, lambda r: {"b": _nodata_band(r)}),
+    P("patches_sliding_view", patches_sliding_view, lambda r: {"v": _volume(r, (8, 16, 24))}),
+    P("ctc_python_loop", ctc_python_loop, _PRED),
 ]
 
 
