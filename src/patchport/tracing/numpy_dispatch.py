@@ -165,6 +165,12 @@ def array_ufunc(
     elif method in ("reduce", "accumulate"):
         options = {k: v for k, v in kwargs.items() if k != "out"}
         node = table.record_ufunc_method(rec, ufunc, method, inputs, options, result)
+    if node is None and where is not True and target is None:
+        reason = (
+            "where= without an out= buffer: NumPy leaves the masked-out places uninitialised; "
+            "pass out=np.zeros_like(...) for the value they should hold"
+        )
+        return _settle(rec, name, node, target, result, reason)
     return _settle(rec, name, node, target, result)
 
 
