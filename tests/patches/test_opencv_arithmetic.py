@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cv2
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -201,3 +204,102 @@ def test_split_and_merge_match_opencv(seed, size, cn, dtype):
     if len(parts) >= 2:  # a multi-channel piece with a single-channel one
         mixed = [np.dstack(parts[:2]), parts[-1]]
         assert_matches("merge", cv2.merge(mixed), channels.merge(mixed))
+
+
+_OTSU_KINDS = [
+    cv2.THRESH_BINARY,
+    cv2.THRESH_BINARY_INV,
+    cv2.THRESH_TRUNC,
+    cv2.THRESH_TOZERO,
+    cv2.THRESH_TOZERO_INV,
+]
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    kind=st.sampled_from(_OTSU_KINDS),
+    levels=st.integers(1, 6),
+    spread=st.sampled_from(["uniform", "levels", "narrow"]),
+    maxval=st.one_of(st.just(255.0), st.floats(-10, 300)),
+    shape=st.sampled_from(["hw", "hw1"]),
+)
+def test_otsu_threshold_matches_opencv(seed, size, kind, levels, spread, maxval, shape):
+    """THRESH_OTSU: the level from the image's histogram (two-valued and one-valued images,
+    where the between-class variance ties or is zero everywhere, included)."""
+    rng = np.random.default_rng(seed)
+    if spread == "uniform":
+        src = rng.integers(0, 256, size, dtype=np.uint8)
+    elif spread == "levels":
+        src = rng.choice(rng.integers(0, 256, levels), size).astype(np.uint8)
+    else:
+        low = int(rng.integers(0, 250))
+        src = rng.integers(low, low + 6, size).astype(np.uint8)
+    if _otsu_tied(src):  # OpenCV's float32 rounding decides between equal variances
+        return
+    if shape == "hw1":
+        src = src[..., None]
+    expected_value, expected = cv2.threshold(src, 0, maxval, kind | cv2.THRESH_OTSU)
+    got_value, got = arithmetic.threshold(src, 0, maxval, kind | cv2.THRESH_OTSU)
+    assert float(got_value) == expected_value
+    assert_matches("threshold", expected, got)
+
+
+def _otsu_tied(src: np.ndarray) -> bool:
+    """Whether the best between-class variance is reached at two occupied grey levels, in
+    exact rational arithmetic: (S c1 - N s1)^2 / (c1 (N - c1)) with integer counts."""
+    from fractions import Fraction
+
+    counts = np.bincount(src.ravel(), minlength=256).tolist()
+    n, total = src.size, sum(i * c for i, c in enumerate(counts))
+    c1 = s1 = 0
+    scores = []
+    for i, c in enumerate(counts):
+        c1, s1 = c1 + c, s1 + i * c
+        if c and 0 < c1 < n:
+            scores.append(Fraction((total * c1 - n * s1) ** 2, c1 * (n - c1)))
+    return len(scores) > 1 and scores.count(max(scores)) > 1
+
+
+def test_otsu_refuses_what_it_does_not_compute_naming_the_argument():
+    gray16 = np.zeros((4, 4), np.uint16)
+    with pytest.raises(ValueError, match=r"src.dtype=uint16"):
+        arithmetic.threshold(gray16, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+
+
+def test_a_traced_otsu_threshold_and_its_level_replay_in_every_backend(tmp_path):
+    """Document binarisation: the Otsu mask and its level (reused as a number) follow each
+    new page instead of the traced page's level."""
+    import patchport
+    from patchport import annotate
+
+    rng = np.random.default_rng(5)
+
+    def page(ink: int, paper: int) -> np.ndarray:
+        img = np.full((24, 32), paper, np.uint8)
+        img[4:20:3, 3:29] = ink
+        return np.clip(img + rng.integers(-15, 16, img.shape), 0, 255).astype(np.uint8)
+
+    pages = [page(40, 200), page(90, 160), page(10, 250), page(120, 230)]
+    nodes = {}
+    with (
+        warnings.catch_warnings(),
+        patchport.session("otsu", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchportWarning)  # checked, and quiet
+        for backend in ("onnx", "pt2", "jit"):
+            gray = annotate.input_tensors(backend, {"gray": pages[0]})
+            level, mask = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+            soft = (gray.astype(np.float32) > level * 0.8).astype(np.uint8)
+            nodes[backend] = annotate.output_tensors(
+                backend, {"mask": mask, "soft": soft}, export_with=backend
+            )
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    for img in pages[1:]:
+        level, mask = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        soft = (img.astype(np.float32) > level * 0.8).astype(np.uint8)
+        got = manager.run_policy({f"{b}/gray": img for b in nodes})
+        for backend in nodes:
+            np.testing.assert_array_equal(got[f"{backend}/mask"].numpy(), mask)
+            np.testing.assert_array_equal(got[f"{backend}/soft"].numpy(), soft)

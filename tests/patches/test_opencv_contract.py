@@ -110,6 +110,14 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "dilate": (FRAME, np.ones((2, 3), np.uint8)),
     "morphologyEx": (FRAME, cv2.MORPH_GRADIENT, None),
     "medianBlur": (FRAME, 5),
+    "adaptiveThreshold": (
+        FRAME[..., 0].copy(),
+        255,
+        cv2.ADAPTIVE_THRESH_GAUSSIAN_C,
+        cv2.THRESH_BINARY_INV,
+        7,
+        1.5,
+    ),
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
     "equalizeHist": (FRAME[..., 0].copy(),),
@@ -184,7 +192,8 @@ REFUSED = [
     (F.arithmetic.convertScaleAbs, (FRAME.astype(np.float64),), {}, "src.dtype=float64"),
     (F.arithmetic.addWeighted, (FRAME, 1, GRAY, 1, 0), {}, "src2=uint8[20, 30]"),
     (F.arithmetic.addWeighted, (FRAME, 1, FRAME, 1, 0), {"dtype": cv2.CV_32F}, "dtype=5"),
-    (F.arithmetic.threshold, (FRAME, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU), {}, "type="),
+    (F.arithmetic.threshold, (FRAME, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_TRIANGLE), {}, "type="),
+    (F.arithmetic.threshold, (FRAME, 0, 255, cv2.THRESH_OTSU), {}, "src channels=3"),
     (F.arithmetic.inRange, (FRAME, (1, 2), (3, 4)), {}, "lowerb=(1, 2)"),
     (F.channels.split, (np.zeros((3, 3, 5), np.uint8),), {}, "m channels=5"),
     (F.channels.merge, ([],), {}, "mv=list"),
@@ -239,7 +248,9 @@ def test_every_function_of_the_issue_is_replaced():
         # the vision probe's (bench/real_pipelines_vision.py)
         "dnn.blobFromImage dnn.blobFromImages filter2D Laplacian Scharr pyrDown pyrUp "
         "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform "
-        "undistort"
+        "undistort "
+        # the imaging probe's (bench/real_pipelines_imaging.py)
+        "adaptiveThreshold"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -293,6 +304,10 @@ def all_functions(bgr, gray):
         "convertScaleAbs": cv2.convertScaleAbs(gray, alpha=-1.5, beta=40),
         "addWeighted": cv2.addWeighted(small, 0.7, cv2.flip(small, 1), 0.3, 2.5),
         "threshold": cv2.threshold(s, 90, 255, cv2.THRESH_BINARY)[1],
+        "threshold_otsu": cv2.threshold(gray, 0, 200, cv2.THRESH_TOZERO | cv2.THRESH_OTSU)[1],
+        "adaptiveThreshold": cv2.adaptiveThreshold(
+            gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 5, -3
+        ),
         "inRange": cv2.inRange(hsv, (0, 40, 40), (90, 255, 255)),
         "inRange_traced_bounds": cv2.inRange(hsv, np.minimum(hsv[0, 0], 100), hsv[1, 1]),
         "split": h,

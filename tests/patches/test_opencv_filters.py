@@ -128,3 +128,72 @@ def test_sobel_matches_opencv(seed, height, width, cn, dtype, ksize, order, ddep
     got = filters.Sobel(src, ddepth, dx, dy, **kwargs)
     weight = float(np.abs(cv2.getDerivKernels(dx, dy, ksize)[0]).sum()) ** 2
     assert_matches("Sobel", expected, got, scale=float(np.abs(src).max()) * weight + 4)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    method=st.sampled_from([cv2.ADAPTIVE_THRESH_MEAN_C, cv2.ADAPTIVE_THRESH_GAUSSIAN_C]),
+    kind=st.sampled_from([cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV]),
+    block=st.integers(1, 12).map(lambda k: 2 * k + 1),
+    delta=st.one_of(st.integers(-10, 10).map(float), st.floats(-10, 10)),
+    maxval=st.one_of(st.just(255.0), st.floats(-5, 300)),
+    smooth=st.booleans(),
+)
+def test_adaptive_threshold_matches_opencv(
+    seed, height, width, method, kind, block, delta, maxval, smooth
+):
+    """Both methods and types, blocks larger than the image, fractional C, any maxValue."""
+    src = image(seed, height, width, 0, "uint8")
+    if smooth:  # a page-like image: flat paper, darker strokes
+        src = cv2.GaussianBlur(src, (5, 5), 0)
+    expected = cv2.adaptiveThreshold(src, maxval, method, kind, block, delta)
+    got = filters.adaptiveThreshold(src, maxval, method, kind, block, delta)
+    assert_matches("adaptiveThreshold", expected, got)
+
+
+def test_adaptive_threshold_refuses_naming_the_argument():
+    gray = np.zeros((8, 8), np.uint8)
+    with pytest.raises(ValueError, match="blockSize=4"):
+        filters.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 4, 2)
+    with pytest.raises(ValueError, match="thresholdType="):
+        filters.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_TRUNC, 5, 2)
+    with pytest.raises(ValueError, match="src channels=3"):
+        filters.adaptiveThreshold(
+            np.zeros((8, 8, 3), np.uint8), 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 5, 2
+        )
+
+
+def test_a_traced_adaptive_threshold_replays_in_every_backend(tmp_path):
+    """Document binarisation with a local threshold: recorded, not a native call whose
+    result would be frozen."""
+    import warnings
+
+    import patchport
+    from patchport import annotate
+
+    rng = np.random.default_rng(3)
+    pages = [cv2.GaussianBlur(rng.integers(0, 256, (24, 32), dtype=np.uint8), (3, 3), 0)]
+    pages += [rng.integers(0, 256, (24, 32), dtype=np.uint8) for _ in range(2)]
+    methods = {"mean": cv2.ADAPTIVE_THRESH_MEAN_C, "gauss": cv2.ADAPTIVE_THRESH_GAUSSIAN_C}
+    with (
+        warnings.catch_warnings(),
+        patchport.session("adaptive", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchportWarning)
+        for backend in ("onnx", "pt2", "jit"):
+            gray = annotate.input_tensors(backend, {"gray": pages[0]})
+            outputs = {
+                name: cv2.adaptiveThreshold(gray, 255, code, cv2.THRESH_BINARY, 11, 2)
+                for name, code in methods.items()
+            }
+            annotate.output_tensors(backend, outputs, export_with=backend)
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    for page in pages[1:]:
+        got = manager.run_policy({f"{b}/gray": page for b in ("onnx", "pt2", "jit")})
+        for backend in ("onnx", "pt2", "jit"):
+            for name, code in methods.items():
+                want = cv2.adaptiveThreshold(page, 255, code, cv2.THRESH_BINARY, 11, 2)
+                np.testing.assert_array_equal(got[f"{backend}/{name}"].numpy(), want)

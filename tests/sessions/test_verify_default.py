@@ -98,3 +98,16 @@ def test_equal_results_report_what_the_full_comparison_reports():
     assert largest == math.inf and "1 of 2 values differ" in problem
     largest, problem = check([1, 2], [1, 3])
     assert largest == 1.0 and "1 of 2 values differ" in problem
+
+
+def test_a_0d_array_stands_for_a_returned_python_number():
+    """A replacement returns a number it computes in the graph (Otsu's level) as a 0-d
+    array, which keeps it traced; it is compared with the original's float by value."""
+    assert check_results("f", "g", (3.0, np.ones(2)), (np.array(3.0), np.ones(2)), 0, 0) == (
+        0.0,
+        None,
+    )
+    largest, problem = check_results("f", "g", 3.0, np.array(4.0), 0.0, 0.0)
+    assert largest == 1.0 and "1 of 1 values differ" in problem
+    _, problem = check_results("f", "g", 3.0, np.zeros(2), 0.0, 0.0)
+    assert "shape (2,) instead of ()" in problem

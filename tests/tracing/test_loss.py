@@ -543,3 +543,17 @@ def test_resize_of_traced_data_in_place(arr) -> None:  # noqa: ANN001
     gm = finish(rec, y)
     fresh = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     np.testing.assert_allclose(gm(torch.from_numpy(fresh)).numpy(), (fresh * 2).reshape(2, 6))
+
+
+def test_ufunc_where_without_an_out_buffer_says_why(arr) -> None:  # noqa: ANN001
+    """``np.divide(a, b, where=m)`` leaves the masked-out places uninitialised: nothing to
+    record there, and the warning says so (and the fix) at the user's line."""
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        np.divide(1.0, x, where=x > 1.0)
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "np.divide", line)
+    assert "where= without an out= buffer" in str(found[0].message), found[0].message

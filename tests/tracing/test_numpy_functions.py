@@ -54,6 +54,21 @@ CASES = [
     ("percentile", lambda x: np.percentile(x, 30, axis=0), [a()]),
     ("percentile-list", lambda x: np.percentile(x, [10, 90]), [a(dtype=F32)]),
     ("quantile", lambda x: np.quantile(x, 0.25, axis=1, keepdims=True), [a()]),
+    # NaN-aware quantiles (nodata pixels marked NaN): the NaNs are left out of each slice
+    (
+        "nanquantile",
+        lambda x: (
+            np.nanquantile(np.where(x > 1.5, np.nan, x), [0.02, 0.98]),
+            np.nanpercentile(np.where(x > 1.5, np.nan, x), 30, axis=0),
+            np.nanmedian(np.where(x > 1.5, np.nan, x), axis=1, keepdims=True),
+        ),
+        [a((5, 6))],
+    ),
+    (
+        "nanquantile-all-nan-column",
+        lambda x: np.nanpercentile(np.where(x > 2.0, np.nan, x), [5, 95], axis=0),
+        [np.concatenate([a((4, 3), F32), np.full((4, 1), 9.0, F32)], axis=1)],
+    ),
     ("ptp", lambda x: (np.ptp(x), np.ptp(x, axis=1)), [a(dtype=I64)]),
     # shapes
     ("reshape", lambda x: (np.reshape(x, (4, 3)), x.reshape(2, 6), x.reshape((-1,))), [a()]),

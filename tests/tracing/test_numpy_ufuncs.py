@@ -176,3 +176,50 @@ def test_untraced_ufunc_with_fresh_where_and_out_buffers(tmp_path) -> None:
         masked = np.add(a, 1.0, where=b > 3, out=np.zeros(3))
     np.testing.assert_array_equal(got, np.divide(num, div, out=np.ones(3), where=div != 0))
     np.testing.assert_array_equal(masked, [0.0, 3.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        # the safe-division idiom: masked-out places keep the out= buffer's content
+        lambda n, d: np.divide(n - d, n + d, out=np.zeros_like(n), where=(n + d) != 0),
+        lambda n, d: np.divide(n, d, out=np.full_like(n, -1.0), where=d > 0.5),
+        lambda n, d: np.log(n, out=np.zeros_like(n), where=n > 0.3),
+        # a traced out= buffer, and a where= broadcast over it
+        lambda n, d: np.multiply(n, 2.0, out=d.copy(), where=np.array([True, False, True, True])),
+    ],
+    ids=["ndvi", "full", "unary", "traced-out-broadcast-where"],
+)
+def test_ufunc_where_with_a_traced_or_fresh_out_is_recorded(fn) -> None:
+    """``np.divide(a, b, out=buf, where=mask)`` is ``where(mask, a / b, buf)``: recorded, not
+    a lost trace (remote-sensing indices, safe divisions)."""
+    n = make((3, 4), np.float64, 1, low=-1.0, high=1.0)
+    d = make((3, 4), np.float64, 2, low=-1.0, high=1.0)
+    d[0, 0] = -n[0, 0]  # a zero denominator at the traced sample
+    with np.errstate(all="ignore"):
+        conform(fn, n, d)
+
+
+def test_safe_division_into_a_fresh_buffer_exports_and_replays(tmp_path) -> None:
+    """The remote-sensing index: np.divide(..., out=np.zeros(shape), where=den != 0) under
+    np.errstate, the buffer made by the user's code, exported to ONNX and replayed."""
+    import patchport
+    from patchport import annotate
+
+    rng = np.random.default_rng(4)
+    bands = [rng.integers(0, 50, (2, 6, 5)).astype(np.uint16) for _ in range(3)]
+    for b in bands:
+        b[:, 0, :2] = 0  # zero denominators
+
+    def ndvi(red, nir):
+        r, n = red.astype(np.float32), nir.astype(np.float32)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.divide(n - r, n + r, out=np.zeros(r.shape, np.float32), where=(n + r) != 0)
+
+    with patchport.session("ndvi", str(tmp_path), strict=True):
+        red, nir = annotate.input_tensors("n", {"red": bands[0][0], "nir": bands[0][1]})
+        annotate.output_tensors("n", {"ndvi": ndvi(red, nir)}, export_with="onnx")
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    for b in bands[1:]:
+        got = manager.run_policy({"n/red": b[0], "n/nir": b[1]})["n/ndvi"].numpy()
+        np.testing.assert_allclose(got, ndvi(b[0], b[1]), rtol=1e-6, atol=1e-7)

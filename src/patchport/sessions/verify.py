@@ -51,8 +51,8 @@ def _structure(obj: Any) -> Any:
         return (type(obj).__name__, [_structure(item) for item in obj])
     if isinstance(obj, dict):
         return ("dict", sorted(map(str, obj)), [_structure(v) for v in obj.values()])
-    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic)):
-        return "array"  # a traced 0-d array stands for a NumPy scalar result
+    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic, float)):
+        return "array"  # a traced 0-d array stands for a NumPy scalar or a Python float
     return type(obj).__name__
 
 
@@ -80,7 +80,7 @@ def check_results(
         )
     largest, problem = 0.0, None
     for (path, want), (_, got) in zip(_leaves(expected), _leaves(actual)):
-        if not isinstance(want, (np.ndarray, torch.Tensor, np.generic)):
+        if not isinstance(want, (np.ndarray, torch.Tensor, np.generic, float)):
             if want != got:
                 return math.inf, f"{prefix} on {path}: {got!r} instead of {want!r}."
             continue

@@ -144,16 +144,33 @@ def array_ufunc(
             kwargs["out"] = (np.ndarray.view(target, np.ndarray),)
         else:
             kwargs["out"] = plain_tree(out)
+    before = target._pp.node if target is not None else None  # the buffer's content
+    where = kwargs.get("where", True)
+    if where is not True:
+        kwargs["where"] = plain_tree(where)
     result = getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
     if out is not None and target is None:
         return _lost(rec, result, f"{name} writing into a plain out= array")
     node = None
-    if method == "__call__":
-        if ufunc in table.UFUNCS and not (set(kwargs) - {"out", "dtype", "casting"}):
+    if method == "__call__" and ufunc in table.UFUNCS:
+        options = set(kwargs) - {"out", "dtype", "casting"}
+        if not options:
             node = table.record_ufunc(rec, ufunc, inputs, result, kwargs.get("dtype"))
+        elif options == {"where"} and before is not None and table.UFUNCS[ufunc].nout == 1:
+            # where=mask with an out= buffer: the buffer keeps its content where mask is False
+            node = table.record_ufunc(rec, ufunc, inputs, result, kwargs.get("dtype"))
+            mask = where if isinstance(where, (np.ndarray, torch.Tensor)) else np.asarray(where)
+            keep = table.Call(rec, result).t(mask, np.bool_)
+            node = rec.call(torch.where, (keep, node, before))
     elif method in ("reduce", "accumulate"):
         options = {k: v for k, v in kwargs.items() if k != "out"}
         node = table.record_ufunc_method(rec, ufunc, method, inputs, options, result)
+    if node is None and where is not True and target is None:
+        reason = (
+            "where= without an out= buffer: NumPy leaves the masked-out places uninitialised; "
+            "pass out=np.zeros_like(...) for the value they should hold"
+        )
+        return _settle(rec, name, node, target, result, reason)
     return _settle(rec, name, node, target, result)
 
 

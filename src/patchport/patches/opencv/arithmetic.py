@@ -45,17 +45,27 @@ def _threshold_types() -> dict[int, str]:
     dtypes=_DTYPES,
     channels=_CHANNELS,
     accuracy="exact",
-    arguments={"type": tuple(_threshold_types().values())},
+    arguments={"type": (*_threshold_types().values(), "each | THRESH_OTSU (uint8, 1 channel)")},
     notes="returns (thresh, dst) like OpenCV; uint8 thresholds are floored, maxval rounded. "
-    "THRESH_OTSU and THRESH_TRIANGLE are refused.",
+    "With THRESH_OTSU the level is computed from the image's histogram in the graph and "
+    "returned as a traced 0-d float64 array (it follows each new image); exact except "
+    "where two levels have exactly equal between-class variances (a histogram symmetric "
+    "about them), which OpenCV's float32 rounding decides. THRESH_TRIANGLE is refused.",
 )
 def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any = None) -> Any:
-    """Traceable ``cv2.threshold`` for the five fixed-threshold types (exact)."""
+    """Traceable ``cv2.threshold`` for the five fixed-threshold types, and each with
+    THRESH_OTSU on one-channel uint8 images (exact)."""
     no_dst("threshold", dst)
     kinds = _threshold_types()
-    if type not in kinds:
-        raise refuse("threshold", "type", constant_name(type, "THRESH_"), ", ".join(kinds.values()))
-    kind = kinds[type]
+    otsu = isinstance(type, (int, np.integer)) and (type & ~7) == cv2.THRESH_OTSU
+    base = type & 7 if otsu else type
+    if base not in kinds:
+        supported = ", ".join(kinds.values()) + " (each optionally | THRESH_OTSU)"
+        raise refuse("threshold", "type", constant_name(type, "THRESH_"), supported)
+    kind = kinds[base]
+    if otsu:
+        t = as_tensor("threshold", src, ("uint8",), (1,))
+        return _otsu_threshold(t, kind, maxval)
     t = as_tensor("threshold", src, _DTYPES, _CHANNELS)
     if src.dtype != np.float32:  # integer images: OpenCV floors thresh, rounds maxval
         peak = int(np.iinfo(src.dtype).max)
@@ -95,6 +105,52 @@ def threshold(src: np.ndarray, thresh: float, maxval: float, type: int, dst: Any
     else:
         out = torch.where(above, zero, t)
     return retval, to_numpy(out, src.dtype)
+
+
+def _otsu_level(t: torch.Tensor) -> torch.Tensor:
+    """OpenCV's Otsu level of a uint8 image as a 0-d float64 tensor: the first grey level
+    that maximises the between-class variance q1 q2 (mu1 - mu2)^2, over the levels where
+    both classes hold at least FLT_EPSILON of the pixels (0 when none does). Where two
+    levels have exactly equal variances (a histogram symmetric about them) OpenCV's float32
+    rounding picks one of them, not always the first: the trace-time check reports it."""
+    values = t.reshape(-1).to(torch.int64)
+    ones = (values >= 0).to(torch.float64)  # made from the image: no pixel-sized constant
+    counts = (ones[:1] * 0).expand(256).scatter_add(0, values, ones)
+    p = counts / float(values.shape[0])
+    grey = torch.arange(256, dtype=torch.float64)
+    q1 = torch.cumsum(p, 0)
+    mass = torch.cumsum(grey * p, 0)
+    q2 = 1.0 - q1
+    eps = float(np.finfo(np.float32).eps)
+    valid = ~((torch.minimum(q1, q2) < eps) | (torch.maximum(q1, q2) > 1.0 - eps))
+    mu1 = mass / torch.where(valid, q1, torch.ones_like(q1))
+    mu2 = (mass[-1] - mass) / torch.where(valid, q2, torch.ones_like(q2))
+    sigma = torch.where(valid, q1 * q2 * (mu1 - mu2) ** 2, torch.zeros_like(q1))
+    best = torch.argmax(sigma)  # the first of equal maxima, as OpenCV's strict >
+    found = sigma.max() > 0
+    return torch.where(found, best.to(torch.float64), torch.zeros_like(sigma[0]))
+
+
+def _otsu_threshold(t: torch.Tensor, kind: str, maxval: float) -> Any:
+    """``cv2.threshold(src, _, maxval, kind | THRESH_OTSU)`` on a one-channel uint8 image:
+    the level and the thresholded image, both computed in the graph."""
+    level = _otsu_level(t)
+    top = min(max(int(np.rint(maxval)), 0), 255)
+    bar = level.to(torch.int32)
+    pixels = t.to(torch.int32)
+    above = pixels > bar
+    zero = torch.zeros_like(pixels)
+    if kind == "THRESH_BINARY":
+        out = torch.where(above, torch.full_like(pixels, top), zero)
+    elif kind == "THRESH_BINARY_INV":
+        out = torch.where(above, zero, torch.full_like(pixels, top))
+    elif kind == "THRESH_TRUNC":
+        out = torch.where(above, bar.expand_as(pixels), pixels)
+    elif kind == "THRESH_TOZERO":
+        out = torch.where(above, pixels, zero)
+    else:
+        out = torch.where(above, zero, pixels)
+    return level.numpy(), to_numpy(out.to(torch.uint8))
 
 
 def _bound(name: str, value: Any, t: torch.Tensor, src: np.ndarray) -> torch.Tensor:

@@ -20,6 +20,7 @@ from ._base import (
     pad,
     refuse,
     replaces,
+    saturate,
     to_numpy,
     tuple_of_ints,
 )
@@ -319,6 +320,76 @@ def blur(
     """Traceable ``cv2.blur``: the normalised box filter, uint8 rounding as OpenCV 5 (exact)."""
     no_dst("blur", dst)
     return _box("blur", src, -1, ksize, anchor, True, borderType)
+
+
+def _adaptive_methods() -> dict[int, str]:
+    return {
+        cv2.ADAPTIVE_THRESH_MEAN_C: "ADAPTIVE_THRESH_MEAN_C",
+        cv2.ADAPTIVE_THRESH_GAUSSIAN_C: "ADAPTIVE_THRESH_GAUSSIAN_C",
+    }
+
+
+@replaces(
+    "adaptiveThreshold",
+    family="filters",
+    dtypes=("uint8",),
+    channels=(1,),
+    accuracy="exact (the block means are those of boxFilter and GaussianBlur)",
+    arguments={
+        "adaptiveMethod": tuple(_adaptive_methods().values()),
+        "thresholdType": ("THRESH_BINARY", "THRESH_BINARY_INV"),
+        "blockSize": ("odd, at least 3",),
+    },
+    notes="OpenCV's steps: the block mean (a uint8 box filter, or a float32 Gaussian of "
+    "sigma 0 rounded to uint8) with replicated borders, then src - mean compared with "
+    "-ceil(C) (-floor(C) for THRESH_BINARY_INV).",
+)
+def adaptiveThreshold(
+    src: np.ndarray,
+    maxValue: float,
+    adaptiveMethod: int,
+    thresholdType: int,
+    blockSize: int,
+    C: float,
+    dst: Any = None,
+) -> Any:
+    """Traceable ``cv2.adaptiveThreshold``: each pixel against the mean of its block."""
+    no_dst("adaptiveThreshold", dst)
+    t = as_tensor("adaptiveThreshold", src, ("uint8",), (1,))
+    methods = _adaptive_methods()
+    if adaptiveMethod not in methods:
+        raise refuse(
+            "adaptiveThreshold",
+            "adaptiveMethod",
+            constant_name(adaptiveMethod, "ADAPTIVE_"),
+            ", ".join(methods.values()),
+        )
+    if thresholdType not in (cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV):
+        raise refuse(
+            "adaptiveThreshold",
+            "thresholdType",
+            constant_name(thresholdType, "THRESH_"),
+            "THRESH_BINARY, THRESH_BINARY_INV",
+        )
+    block = int(blockSize)
+    if block % 2 != 1 or block <= 1:
+        raise refuse("adaptiveThreshold", "blockSize", blockSize, "an odd size of at least 3")
+    if maxValue < 0:  # OpenCV sets the whole result to 0
+        return to_numpy(torch.zeros_like(t))
+    replicate = cv2.BORDER_REPLICATE
+    if adaptiveMethod == cv2.ADAPTIVE_THRESH_MEAN_C:
+        mean = _box("adaptiveThreshold", src, -1, (block, block), (-1, -1), True, replicate)
+        means = torch.from_numpy(mean).to(torch.int32)
+    else:  # a float32 blur of the image, rounded back to uint8
+        blurred = GaussianBlur(src.astype(np.float32), (block, block), 0, borderType=replicate)
+        means = saturate(torch.from_numpy(blurred), torch.uint8).to(torch.int32)
+    top = min(max(int(np.rint(maxValue)), 0), 255)
+    binary = thresholdType == cv2.THRESH_BINARY
+    bar = -int(np.ceil(C)) if binary else -int(np.floor(C))
+    difference = t.to(torch.int32).reshape(means.shape) - means
+    passed = difference > bar if binary else difference <= bar
+    out = torch.where(passed, torch.full_like(means, top), torch.zeros_like(means))
+    return to_numpy(out.to(torch.uint8))
 
 
 @replaces(

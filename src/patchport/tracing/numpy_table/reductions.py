@@ -30,6 +30,7 @@ from .targets import (
     np_mean,
     np_nan_fill,
     np_nanmean,
+    np_nanquantile,
     np_prod,
     np_quantile,
     np_std,
@@ -296,7 +297,7 @@ def _average(
     return call.op(np_weighted_average, a, w, dims, bool(keepdims), dtype)
 
 
-def _quantile_like(scale: float) -> Callable:
+def _quantile_like(scale: float, target: Callable = np_quantile) -> Callable:
     def handler(
         call: Call,
         a: Any,
@@ -315,7 +316,7 @@ def _quantile_like(scale: float) -> Callable:
         qv = np.asarray(q, dtype=np.float64) / scale
         dtype = torch_dtype(call.result.dtype)
         return call.op(
-            np_quantile,
+            target,
             a,
             qv.ravel().tolist(),
             list(qv.shape),
@@ -333,6 +334,12 @@ HANDLERS[np.quantile] = _quantile_like(1.0)
 HANDLERS[np.percentile] = _quantile_like(100.0)
 
 
+HANDLERS[np.nanquantile] = _quantile_like(1.0, np_nanquantile)
+
+
+HANDLERS[np.nanpercentile] = _quantile_like(100.0, np_nanquantile)
+
+
 @implements(np.median)
 def _median(
     call: Call,
@@ -344,6 +351,22 @@ def _median(
 ) -> Any:
     dtype = torch_dtype(call.result.dtype)
     return call.op(np_quantile, a, [0.5], [], normalize_axes(axis, a.ndim), bool(keepdims), dtype)
+
+
+@implements(np.nanmedian)
+def _nanmedian(
+    call: Call,
+    a: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Any:
+    if out is not None:
+        return None
+    dtype = torch_dtype(call.result.dtype)
+    dims = normalize_axes(axis, a.ndim)
+    return call.op(np_nanquantile, a, [0.5], [], dims, bool(keepdims), dtype)
 
 
 def _nan_reduction(fill: float, fn: Callable) -> Callable:

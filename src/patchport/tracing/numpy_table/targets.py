@@ -577,6 +577,52 @@ def np_quantile(
     return out.to(out_dtype)
 
 
+def np_nanquantile(
+    x: torch.Tensor,
+    q: list[float],
+    q_shape: list[int],
+    dims: list[int] | None,
+    keepdim: bool,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    """Linear-interpolation quantile that leaves NaNs out of each slice (np.nanquantile):
+    the slice sorted (NaNs last), its count of numbers, the two neighbours of the virtual
+    index q (n - 1) blended like NumPy's lerp (their difference taken in the data's own
+    float type, as NumPy does); NaN where a slice holds no number."""
+    out_dtype = dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        dtype = torch.float32
+    if not x.is_floating_point():
+        x = x.to(dtype)
+    dims = _all_dims(x, dims)
+    rest: list[int] = []
+    for d in range(x.ndim):
+        if d not in dims:
+            rest.append(d)
+    sizes = [x.shape[d] for d in rest]
+    moved = x.permute(rest + dims).reshape(sizes + [-1])
+    ordered = torch.sort(moved, dim=-1).values  # NaN sorts last
+    count = (~torch.isnan(moved)).sum(dim=-1, keepdim=True)
+    last = torch.clamp(count - 1, min=0).to(torch.float64)
+    position = torch.tensor(q, dtype=torch.float64) * last  # (..., Q)
+    below = torch.floor(position)
+    above = torch.minimum(below + 1, last)
+    weight = (position - below).to(dtype)
+    low = torch.gather(ordered, -1, below.to(torch.int64))
+    high = torch.gather(ordered, -1, above.to(torch.int64))
+    step = (high - low).to(dtype)
+    low, high = low.to(dtype), high.to(dtype)
+    blended = torch.where(weight < 0.5, low + step * weight, high - step * (1 - weight))
+    blended = torch.where(count == 0, torch.full_like(blended, float("nan")), blended)
+    out = blended.movedim(-1, 0).reshape(q_shape + sizes)
+    if keepdim:
+        shape = list(x.shape)
+        for d in dims:
+            shape[d] = 1
+        out = out.reshape(q_shape + shape)
+    return out.to(out_dtype)
+
+
 def np_nanmean(
     x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype
 ) -> torch.Tensor:
