@@ -127,5 +127,3 @@ def test_uint8_clamp_with_integer_bounds_stays_uint8():
         got, expected, graph = _run(fn, x)
         assert got.dtype == expected.dtype and (got == expected).all()
         assert "Clip" in _ops(graph) and "Cast" not in _ops(graph)  # no int64 round trip
-    got, expected, graph = _run(lambda x: torch.clamp(x, -3, 300), x)  # bounds beyond uint8
-    assert (got == expected).all() and "Cast" in _ops(graph)
