@@ -37,12 +37,3 @@ def test_reorder_is_indexing_the_channels(channels, order, fill):
         expected = torch.cat([expected, torch.full_like(expected[..., :1], fill)], dim=-1)
     got = layout.reorder(t, order, fill)
     assert got.shape == expected.shape and torch.equal(got, expected)
-
-
-@pytest.mark.parametrize("channels", [1, 3, 4])
-def test_channels_first_stacks_the_transposed_planes(channels):
-    t = torch.randint(0, 256, (6, 9, channels), dtype=torch.uint8)
-    planes = layout.channels_first(t)
-    assert planes.shape == (channels, 9, 6)
-    assert torch.equal(planes, t.permute(2, 1, 0))
-    assert torch.equal(layout.from_channels_first(planes), t)

@@ -66,24 +66,3 @@ def from_planes(planes: Sequence[torch.Tensor]) -> torch.Tensor:
     """The (H, W, C) image of (W, H) planes (the inverse of :func:`planes`): stacked as
     (W, C, H), rows of H values, then one transpose."""
     return image(torch.stack(list(planes), dim=1))
-
-
-def channels_first(t: torch.Tensor) -> torch.Tensor:
-    """The (C, W, H) stack of transposed planes of an (H, W, C) image (the layout of a
-    channels-first convolution over transposed planes): the (W, C, H) view, then one
-    Gather of whole rows of H values. ONNX Runtime runs that as its fast 2-D transpose
-    and a row copy (0.08 + 0.03 ms at 484x644x3 uint8); the direct (H, W, C) -> (C, H, W)
-    transpose moves single values (0.19 ms)."""
-    width, channels, height = columns(t).shape
-    rows = torch.arange(width * channels).reshape(width, channels).t().reshape(-1)
-    flat = columns(t).reshape(width * channels, height)
-    return flat.index_select(0, rows).reshape(channels, width, height)
-
-
-def from_channels_first(planes: torch.Tensor) -> torch.Tensor:
-    """The (H, W, C) image of a (C, W, H) stack (the inverse of :func:`channels_first`):
-    a Gather of whole rows into the (W, C, H) view, then one 2-D transpose."""
-    channels, width, height = planes.shape
-    rows = torch.arange(channels * width).reshape(channels, width).t().reshape(-1)
-    flat = planes.reshape(channels * width, height)
-    return image(flat.index_select(0, rows).reshape(width, channels, height))
