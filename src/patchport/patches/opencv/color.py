@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..sizes import symbolic
 from . import color_bayer, color_xyz, color_yuv, layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 from .fixed_point import descale_uint8 as _descale_uint8
@@ -370,8 +371,8 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
         return to_numpy(out)
-    if kind == _GRAY and t.dtype == torch.uint8:
-        return to_numpy(_gray_uint8(t, order))
+    if kind == _GRAY and t.dtype == torch.uint8 and not symbolic(t.shape[0]):
+        return to_numpy(_gray_uint8(t, order))  # (a channel per row: a fixed height)
     planes = layout.planes(t)  # (W, H) each: computed on, then put back by one transpose
     if kind == _FROM_XYZ:
         b, g, r = color_xyz.from_xyz(*planes)

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..sizes import symbolic
 from ._base import (
     as_tensor,
     constant_name,
@@ -154,6 +155,8 @@ def _fixed_point_blur(
     against 0.7 ms for three (H, W) planes), and no pass moves single values."""
     ax, ay = anchor
     padded = pad(t, ay, len(fy) - 1 - ay, ax, len(fx) - 1 - ax, border)
+    if symbolic(t.shape[0]) or symbolic(t.shape[1]):  # dynamic axes: no per-row weights
+        return _fixed_point_blur_planes(padded, fx, fy)
     height, channels = t.shape[0], t.shape[2]
     rows_in, length = padded.shape[0], padded.shape[1] * channels
     flat = padded.reshape(1, rows_in, 1, length).to(torch.float32)
@@ -167,6 +170,21 @@ def _fixed_point_blur(
     scaled = F.conv2d(columns, weight_y, bias=half, groups=width_c)
     out = scaled.to(torch.uint8).reshape(width_c, height).t()
     return out.reshape(height, width_c // channels, channels)
+
+
+def _fixed_point_blur_planes(padded: torch.Tensor, fx: np.ndarray, fy: np.ndarray) -> torch.Tensor:
+    """:func:`_fixed_point_blur` of a padded image through (1, C, H, W) planes: the same
+    sums and rounding, with weights that do not depend on the image size (for dynamic
+    axes), at the cost of transposes that move single values."""
+    channels = padded.shape[2]
+    planes = padded.permute(2, 0, 1).unsqueeze(0).to(torch.float32)  # (1, C, H, W)
+    weight_x = torch.from_numpy(np.tile(fx.astype(np.float32), (channels, 1, 1, 1)))
+    column = (fy / 65536.0).astype(np.float32).reshape(-1, 1)  # exact: a power of two
+    weight_y = torch.from_numpy(np.tile(column, (channels, 1, 1, 1)))
+    half = torch.full((channels,), 0.5)
+    rows = F.conv2d(planes, weight_x, groups=channels)
+    scaled = F.conv2d(rows, weight_y, bias=half, groups=channels)
+    return scaled.to(torch.uint8).squeeze(0).permute(1, 2, 0)
 
 
 def _ksize_for(sigma: float, uint8: bool) -> int:
