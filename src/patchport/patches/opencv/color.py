@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
+from ..sizes import symbolic
 from . import color_bayer, color_xyz, color_yuv, layout
 from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
 from .fixed_point import descale_uint8 as _descale_uint8
@@ -239,6 +241,23 @@ def _gray(b: torch.Tensor, g: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     return b * 0.114 + g * 0.587 + r * 0.299
 
 
+def _gray_uint8(t: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
+    """OpenCV's fixed-point gray of a uint8 (H, W, C) image (B, G, R at ``order``) as
+    one Conv over the (1, H, 1, W*C) view: a channel per image row, a kernel of C taps
+    with stride C (the weighted sum is below 2**23: exact in float32 in any order, its
+    bias the rounding's 0.5), then one QuantizeLinear. No per-channel planes and no
+    transposes: ONNX Runtime's blocked depthwise kernel takes hundreds of channels."""
+    height, width, channels = t.shape
+    shift, *weights = _GRAY_FIXED_POINT
+    taps = np.zeros(channels, np.float32)
+    taps[list(order)] = weights
+    kernel = torch.from_numpy(np.tile(taps.reshape(1, 1, 1, -1), (height, 1, 1, 1)))
+    flat = t.reshape(1, height, 1, width * channels).to(torch.float32)
+    total = F.conv2d(flat, kernel, torch.full((height,), 0.5), stride=(1, channels), groups=height)
+    total = total.reshape(height, width)
+    return torch.clamp(torch.round(total * 2.0**-shift), 0, 255).to(torch.uint8)
+
+
 _YCC_SHIFT = 14  # OpenCV's fixed-point YCrCb/YUV: 14 fractional bits
 # (R-Y, B-Y) factors of the chroma pair, and the inverse (Cr/V->R, Cb/U->G, Cr/V->G, Cb/U->B)
 _CHROMA = {False: (0.713, 0.564), True: (0.877, 0.492)}
@@ -352,6 +371,8 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
             b, g, r = _from_hsv(t, full)
         out = torch.stack([b, g, r] if order == (0, 1, 2) else [r, g, b], dim=-1)
         return to_numpy(out)
+    if kind == _GRAY and t.dtype == torch.uint8 and not symbolic(t.shape[0]):
+        return to_numpy(_gray_uint8(t, order))  # (a channel per row: a fixed height)
     planes = layout.planes(t)  # (W, H) each: computed on, then put back by one transpose
     if kind == _FROM_XYZ:
         b, g, r = color_xyz.from_xyz(*planes)

@@ -61,32 +61,43 @@ def other_codes() -> dict[int, str]:
     }
 
 
-def _parity(n: int, phase: int) -> torch.Tensor:
-    """1.0 where ``index % 2 == phase`` for the inner indices 1 .. n-2, else 0.0."""
-    return ((torch.arange(1, n - 1) % 2) == phase).to(torch.float32)
+def _parity(n: int, phase: int, dtype: torch.dtype) -> torch.Tensor:
+    """1 where ``index % 2 == phase`` for the inner indices 1 .. n-2, else 0."""
+    return ((torch.arange(1, n - 1) % 2) == phase).to(dtype)
 
 
 def _lerp(flag: torch.Tensor, one: torch.Tensor, zero: torch.Tensor) -> torch.Tensor:
-    """``one`` where ``flag`` is 1, ``zero`` where it is 0 (exact for whole floats)."""
+    """``one`` where ``flag`` is 1, ``zero`` where it is 0 (exact for whole numbers)."""
     return zero + flag * (one - zero)
 
 
-def _quadrupled(s: torch.Tensor, red: tuple[int, int]) -> list[torch.Tensor]:
-    """4 * (B, G, R) of the inner pixels of a float32 mosaic ``s``, unrounded."""
-    centre = s[1:-1, 1:-1] * 4.0
-    across = (s[1:-1, :-2] + s[1:-1, 2:]) * 2.0  # along a row (the second axis)
-    along = (s[:-2, 1:-1] + s[2:, 1:-1]) * 2.0  # along a column (the first axis)
-    edges = (across + along) * 0.5
+def _quadrupled(s: torch.Tensor, red: tuple[int, int], scale: int = 1) -> list[torch.Tensor]:
+    """``scale`` * 4 * (B, G, R) of the inner pixels of a mosaic ``s`` (whole numbers of
+    its dtype), unrounded."""
+    across = s[1:-1, :-2] + s[1:-1, 2:]  # the two neighbours along a row (the second axis)
+    along = s[:-2, 1:-1] + s[2:, 1:-1]  # the two along a column (the first axis)
+    centre = s[1:-1, 1:-1] * (4 * scale)
+    edges = (across + along) * scale if scale != 1 else across + along
     corners = s[:-2, :-2] + s[:-2, 2:] + s[2:, :-2] + s[2:, 2:]
+    corners = corners * scale if scale != 1 else corners
+    across, along = across * (2 * scale), along * (2 * scale)
     rows, cols = s.shape
-    red_row = _parity(rows, red[0]).reshape(-1, 1)
-    red_col = _parity(cols, red[1]).reshape(1, -1)
-    blue_row, blue_col = 1.0 - red_row, 1.0 - red_col
+    red_row = _parity(rows, red[0], s.dtype).reshape(-1, 1)
+    red_col = _parity(cols, red[1], s.dtype).reshape(1, -1)
+    blue_row, blue_col = 1 - red_row, 1 - red_col
     r = _lerp(red_row, _lerp(red_col, centre, across), _lerp(red_col, along, corners))
     b = _lerp(blue_row, _lerp(blue_col, centre, across), _lerp(blue_col, along, corners))
-    green_site = red_row + red_col - 2.0 * red_row * red_col  # one parity matches, not both
+    green_site = red_row + red_col - 2 * red_row * red_col  # one parity matches, not both
     g = _lerp(green_site, centre, edges)
     return [b, g, r]
+
+
+def _rounded_uint8(doubled: torch.Tensor) -> torch.Tensor:
+    """OpenCV's ``(4v + 2) >> 2`` of int16 ``2 * 4v`` (below 2**11): ``(2 * 4v + 1) / 8``
+    is never half-way, and rounding it (one QuantizeLinear once exported, after the exact
+    cast to float32) gives that shift."""
+    odd = (doubled + 1).to(torch.float32)
+    return torch.clamp(torch.round(odd * 0.125), 0, 255).to(torch.uint8)
 
 
 def _bordered(inner: torch.Tensor) -> torch.Tensor:
@@ -107,14 +118,26 @@ def demosaic(t: torch.Tensor, code: BayerCode) -> torch.Tensor:
             out[..., 3] = top
         return out
     mosaic = t[..., 0].t()  # (W, H): rows here are columns of the image
-    s = mosaic.to(torch.float32) if t.dtype == torch.uint8 else mosaic.to(torch.float64)
-    b, g, r = _quadrupled(s, (code.red[1], code.red[0]))
+    red = (code.red[1], code.red[0])
+    if t.dtype == torch.uint8:  # int16 (every sum below 2**11: half a float32's bytes)
+        if code.channels > 1:
+            planes = [_rounded_uint8(x) for x in _quadrupled(mosaic.to(torch.int16), red, 2)]
+            return _assembled(planes, code, top)
+        b, g, r = (x.to(torch.float32) for x in _quadrupled(mosaic.to(torch.int16), red))
+    else:
+        b, g, r = _quadrupled(mosaic.to(torch.float64), red)
     if code.channels == 1:
         wb, wg, wr = _GRAY_WEIGHTS
         total = b * wb + g * wg + r * wr  # < 2**24 for uint8 (float32), < 2**32 for uint16
         gray = torch.floor((total + float(1 << 15)) * 2.0**-16)
         return _bordered(gray.to(out_dtype)).t().unsqueeze(-1)
     planes = [torch.floor((x + 2.0) * 0.25).to(out_dtype) for x in (b, g, r)]
+    return _assembled(planes, code, top)
+
+
+def _assembled(planes: list[torch.Tensor], code: BayerCode, top: int) -> torch.Tensor:
+    """The (H, W, C) image of the inner (W-2, H-2) B, G, R planes: borders repeated, the
+    code's channel order and alpha."""
     if code.rgb:
         planes.reverse()
     planes = [_bordered(p) for p in planes]
