@@ -28,7 +28,7 @@ from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
 from ..tracing.values import plain as plain_view
 from .inplace import inplace_refusal, may_receive, split_inplace_dst, write_inplace
-from .verify import check_results, plain_copy
+from .verify import check_results, plain_copy, same_bytes
 
 _MAX_DEPTH = 4
 # exact types that can never be or hold traced data: the common ordinary arguments
@@ -255,6 +255,8 @@ def _appended_after(graph: Any, last: Any) -> list[Any]:
 
 def _same_data(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
+        if same_bytes(a, b):  # untouched: the common case, one memory comparison
+            return True
         return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if isinstance(a, torch.Tensor):
         return a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, 0, 0, True))

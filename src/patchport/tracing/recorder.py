@@ -24,8 +24,12 @@ _ACTIVE_COUNT = [0]
 
 _ids = itertools.count()
 
-# call_function target -> fx's name candidate for it (shared by recorders; bounded)
+# call_function target (or ("placeholder", name)) -> fx's name candidate for it (shared by
+# recorders; bounded)
 _CANDIDATES: dict[Any, str] = {}
+
+# whether fx.Graph exposes what the fast node path uses (None: not checked yet)
+_FAST_NODES: list[bool | None] = [None]
 
 # a session's stand-in for a torch function -> that function: graphs record the torch
 # function itself, so what reads a graph by its targets (ONNX decompositions) finds it
@@ -65,7 +69,9 @@ class Recorder:
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}
         self._origins: dict[int, tuple[Any, str]] = {}
-        self._fast = _fast_node_supported(self.graph)
+        self._fast = _FAST_NODES[0]
+        if self._fast is None:  # whether this torch's Graph has them: checked once
+            self._fast = _FAST_NODES[0] = _fast_node_supported(self.graph)
         self._id = next(_ids)
         # a node with dynamic input axes: shape reads and op locations are noted
         self.track_shapes = False
@@ -136,8 +142,17 @@ class Recorder:
         """Add a graph input called ``name`` (inputs come before every other node)."""
         if name in self.input_names:
             raise ValueError(f"input name {name!r} is already used in recorder {self.name!r}")
-        with self.graph.inserting_before(_first_node_not_in(self.graph, ("placeholder",))):
-            node = self.graph.placeholder(name)
+        graph = self.graph
+        with graph.inserting_before(_first_node_not_in(graph, ("placeholder",))):
+            if self._fast:  # graph.placeholder(name), its name's snake-casing remembered
+                candidate = _CANDIDATES.get(("placeholder", name))
+                if candidate is None:
+                    if len(_CANDIDATES) > 4096:
+                        _CANDIDATES.clear()
+                    candidate = _CANDIDATES[("placeholder", name)] = graph._target_to_str(name)
+                node = graph.create_node("placeholder", name, name=candidate)
+            else:
+                node = graph.placeholder(name)
         self.input_names.append(name)
         return node
 
