@@ -116,7 +116,6 @@ class InferenceManager:
         self._loaded = {node: self._open(node, model) for node, model in self.models.items()}
         self._arrays = arrays_for(arrays)  # after loading: a .pt/.pt2 model imports torch
         self._tensor = self._arrays.native if self._arrays.name == "torch" else None
-        self._native = self._arrays.native
         self._runners = {node: self._converted(run) for node, run in self._loaded.items()}
         self._initial = (
             checked_initial_values(initial_data, initial_file, self.models, self._arrays)
@@ -418,11 +417,6 @@ class InferenceManager:
             for (buffers, name), value in ready:
                 buffers[name] = value
             return
-        self._accept_checked(inputs)
-
-    def _accept_checked(self, inputs: dict[str, Any]) -> None:
-        """``_accept_inputs`` once the fast check declined: the full check names what is
-        wrong, or converts what is right (another array type, dtype, a dynamic size)."""
         check_policy_inputs(self, inputs, never_given=self._missing)
         native, convert = self._arrays.native, self._arrays.convert
         on_device = self._arrays.name == "torch"  # a tensor may sit on a GPU
@@ -434,33 +428,19 @@ class InferenceManager:
             self._missing.discard(key)
 
     def run_policy(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Run every node once; return the pipeline outputs keyed ``"node/port"``.
-
-        Per call only what changes runs: the inputs' fast check (``_accept_inputs`` inlined)
-        and the runners; the plan, buffers and conversions were set up at load. Every
-        Python step here costs more than its own time (it evicts the runtime's hot code
-        from the caches), so the common path stays short."""
-        ready = self._fast_inputs(inputs)
-        if ready is None:
-            self._accept_checked(inputs)
-        else:
-            for (buffers, name), value in ready:
-                buffers[name] = value
-        native = self._native
+        """Run every node once; return the pipeline outputs keyed ``"node/port"``."""
+        self._accept_inputs(inputs)
+        copy, native, output = self._arrays.copy, self._arrays.native, self._arrays.output
         result: dict[str, Any] = {}
         for runner, buffers, names, routes in self._steps:
             produced = runner([buffers[name] for name in names])
             for (key, targets, returned), value in zip(routes, produced):
                 if type(value) is not native:  # another runtime's type: ORT's NumPy arrays
-                    value = self._arrays.output(value)
-                if targets:
-                    copy = self._arrays.copy
-                    for index, (consumer, name) in enumerate(targets):
-                        consumer[name] = value if index == 0 else copy(value)
-                    if returned:  # its own tensor when a consumer holds the first one
-                        result[key] = copy(value)
-                elif returned:
-                    result[key] = value
+                    value = output(value)
+                for index, (consumer, name) in enumerate(targets):
+                    consumer[name] = value if index == 0 else copy(value)
+                if returned:  # its own tensor when a consumer holds the first one
+                    result[key] = copy(value) if targets else value
         self._last = result
         return dict(result)
 
