@@ -77,6 +77,9 @@ class PatchedCall:
             self._signature: inspect.Signature | None = inspect.signature(declaration.replacement)
         except (TypeError, ValueError):
             self._signature = None
+        # the names messages use, worked out once (the declaration is frozen)
+        self._target_name = declaration.target_name
+        self._replacement_name = getattr(declaration.replacement, "__name__", "replacement")
         # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
         self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
 
@@ -114,8 +117,7 @@ class PatchedCall:
         Installed with ``count_calls=False``, the dispatcher counts here, on its
         PatchInfo, only the calls that reach the replacement.
         """
-        name = self.declaration.target_name
-        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        name, replacement_name = self._target_name, self._replacement_name
         running: set[int] = _running.__dict__.setdefault("ids", set())
         if id(self.declaration) in running:
             raise PatchRuleError(
@@ -131,7 +133,7 @@ class PatchedCall:
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
         before = [plain_copy(v) for v in inputs]
-        last_before = next(reversed(recorder.graph.nodes), None)
+        last_before = recorder.last_node()
         running.add(id(self.declaration))
         try:
             result = self.declaration.replacement(*args, **kwargs)
@@ -164,8 +166,7 @@ class PatchedCall:
     ) -> None:
         """Run the original on the same concrete values; warn (raise with verify=True)
         where the replacement differs beyond its declared accuracy."""
-        name = self.declaration.target_name
-        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        name, replacement_name = self._target_name, self._replacement_name
         plain_args, plain_kwargs = _replace_traced((args, kwargs), inputs, before)
         try:
             expected = self.original(*plain_args, **plain_kwargs)

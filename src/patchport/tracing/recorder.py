@@ -40,7 +40,7 @@ def _fast_node_supported(graph: fx.Graph) -> bool:
     """Whether this torch's Graph exposes the internals used by the fast node path."""
     return all(
         hasattr(graph, name)
-        for name in ("_graph_namespace", "_insert", "_find_nodes_lookup_table", "_len")
+        for name in ("_graph_namespace", "_insert", "_find_nodes_lookup_table", "_len", "_root")
     )
 
 
@@ -123,6 +123,14 @@ class Recorder:
         graph._find_nodes_lookup_table.insert(node)
         graph._len += 1
         return node
+
+    def last_node(self) -> fx.Node | None:
+        """The graph's last node (None while it has none), without listing the graph."""
+        graph = self.graph
+        if self._fast:
+            root = graph._root
+            return None if root._prev is root else root._prev
+        return next(reversed(graph.nodes), None)
 
     def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
         """``call`` in a node with dynamic axes: sizes read in Python that become arguments
