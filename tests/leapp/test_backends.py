@@ -79,3 +79,27 @@ def test_each_backend_exports_a_stateful_node_that_replays(
         level = 0.9 * level + value
         got = manager.run_policy({"tank/inflow": torch.tensor([value])})["tank/overflow"]
         torch.testing.assert_close(got, torch.relu(level - 2.0))
+
+
+@pytest.mark.parametrize("backend", ["jit", "jit-trace"])
+def test_a_torchscript_node_of_one_output_returns_the_tensor_itself_as_leapps_do(tmp_path, backend):
+    """LEAPP's TorchScript files return a single output bare (a 1-tuple costs each replay
+    call about 3 us); a node of several outputs still returns them as a tuple."""
+    with patchport.session("shapes", save_path=tmp_path):
+        x = annotate.input_tensors("one", {"x": torch.arange(6.0).reshape(2, 3)})
+        annotate.output_tensors("one", {"y": (x * 2).sum(0)}, backend)
+        x = annotate.input_tensors("two", {"x": torch.arange(6.0).reshape(2, 3)})
+        annotate.output_tensors("two", {"a": x + 1, "b": x.mean(1)}, backend)
+    result = patchport.compile_graph(visualize=False)
+    folder = result.yaml_path.parent
+    given = torch.arange(6.0).reshape(2, 3) + 10
+    single = torch.jit.load(str(folder / "one.pt"))(given)
+    assert type(single) is torch.Tensor
+    torch.testing.assert_close(single, (given * 2).sum(0))
+    both = torch.jit.load(str(folder / "two.pt"))(given)
+    assert isinstance(both, tuple) and len(both) == 2
+    torch.testing.assert_close(both[1], given.mean(1))
+    manager = patchport.InferenceManager(result.yaml_path)
+    outputs = manager.run_policy({"one/x": given, "two/x": given})
+    torch.testing.assert_close(outputs["one/y"], (given * 2).sum(0))
+    torch.testing.assert_close(outputs["two/b"], given.mean(1))

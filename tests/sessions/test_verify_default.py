@@ -10,7 +10,8 @@ import torch
 
 import patchport
 from patchport import PatchMismatchError, PatchMismatchWarning, annotate
-from patchport.sessions.verify import check_results
+from patchport.sessions.dispatch import _same_data
+from patchport.sessions.verify import check_results, same_bytes
 
 
 def flip_channels(src, code, dst=None, dstCn=0):
@@ -111,3 +112,26 @@ def test_a_0d_array_stands_for_a_returned_python_number():
     assert largest == 1.0 and "1 of 1 values differ" in problem
     _, problem = check_results("f", "g", 3.0, np.zeros(2), 0.0, 0.0)
     assert "shape (2,) instead of ()" in problem
+
+
+def test_the_byte_comparison_is_only_a_shortcut_for_equal_values():
+    """Same bytes skip the value comparison; other bytes of equal values (-0.0 and 0.0,
+    two NaN payloads) still compare equal, and other dtypes or shapes never match."""
+    other_nan = np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), np.float64)
+    assert check_results("f", "g", np.array([0.0, 1.0]), np.array([-0.0, 1.0]), 0.0, 0.0) == (
+        0.0,
+        None,
+    )
+    assert check_results("f", "g", np.array([np.nan]), other_nan, 0.0, 0.0) == (0.0, None)
+    assert same_bytes(np.arange(4.0), np.arange(4.0))
+    assert not same_bytes(np.zeros(2, np.int32), np.zeros(2, np.int64))
+    assert not same_bytes(np.zeros((2, 1)), np.zeros((1, 2)))
+    assert not same_bytes(np.zeros(2, object), np.zeros(2, object))  # pointers, not values
+
+
+def test_a_write_into_a_float_input_is_seen_by_the_mutation_check():
+    before = np.array([[0.5, np.nan], [1.0, 2.0]], np.float32)
+    after = before.copy()
+    assert _same_data(after, before)
+    after[1, 0] = 7.0
+    assert not _same_data(after, before)

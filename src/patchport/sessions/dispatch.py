@@ -28,7 +28,7 @@ from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
 from ..tracing.values import plain as plain_view
 from .inplace import inplace_refusal, may_receive, split_inplace_dst, write_inplace
-from .verify import check_results, plain_copy
+from .verify import check_results, plain_copy, same_bytes
 
 _MAX_DEPTH = 4
 # exact types that can never be or hold traced data: the common ordinary arguments
@@ -77,6 +77,9 @@ class PatchedCall:
             self._signature: inspect.Signature | None = inspect.signature(declaration.replacement)
         except (TypeError, ValueError):
             self._signature = None
+        # the names messages use, worked out once (the declaration is frozen)
+        self._target_name = declaration.target_name
+        self._replacement_name = getattr(declaration.replacement, "__name__", "replacement")
         # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
         self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
 
@@ -114,8 +117,7 @@ class PatchedCall:
         Installed with ``count_calls=False``, the dispatcher counts here, on its
         PatchInfo, only the calls that reach the replacement.
         """
-        name = self.declaration.target_name
-        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        name, replacement_name = self._target_name, self._replacement_name
         running: set[int] = _running.__dict__.setdefault("ids", set())
         if id(self.declaration) in running:
             raise PatchRuleError(
@@ -131,7 +133,7 @@ class PatchedCall:
         self._refuse_buffers(args, kwargs)
         inputs = [v for v in iter_values((args, kwargs)) if active_recorder(v) is not None]
         before = [plain_copy(v) for v in inputs]
-        last_before = next(reversed(recorder.graph.nodes), None)
+        last_before = recorder.last_node()
         running.add(id(self.declaration))
         try:
             result = self.declaration.replacement(*args, **kwargs)
@@ -164,8 +166,7 @@ class PatchedCall:
     ) -> None:
         """Run the original on the same concrete values; warn (raise with verify=True)
         where the replacement differs beyond its declared accuracy."""
-        name = self.declaration.target_name
-        replacement_name = getattr(self.declaration.replacement, "__name__", "replacement")
+        name, replacement_name = self._target_name, self._replacement_name
         plain_args, plain_kwargs = _replace_traced((args, kwargs), inputs, before)
         try:
             expected = self.original(*plain_args, **plain_kwargs)
@@ -255,6 +256,8 @@ def _appended_after(graph: Any, last: Any) -> list[Any]:
 
 def _same_data(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
+        if same_bytes(a, b):  # untouched: the common case, one memory comparison
+            return True
         return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if isinstance(a, torch.Tensor):
         return a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, 0, 0, True))

@@ -46,10 +46,25 @@ def may_receive(signature: inspect.Signature, name: str, args: tuple, kwargs: di
     the (costly) ``signature.bind`` is skipped on the traced path."""
     if name in kwargs:
         return True
+    key = (id(signature), name)
+    hit = _POSITIONS.get(key)
+    if hit is None or hit[0] is not signature:
+        if len(_POSITIONS) > 1024:
+            _POSITIONS.clear()
+        hit = _POSITIONS[key] = (signature, _position_of(signature, name))
+    return hit[1] is not None and hit[1] < len(args)
+
+
+# (id(signature), name) -> (signature, where a positional argument binds to ``name``, or
+# None): a replacement's signature is read once, not on each traced call (bounded)
+_POSITIONS: dict[tuple[int, str], tuple[inspect.Signature, int | None]] = {}
+
+
+def _position_of(signature: inspect.Signature, name: str) -> int | None:
     for position, parameter in enumerate(signature.parameters.values()):
         if parameter.name == name:
-            return position < len(args) and parameter.kind in _POSITIONAL
-    return False
+            return position if parameter.kind in _POSITIONAL else None
+    return None
 
 
 def inplace_refusal(target: Any, result: Any, what: str) -> str | None:

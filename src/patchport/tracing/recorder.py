@@ -24,8 +24,12 @@ _ACTIVE_COUNT = [0]
 
 _ids = itertools.count()
 
-# call_function target -> fx's name candidate for it (shared by recorders; bounded)
+# call_function target (or ("placeholder", name)) -> fx's name candidate for it (shared by
+# recorders; bounded)
 _CANDIDATES: dict[Any, str] = {}
+
+# whether fx.Graph exposes what the fast node path uses (None: not checked yet)
+_FAST_NODES: list[bool | None] = [None]
 
 # a session's stand-in for a torch function -> that function: graphs record the torch
 # function itself, so what reads a graph by its targets (ONNX decompositions) finds it
@@ -36,7 +40,7 @@ def _fast_node_supported(graph: fx.Graph) -> bool:
     """Whether this torch's Graph exposes the internals used by the fast node path."""
     return all(
         hasattr(graph, name)
-        for name in ("_graph_namespace", "_insert", "_find_nodes_lookup_table", "_len")
+        for name in ("_graph_namespace", "_insert", "_find_nodes_lookup_table", "_len", "_root")
     )
 
 
@@ -65,7 +69,9 @@ class Recorder:
         self._constants: list[ConstantInfo] = []
         self._const_nodes: dict[int, tuple[Any, fx.Node]] = {}
         self._origins: dict[int, tuple[Any, str]] = {}
-        self._fast = _fast_node_supported(self.graph)
+        self._fast = _FAST_NODES[0]
+        if self._fast is None:  # whether this torch's Graph has them: checked once
+            self._fast = _FAST_NODES[0] = _fast_node_supported(self.graph)
         self._id = next(_ids)
         # a node with dynamic input axes: shape reads and op locations are noted
         self.track_shapes = False
@@ -118,6 +124,14 @@ class Recorder:
         graph._len += 1
         return node
 
+    def last_node(self) -> fx.Node | None:
+        """The graph's last node (None while it has none), without listing the graph."""
+        graph = self.graph
+        if self._fast:
+            root = graph._root
+            return None if root._prev is root else root._prev
+        return next(reversed(graph.nodes), None)
+
     def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
         """``call`` in a node with dynamic axes: sizes read in Python that become arguments
         are computed in the graph from the inputs' sizes (see shape_reads), and the node
@@ -136,8 +150,17 @@ class Recorder:
         """Add a graph input called ``name`` (inputs come before every other node)."""
         if name in self.input_names:
             raise ValueError(f"input name {name!r} is already used in recorder {self.name!r}")
-        with self.graph.inserting_before(_first_node_not_in(self.graph, ("placeholder",))):
-            node = self.graph.placeholder(name)
+        graph = self.graph
+        with graph.inserting_before(_first_node_not_in(graph, ("placeholder",))):
+            if self._fast:  # graph.placeholder(name), its name's snake-casing remembered
+                candidate = _CANDIDATES.get(("placeholder", name))
+                if candidate is None:
+                    if len(_CANDIDATES) > 4096:
+                        _CANDIDATES.clear()
+                    candidate = _CANDIDATES[("placeholder", name)] = graph._target_to_str(name)
+                node = graph.create_node("placeholder", name, name=candidate)
+            else:
+                node = graph.placeholder(name)
         self.input_names.append(name)
         return node
 
