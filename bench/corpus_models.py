@@ -1395,7 +1395,7 @@ def _phimoe(tr: Any) -> Any:
 def _deepseek_v2(tr: Any) -> Any:
     """Multi-head latent attention and group-limited expert routing."""
     config = tr.DeepseekV2Config(
-        **_common(),
+        **{**_common(), "num_key_value_heads": 4},  # latent attention: one kv head per head
         moe_intermediate_size=16,
         n_routed_experts=4,
         n_shared_experts=1,
@@ -1563,7 +1563,7 @@ def _granitemoehybrid(tr: Any) -> Any:
 @builder("mpnet")
 def _mpnet(tr: Any) -> Any:
     """Relative position buckets shared by every layer."""
-    config = tr.MPNetConfig(**_encoder_common(), relative_attention_num_buckets=8, pad_token_id=0)
+    config = tr.MPNetConfig(**_encoder_common(), relative_attention_num_buckets=32, pad_token_id=0)
     return tr.MPNetModel(config)
 
 
