@@ -970,7 +970,7 @@ def _zamba2(tr: Any) -> Any:
         vocab_size=VOCAB,
         hidden_size=32,
         num_hidden_layers=2,
-        layers_block_type=["mamba", "hybrid"],
+        layers_block_type=["mamba", "hybrid", "hybrid"],
         mamba_d_state=8,
         mamba_expand=2,
         mamba_ngroups=1,
@@ -1372,3 +1372,569 @@ def _wav2vec2_conformer(tr: Any) -> Any:
         **_wav2vec2_like(), position_embeddings_type="rotary", conv_depthwise_kernel_size=3
     )
     return tr.Wav2Vec2ConformerModel(config)
+
+
+# ---- round 3: decoders ----------------------------------------------------------------------
+
+
+@builder("granitemoe")
+def _granitemoe(tr: Any) -> Any:
+    config = tr.GraniteMoeConfig(**_common(), num_local_experts=4, num_experts_per_tok=2, **TOKENS)
+    return _lm(tr, config)
+
+
+@builder("phimoe")
+def _phimoe(tr: Any) -> Any:
+    """Sparse mixer routing (jitter-free in eval) over 4 experts."""
+    common = {**_common(), "max_position_embeddings": 64}
+    config = tr.PhimoeConfig(**common, num_local_experts=4, num_experts_per_tok=2, **TOKENS)
+    return _lm(tr, config)
+
+
+@builder("deepseek_v2")
+def _deepseek_v2(tr: Any) -> Any:
+    """Multi-head latent attention and group-limited expert routing."""
+    config = tr.DeepseekV2Config(
+        **{**_common(), "num_key_value_heads": 4},  # latent attention: one kv head per head
+        moe_intermediate_size=16,
+        n_routed_experts=4,
+        n_shared_experts=1,
+        num_experts_per_tok=2,
+        first_k_dense_replace=1,
+        n_group=2,
+        topk_group=1,
+        kv_lora_rank=16,
+        q_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("ministral")
+def _ministral(tr: Any) -> Any:
+    config = tr.MinistralConfig(
+        **_common(),
+        head_dim=8,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("arcee")
+def _arcee(tr: Any) -> Any:
+    """ReLU-squared MLP without a gate."""
+    return _lm(tr, tr.ArceeConfig(**_common(), **TOKENS))
+
+
+@builder("nemotron")
+def _nemotron(tr: Any) -> Any:
+    """LayerNorm1P and partial rotary positions."""
+    return _lm(tr, tr.NemotronConfig(**_common(), partial_rotary_factor=0.5, **TOKENS))
+
+
+@builder("gpt_oss")
+def _gpt_oss(tr: Any) -> Any:
+    """Attention sinks, sliding and full layers, clamped SwiGLU experts."""
+    config = tr.GptOssConfig(
+        **_common(),
+        head_dim=8,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("glm4_moe")
+def _glm4_moe(tr: Any) -> Any:
+    config = tr.Glm4MoeConfig(
+        **_common(),
+        head_dim=8,
+        moe_intermediate_size=16,
+        n_routed_experts=4,
+        n_shared_experts=1,
+        num_experts_per_tok=2,
+        first_k_dense_replace=1,
+        n_group=1,
+        topk_group=1,
+        partial_rotary_factor=0.5,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("ernie4_5")
+def _ernie4_5(tr: Any) -> Any:
+    return _lm(tr, tr.Ernie4_5Config(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("hunyuan_v1_dense")
+def _hunyuan_v1_dense(tr: Any) -> Any:
+    """Query and key norms after the rotary positions."""
+    return _lm(tr, tr.HunYuanDenseV1Config(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("seed_oss")
+def _seed_oss(tr: Any) -> Any:
+    return _lm(tr, tr.SeedOssConfig(**_common(), head_dim=8, **TOKENS))
+
+
+@builder("diffllama")
+def _diffllama(tr: Any) -> Any:
+    """Differential attention: two softmax maps subtracted."""
+    return _lm(tr, tr.DiffLlamaConfig(**_common(), **TOKENS))
+
+
+@builder("apertus")
+def _apertus(tr: Any) -> Any:
+    """xIELU activation and query/key norms."""
+    return _lm(tr, tr.ApertusConfig(**_common(), **TOKENS))
+
+
+# ---- round 3: hybrid and state-space ----------------------------------------------------------
+
+
+@builder("falcon_h1")
+def _falcon_h1(tr: Any) -> Any:
+    """Attention and Mamba2 side by side in every layer, with multipliers."""
+    config = tr.FalconH1Config(
+        **_common(),
+        head_dim=8,
+        mamba_d_ssm=32,
+        mamba_n_heads=4,
+        mamba_d_head=8,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=4,
+        mamba_expand=1,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("zamba")
+def _zamba(tr: Any) -> Any:
+    config = tr.ZambaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        layers_block_type=["mamba", "hybrid", "hybrid"],
+        mamba_d_state=4,
+        mamba_expand=2,
+        n_mamba_heads=2,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+@builder("granitemoehybrid")
+def _granitemoehybrid(tr: Any) -> Any:
+    config = tr.GraniteMoeHybridConfig(
+        **_common(),
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        shared_intermediate_size=32,
+        layer_types=["mamba", "attention"],
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_d_state=8,
+        mamba_n_groups=1,
+        mamba_chunk_size=4,
+        mamba_expand=2,
+        **TOKENS,
+    )
+    return _lm(tr, config)
+
+
+# ---- round 3: encoders ------------------------------------------------------------------------
+
+
+@builder("mpnet")
+def _mpnet(tr: Any) -> Any:
+    """Relative position buckets shared by every layer."""
+    config = tr.MPNetConfig(**_encoder_common(), relative_attention_num_buckets=32, pad_token_id=0)
+    return tr.MPNetModel(config)
+
+
+@builder("camembert")
+def _camembert(tr: Any) -> Any:
+    return tr.CamembertModel(tr.CamembertConfig(**_encoder_common(), pad_token_id=0))
+
+
+@builder("rembert")
+def _rembert(tr: Any) -> Any:
+    """Decoupled input and output embeddings."""
+    config = tr.RemBertConfig(
+        **_encoder_common(), input_embedding_size=16, output_embedding_size=16, pad_token_id=0
+    )
+    return tr.RemBertModel(config)
+
+
+@builder("squeezebert")
+def _squeezebert(tr: Any) -> Any:
+    """Grouped 1x1 convolutions in place of the linear layers."""
+    config = tr.SqueezeBertConfig(**_encoder_common(), embedding_size=32, pad_token_id=0)
+    return tr.SqueezeBertModel(config)
+
+
+@builder("data2vec_text")
+def _data2vec_text(tr: Any) -> Any:
+    return tr.Data2VecTextModel(tr.Data2VecTextConfig(**_encoder_common(), pad_token_id=0))
+
+
+@builder("megatron_bert")
+def _megatron_bert(tr: Any) -> Any:
+    return tr.MegatronBertModel(tr.MegatronBertConfig(**_encoder_common()))
+
+
+# ---- round 3: encoder-decoders ----------------------------------------------------------------
+
+
+@builder("t5gemma")
+def _t5gemma(tr: Any) -> Any:
+    """A Gemma 2 encoder and decoder (sliding and full layers, soft-capped logits)."""
+    module = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        **TOKENS,
+    )
+    config = tr.T5GemmaConfig(
+        encoder=tr.T5GemmaModuleConfig(**module),
+        decoder=tr.T5GemmaModuleConfig(**module),
+        vocab_size=VOCAB,
+        decoder_start_token_id=0,
+        **TOKENS,
+    )
+    return tr.T5GemmaForConditionalGeneration(config)
+
+
+@builder("plbart")
+def _plbart(tr: Any) -> Any:
+    return tr.PLBartForConditionalGeneration(tr.PLBartConfig(**_bart_like()))
+
+
+@builder("blenderbot_small")
+def _blenderbot_small(tr: Any) -> Any:
+    config = tr.BlenderbotSmallConfig(**_bart_like())
+    return tr.BlenderbotSmallForConditionalGeneration(config)
+
+
+@builder("pegasus_x")
+def _pegasus_x(tr: Any) -> Any:
+    """Block-local encoder attention with global tokens."""
+    config = tr.PegasusXConfig(
+        **{**_bart_like(), "decoder_start_token_id": 0},
+        block_size=4,
+        num_global_tokens=2,
+        stagger_local_blocks=True,
+    )
+    return tr.PegasusXForConditionalGeneration(config)
+
+
+@builder("bigbird_pegasus")
+def _bigbird_pegasus(tr: Any) -> Any:
+    config = tr.BigBirdPegasusConfig(
+        **{**_bart_like(), "decoder_start_token_id": 0},
+        attention_type="block_sparse",
+        block_size=2,
+        num_random_blocks=1,
+    )
+    return tr.BigBirdPegasusForConditionalGeneration(config)
+
+
+@builder("switch_transformers")
+def _switch_transformers(tr: Any) -> Any:
+    """T5 with top-1 routed expert MLPs in every other layer."""
+    config = tr.SwitchTransformersConfig(
+        **_t5_like(),
+        num_decoder_layers=2,
+        num_sparse_encoder_layers=1,
+        num_sparse_decoder_layers=1,
+        num_experts=4,
+        expert_capacity=8,
+    )
+    return tr.SwitchTransformersForConditionalGeneration(config)
+
+
+# ---- round 3: vision --------------------------------------------------------------------------
+
+
+@builder("bit")
+def _bit(tr: Any) -> Any:
+    """Weight-standardised convolutions with dynamic 'SAME' padding."""
+    config = tr.BitConfig(
+        embedding_size=8,
+        hidden_sizes=[8, 16],
+        depths=[1, 1],
+        layer_type="preactivation",
+        global_padding="SAME",
+        num_groups=2,
+        num_labels=3,
+    )
+    return tr.BitForImageClassification(config)
+
+
+@builder("cvt")
+def _cvt(tr: Any) -> Any:
+    """Convolutional token embeddings and projections, a class token in the last stage."""
+    three = dict(
+        embed_dim=[8, 16, 32],
+        num_heads=[1, 2, 2],
+        depth=[1, 2, 3],  # transformers indexes stage i's drop rates by i
+        num_labels=3,
+    )
+    return tr.CvtForImageClassification(tr.CvtConfig(**three))
+
+
+@builder("poolformer")
+def _poolformer(tr: Any) -> Any:
+    config = tr.PoolFormerConfig(
+        hidden_sizes=[8, 16],
+        depths=[1, 1],
+        num_encoder_blocks=2,
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        padding=[2, 1],
+        num_labels=3,
+    )
+    return tr.PoolFormerForImageClassification(config)
+
+
+@builder("data2vec_vision")
+def _data2vec_vision(tr: Any) -> Any:
+    config = tr.Data2VecVisionConfig(
+        **_vit_like(), use_relative_position_bias=True, use_mean_pooling=True
+    )
+    return tr.Data2VecVisionModel(config)
+
+
+@builder("dinov3_vit")
+def _dinov3_vit(tr: Any) -> Any:
+    """Rotary patch positions (computed per image size) and register tokens."""
+    config = tr.DINOv3ViTConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+        num_register_tokens=2,
+    )
+    return tr.DINOv3ViTModel(config)
+
+
+@builder("glpn")
+def _glpn(tr: Any) -> Any:
+    """SegFormer-like encoder and a depth decoder that upsamples to the input size."""
+    config = tr.GLPNConfig(
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        num_attention_heads=[1, 2],
+        mlp_ratios=[2, 2],
+        decoder_hidden_size=16,
+        head_in_index=-1,
+    )
+    return tr.GLPNForDepthEstimation(config)
+
+
+@builder("upernet")
+def _upernet(tr: Any) -> Any:
+    """Semantic segmentation: a pyramid pooling module over a ConvNeXt backbone."""
+    backbone = tr.ConvNextConfig(
+        hidden_sizes=[8, 16, 24, 32],
+        depths=[1, 1, 1, 1],
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+    )
+    config = tr.UperNetConfig(
+        backbone_config=backbone,
+        hidden_size=16,
+        auxiliary_in_channels=24,
+        auxiliary_channels=8,
+        num_labels=3,
+        pool_scales=[1, 2, 3, 6],
+    )
+    return tr.UperNetForSemanticSegmentation(config)
+
+
+@builder("mobilenet_v1")
+def _mobilenet_v1(tr: Any) -> Any:
+    """TensorFlow 'SAME' padding computed from the input size."""
+    config = tr.MobileNetV1Config(image_size=32, depth_multiplier=0.25, num_labels=3)
+    return tr.MobileNetV1ForImageClassification(config)
+
+
+@builder("swiftformer")
+def _swiftformer(tr: Any) -> Any:
+    config = tr.SwiftFormerConfig(
+        image_size=32, depths=[1, 1, 1, 1], embed_dims=[8, 16, 24, 32], num_labels=3
+    )
+    return tr.SwiftFormerForImageClassification(config)
+
+
+@builder("vitdet")
+def _vitdet(tr: Any) -> Any:
+    """Windowed and global attention with decomposed relative positions."""
+    config = tr.VitDetConfig(
+        **{**_vit_like(), "image_size": 64, "patch_size": 8},
+        window_size=4,
+        window_block_indices=[0],
+        use_relative_position_embeddings=True,
+        pretrain_image_size=64,
+    )
+    return tr.VitDetModel(config)
+
+
+@builder("deformable_detr")
+def _deformable_detr(tr: Any) -> Any:
+    """Multi-scale deformable attention (the PyTorch path of grid_sample)."""
+    config = tr.DeformableDetrConfig(
+        backbone_config=_resnet_config(tr, out_features=["stage1", "stage2"]),
+        use_timm_backbone=False,
+        use_pretrained_backbone=False,
+        num_feature_levels=2,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        encoder_n_points=2,
+        decoder_n_points=2,
+        num_queries=5,
+        num_labels=3,
+    )
+    return tr.DeformableDetrForObjectDetection(config)
+
+
+@builder("rt_detr_v2")
+def _rt_detr_v2(tr: Any) -> Any:
+    backbone = tr.RTDetrResNetConfig(
+        embedding_size=8,
+        hidden_sizes=[8, 16, 24, 32],
+        depths=[1, 1, 1, 1],
+        layer_type="basic",
+        out_features=["stage2", "stage3", "stage4"],
+    )
+    config = tr.RTDetrV2Config(
+        backbone_config=backbone,
+        encoder_hidden_dim=32,
+        encoder_in_channels=[16, 24, 32],
+        encoder_ffn_dim=64,
+        encoder_attention_heads=4,
+        d_model=32,
+        num_queries=10,
+        decoder_in_channels=[32, 32, 32],
+        decoder_ffn_dim=64,
+        decoder_layers=2,
+        decoder_attention_heads=4,
+        decoder_n_points=2,
+        num_denoising=0,
+        num_labels=3,
+        anchor_image_size=None,
+    )
+    return tr.RTDetrV2ForObjectDetection(config)
+
+
+# ---- round 3: audio ---------------------------------------------------------------------------
+
+
+@builder("data2vec_audio")
+def _data2vec_audio(tr: Any) -> Any:
+    """Convolutional position embeddings in several layers."""
+    like = {**_wav2vec2_like(), "num_conv_pos_embeddings": 5}
+    return tr.Data2VecAudioModel(tr.Data2VecAudioConfig(**like, conv_pos_kernel_size=5))
+
+
+@builder("sew_d")
+def _sew_d(tr: Any) -> Any:
+    """Squeezed frames and DeBERTa's disentangled attention."""
+    config = tr.SEWDConfig(
+        **_wav2vec2_like(),
+        squeeze_factor=2,
+        max_position_embeddings=64,
+        position_buckets=8,
+        share_att_key=True,
+        relative_attention=True,
+        pos_att_type=("p2c", "c2p"),
+    )
+    return tr.SEWDModel(config)
+
+
+@builder("unispeech_sat")
+def _unispeech_sat(tr: Any) -> Any:
+    return tr.UniSpeechSatModel(tr.UniSpeechSatConfig(**_wav2vec2_like()))
+
+
+# ---- round 3: text and image ------------------------------------------------------------------
+
+
+def _text_tower() -> dict[str, Any]:
+    return dict(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        **TOKENS,
+    )
+
+
+@builder("clipseg")
+def _clipseg(tr: Any) -> Any:
+    """Segmentation conditioned on a text prompt: a decoder over CLIP's activations."""
+    config = tr.CLIPSegConfig(
+        text_config=_text_tower(),
+        vision_config={**_vit_like(), "num_hidden_layers": 2},
+        projection_dim=16,
+        extract_layers=[1],
+        reduce_dim=16,
+        decoder_num_attention_heads=2,
+        decoder_intermediate_size=32,
+    )
+    return tr.CLIPSegForImageSegmentation(config)
+
+
+@builder("owlvit")
+def _owlvit(tr: Any) -> Any:
+    """Open-vocabulary detection: boxes from image patches scored against texts."""
+    config = tr.OwlViTConfig(
+        text_config=_text_tower(),
+        vision_config={**_vit_like(), "num_hidden_layers": 1},
+        projection_dim=16,
+    )
+    return tr.OwlViTForObjectDetection(config)
+
+
+@builder("siglip")
+def _siglip(tr: Any) -> Any:
+    """Sigmoid text-image logits with a learned scale and bias."""
+    config = tr.SiglipConfig(
+        text_config=_text_tower(),
+        vision_config={**_vit_like(), "num_hidden_layers": 1},
+    )
+    return tr.SiglipModel(config)

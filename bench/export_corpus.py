@@ -182,6 +182,49 @@ CASES = (
     *_no_cache("hybrid vision", "vision", "pvt_v2", "focalnet", spatial=True),
     *_no_cache("hybrid vision", "vision", "conditional_detr", "rt_detr", spatial=True),
     *_no_cache("audio encoder", "audio", "sew", "unispeech", "wav2vec2_conformer"),
+    # round 3: architectures not tried before
+    *_decoders(
+        "dense decoder",
+        "ministral",
+        "arcee",
+        "nemotron",
+        "ernie4_5",
+        "hunyuan_v1_dense",
+        "seed_oss",
+        "diffllama",
+        "apertus",
+    ),
+    *_decoders("MoE decoder", "granitemoe", "phimoe", "deepseek_v2", "gpt_oss", "glm4_moe"),
+    *_no_cache("hybrid", "decoder", "falcon_h1", "zamba", "granitemoehybrid"),
+    *_no_cache(
+        "encoder",
+        "encoder",
+        "mpnet",
+        "camembert",
+        "rembert",
+        "squeezebert",
+        "data2vec_text",
+        "megatron_bert",
+    ),
+    *(
+        Case(name, "encoder-decoder (text)", "seq2seq")
+        for name in (
+            "t5gemma",
+            "plbart",
+            "blenderbot_small",
+            "pegasus_x",
+            "bigbird_pegasus",
+            "switch_transformers",
+        )
+    ),
+    *_no_cache("vision transformer", "vision", "data2vec_vision", "vitdet"),
+    *_no_cache("vision transformer", "vision", "dinov3_vit", spatial=True),
+    *_no_cache("convolutional vision", "vision", "bit", "mobilenet_v1", spatial=True),
+    *_no_cache("convolutional vision", "vision", "poolformer", "swiftformer", spatial=True),
+    *_no_cache("hybrid vision", "vision", "cvt", "glpn", "upernet", spatial=True),
+    *_no_cache("hybrid vision", "vision", "deformable_detr", "rt_detr_v2", spatial=True),
+    *_no_cache("audio encoder", "audio", "data2vec_audio", "sew_d", "unispeech_sat"),
+    *_no_cache("text and image", "text_image", "clipseg", "owlvit", "siglip"),
 )
 BY_NAME = {case.name: case for case in CASES}
 

@@ -322,3 +322,64 @@ def test_a_check_shape_eager_itself_cannot_run_is_refused_naming_it_before_expor
         )
     text = str(caught.value)
     assert "check_shapes[1]" in text and "(1, 5, 4)" in text and "IndexError" in text
+
+
+class _FlagInKwargs(torch.nn.Module):
+    """Takes an option through ``**kwargs`` (GraniteMoE's ``use_cache``, many forwards'
+    ``output_attentions``) as well as a named tensor."""
+
+    def forward(self, x: torch.Tensor, **kwargs: object) -> torch.Tensor:
+        return x * 2 if kwargs.get("double") else x + 1
+
+
+def test_dynamic_shapes_of_an_input_taken_through_var_keyword_are_accepted_flat():
+    model, x = _FlagInKwargs(), torch.randn(3, 4)
+    shapes = {"x": {0: "batch"}, "double": None}
+    with pytest.raises(Exception, match="top-level keys"):  # plain torch.export refuses
+        torch.export.export(
+            model,
+            (),
+            {"x": x, "double": True},
+            dynamic_shapes=patchport.torch.use_dyn_not_str(shapes),
+        )
+    program, report = export(
+        model,
+        (),
+        {"x": x, "double": True},
+        dynamic_shapes=shapes,
+        check_shapes=[{"x": torch.randn(5, 4), "double": True}],
+    )
+    assert report.narrowings == [] and all(c.ok for c in report.shape_checks)
+    new = torch.randn(7, 4)
+    torch.testing.assert_close(program.module()(x=new, double=True), new * 2)
+
+
+class _HalfStepGrid(torch.nn.Module):
+    """Patch centres at ``arange(0.5, patches)`` (DINOv3's rotary grid): torch's guards then
+    hold Python code sympy cannot read (``math.ceil``, ``torch.sym_float``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        patches = x.shape[1] // 8
+        centres = torch.arange(0.5, patches, dtype=torch.float32)
+        if centres.shape[0] >= 2:
+            centres = centres * 2
+        torch._check(x.shape[1] >= 16)  # a lower bound the guard analysis tries to explain
+        return x[:, : 8 * patches].reshape(x.shape[0], patches, 8).mean(-1) * centres
+
+
+def test_guards_holding_math_ceil_and_sym_float_are_read_not_crashed_on():
+    model, x = _HalfStepGrid(), torch.randn(2, 64)
+    shapes = {"x": {0: "batch", 1: "length"}}
+    program = torch.export.export(
+        model, (), {"x": x}, dynamic_shapes=patchport.torch.use_dyn_not_str(shapes)
+    )
+    report = patchport.torch.check_program(
+        program,
+        model,
+        (),
+        {"x": x},
+        dynamic_shapes=shapes,
+        check_shapes=[{"x": torch.randn(1, 40)}],
+    )
+    assert "length must be >= 16" in [n.text for n in report.narrowings]
+    assert all(c.ok for c in report.shape_checks)

@@ -332,6 +332,14 @@ def state_space(traced_seq: int = 5, check_seqs=(1, 3)):
     return _state_space_case(model, traced_seq, check_seqs)
 
 
+def decoder_taking_use_cache_through_kwargs():
+    """GraniteMoE takes ``use_cache`` through ``**kwargs``: torch 2.13 refuses its
+    ``dynamic_shapes`` flat and fails on them nested under ``kwargs``."""
+    torch.manual_seed(0)
+    config = transformers.GraniteMoeConfig(**ONE_LAYER, num_local_experts=4, num_experts_per_tok=2)
+    return _state_space_case(transformers.GraniteMoeForCausalLM(config).eval())
+
+
 FAMILIES = {
     "dense decoder + cache": dense_decoder_with_cache,
     "alibi decoder + cache": alibi_decoder_with_cache,
@@ -346,6 +354,7 @@ FAMILIES = {
     "convolutional vision": convolutional_vision,
     "windowed vision": windowed_vision,
     "state-space": state_space,
+    "decoder with options in **kwargs": decoder_taking_use_cache_through_kwargs,
 }
 
 

@@ -18,6 +18,7 @@ import torch
 
 from ..errors import ExportArgumentError
 from ..patching import PatchDetails
+from .dynamic_shapes import nest_var_keyword
 from .export_arguments import check_arguments
 from .export_dimensions import name_dims, requested_dimensions
 from .export_guards import analyse_guards
@@ -57,6 +58,7 @@ def check_program(
     """
     kwargs = {} if kwargs is None else kwargs
     check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    dynamic_shapes = nest_var_keyword(model, args, kwargs, dynamic_shapes)
     marked = name_dims(dynamic_shapes)[0] if dynamic_shapes is not None else None
     dims = requested_dimensions(model, args, kwargs, marked, program) if marked else []
     requested, narrowings, relations, assumptions = analyse_guards(dims, program)

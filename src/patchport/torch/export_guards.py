@@ -264,8 +264,8 @@ def _lower_bound_from_assumptions(
         local = {str(s): s for s in by_source.values() if isinstance(s, sympy.Symbol)}
         try:
             left, right = (sympy.sympify(match.group(i), locals=local) for i in (1, 3))
-        except (sympy.SympifyError, TypeError):
-            continue
+        except (sympy.SympifyError, TypeError, AttributeError, NameError, ValueError):
+            continue  # Python sympy cannot read (math.ceil, torch.sym_float): not a sum of sizes
         if not (isinstance(left, sympy.Expr) and isinstance(right, sympy.Expr)):
             continue  # a side that is itself a condition: not a bound on a sum of sizes
         difference = (right - left) if match.group(2) == "<=" else (left - right)  # >= 0

@@ -26,6 +26,7 @@ import torch
 from ..errors import ExportArgumentError, ExportFailedError, NarrowedExportError
 from ..verbose import say
 from .apply import apply_patches_for_model
+from .dynamic_shapes import nest_var_keyword
 from .export_arguments import check_arguments
 from .export_check import check_program
 from .export_dimensions import name_dims
@@ -115,6 +116,7 @@ def export(
     """
     kwargs = {} if kwargs is None else kwargs
     check_arguments(model, args, kwargs, dynamic_shapes, check_shapes)
+    dynamic_shapes = nest_var_keyword(model, args, kwargs, dynamic_shapes)
     if not isinstance(backed_size_oblivious, (bool, type(None))):
         raise ExportArgumentError(
             f"patchport.torch.export(backed_size_oblivious=...): expected True, False or None "

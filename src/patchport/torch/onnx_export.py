@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..errors import ExportArgumentError, ExportFailedError, PatchportError
+from .dynamic_shapes import nest_var_keyword
 from .export_report import ExportReport, ShapeCheck
 from .export_shape_checks import (
     _describe,
@@ -216,7 +217,9 @@ def program_to_onnx(
             onnx_program.model,
             inputs,
             outputs,
-            input_dimension_names(model, args, kwargs, dynamic_shapes),
+            input_dimension_names(
+                model, args, kwargs, nest_var_keyword(model, args, kwargs, dynamic_shapes)
+            ),
         )
     size = sum(p.numel() * p.element_size() for p in model.parameters())
     external = size > EXTERNAL_DATA_BYTES if large_model is None else bool(large_model)

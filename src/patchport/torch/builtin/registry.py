@@ -52,7 +52,8 @@ TORCH_PATCHES: tuple[BuiltinPatch, ...] = (
         replacement=get_range_constraints_by_name,
         distribution="torch",
         versions=_VERIFIED,
-        why="positional dynamic_shapes stay paired with their inputs when kwargs are reordered",
+        why="positional dynamic_shapes stay paired with their inputs when kwargs are reordered, "
+        "and inputs forward takes through **kwargs are paired at all",
     ),
     BuiltinPatch(
         family=PatchFamily.TORCH,
