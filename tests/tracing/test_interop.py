@@ -121,3 +121,27 @@ def test_index_tricks_concatenate_lists_of_traced_values() -> None:
     np.testing.assert_allclose(got[0].numpy(), np.r_[want_pos, fresh[:2], 7.0])
     np.testing.assert_allclose(got[1].numpy(), np.c_[fresh, 2 * fresh])
     np.testing.assert_allclose(got[2].numpy(), np.r_[[fresh[:2], fresh[2:]]])
+
+
+def test_numpy_functions_of_lists_of_traced_arrays_stay_traced() -> None:
+    """np.mean([a, b], axis=0) (a pose's hip centre), np.std, np.linalg.norm([dx, dy]):
+    NumPy's Python code converts the list with its module-level asarray / asanyarray,
+    which inside a session are the traced entries (C code would read the list unhooked)."""
+    rec = Recorder("lists", strict=True)
+    x = trace_input(rec, "x", np.linspace(1.0, 2.0, 6))
+    with interop_patches():
+        centre = np.mean([x[:2], x[2:4]], axis=0)
+        length = np.linalg.norm([x[0] - x[1], x[2]])
+        lengths = np.linalg.norm([x[:3], x[3:]], axis=1)
+        spread = np.std([x[:3], x[3:]], axis=1)
+    gm = finish(rec, (centre, length, lengths, spread))
+    f = np.linspace(3.0, 7.0, 6)
+    got = [g.numpy() for g in gm(torch.from_numpy(f))]
+    want = (
+        np.mean([f[:2], f[2:4]], axis=0),
+        np.linalg.norm([f[0] - f[1], f[2]]),
+        np.linalg.norm([f[:3], f[3:]], axis=1),
+        np.std([f[:3], f[3:]], axis=1),
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)

@@ -176,3 +176,16 @@ def test_untraced_ufunc_with_fresh_where_and_out_buffers(tmp_path) -> None:
         masked = np.add(a, 1.0, where=b > 3, out=np.zeros(3))
     np.testing.assert_array_equal(got, np.divide(num, div, out=np.ones(3), where=div != 0))
     np.testing.assert_array_equal(masked, [0.0, 3.0, 0.0])
+
+
+def test_default_where_and_subok_options_are_recorded() -> None:
+    """NumPy's own mean / std call ``add.reduce(arr, axis, dtype, out, keepdims,
+    where=True)`` and ``true_divide(..., out=ret, casting="unsafe", subok=False)``:
+    options that change nothing about the values must not lose the trace."""
+
+    def fn(x):
+        total = np.add.reduce(x, 0, None, None, False, where=True)
+        ret = np.true_divide(total, 3, casting="unsafe", subok=False)
+        return ret, np.add.reduce(x, axis=1, where=np.True_)
+
+    conform(fn, make((3, 4), np.float64, 1))

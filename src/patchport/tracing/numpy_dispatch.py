@@ -149,7 +149,8 @@ def array_ufunc(
         return _lost(rec, result, f"{name} writing into a plain out= array")
     node = None
     if method == "__call__":
-        if ufunc in table.UFUNCS and not (set(kwargs) - {"out", "dtype", "casting"}):
+        # subok= only picks the result's class (NumPy's own mean passes subok=False)
+        if ufunc in table.UFUNCS and not (set(kwargs) - {"out", "dtype", "casting", "subok"}):
             node = table.record_ufunc(rec, ufunc, inputs, result, kwargs.get("dtype"))
     elif method in ("reduce", "accumulate"):
         options = {k: v for k, v in kwargs.items() if k != "out"}
