@@ -602,6 +602,19 @@ def resample_nearest(signal):
     return {"audio": signal[np.round(t_out).astype(int)] / np.abs(signal).max()}
 
 
+def pose_hip_centre(crop, trans_inv):
+    """The keypoints' centre from a list of two rows (np.mean over a Python list)."""
+    kp = pose_keypoints(crop, trans_inv)["keypoints"]
+    return {"centre": np.mean([kp[1], kp[2]], axis=0)}
+
+
+def kalman_std_list(track_tlwh, velocity, det_tlwh):
+    """ByteTrack's project() with the noise read off the list before np.diag (1-D rows)."""
+    h = tlwh_to_xyah(track_tlwh)[:, 3]
+    std = [h / 20, h / 20, 0.1 * np.ones_like(h), h / 20]
+    return {"var": np.square(std).T}
+
+
 VARIANTS = [
     P("voxel_bincount", voxel_bincount, lambda r: {"events": _events(r)}),
     P("voxel_index_add", voxel_index_add, _event_streams),
@@ -626,6 +639,8 @@ VARIANTS = [
     P("vad_segments", vad_segments, lambda r: {"signal": _speech(r)}),
     P("depth_masked_assign", depth_masked_assign, lambda r: {"disp": _r((12, 16), r, -1, 3)}),
     P("resample_nearest", resample_nearest, lambda r: {"signal": _speech(r, 480)}),
+    P("pose_hip_centre", pose_hip_centre, _crop),
+    P("kalman_std_list", kalman_std_list, _tracks),
 ]
 
 
