@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -306,48 +305,6 @@ ascontiguousarray = _numpy_entry("np.ascontiguousarray")
 frombuffer = wraps_original(_ORIGINALS["np.frombuffer"])(frombuffer)
 
 
-_NP_ASANYARRAY = np.asanyarray
-
-
-@wraps_original(_NP_ASANYARRAY)
-def _asanyarray(a: Any, *args: Any, **kwargs: Any) -> Any:
-    """NumPy's own ``asanyarray`` of a list holding traced values: stacked like
-    ``np.asarray`` does; anything else (an array, traced or not) exactly as NumPy does."""
-    if type(a) in (list, tuple) and find_recorder(a) is not None:
-        return asarray(a, *args, **kwargs)
-    return _NP_ASANYARRAY(a, *args, **kwargs)
-
-
-# NumPy's Python modules whose functions convert a user's array-like with the module-level
-# array / asarray / asanyarray and then compute only through calls that dispatch on traced
-# arrays (np.r_ / np.c_, np.ndim / np.shape, np.mean / np.std / np.var, np.linalg.norm): a
-# list holding traced arrays there is otherwise read by C code without any hook, and the
-# value frozen silently. Modules that then write into buffers of their own (np.diag's
-# zeros, np.cross's empty) are left out: there a traced list would turn a loud loss silent.
-_OWN_MODULES = (
-    type(np.r_).__module__,
-    "numpy._core.fromnumeric",
-    "numpy._core._methods",
-    "numpy.linalg._linalg",
-)
-
-
-def _own_array_users() -> dict[tuple[Any, str], Callable]:
-    """(module, name) -> traced entry for each of those modules' conversion names."""
-    entries = (
-        ("array", _ORIGINALS["np.array"], array),
-        ("asarray", _ORIGINALS["np.asarray"], asarray),
-        ("asanyarray", _NP_ASANYARRAY, _asanyarray),
-    )
-    found: dict[tuple[Any, str], Callable] = {}
-    for module_name in _OWN_MODULES:
-        module = sys.modules.get(module_name)
-        for attribute, original, replacement in entries:
-            if module is not None and getattr(module, attribute, None) is original:
-                found[(module, attribute)] = replacement
-    return found
-
-
 # (module, attribute) -> traced replacement; what a session installs as interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (torch, "from_numpy"): from_numpy,
@@ -357,7 +314,6 @@ REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (np, "array"): array,
     (np, "ascontiguousarray"): ascontiguousarray,
     (np, "frombuffer"): frombuffer,
-    **_own_array_users(),
     **ARANGE_REPLACEMENTS,
 }
 
