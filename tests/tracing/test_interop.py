@@ -82,3 +82,22 @@ def test_object_arrays_of_traced_data_warn_instead_of_failing() -> None:
         boxed = np.array(x, dtype=object)
     assert type(boxed) is np.ndarray and boxed.dtype == object
     assert list(boxed) == list(np.linspace(0.5, 3.0, 4))
+
+
+def test_ndmin_adds_leading_axes_to_the_traced_value() -> None:
+    """np.array(x, ndmin=k) (and NumPy's own np.r_, which converts each item so) prepends
+    axes of size one: the graph's value gets them too, not only the eager one."""
+    rec = Recorder("ndmin", strict=True)
+    x = trace_input(rec, "x", np.arange(6.0))
+    with interop_patches():
+        scalar = np.array(x[2], ndmin=1)
+        row = np.array(x, ndmin=2)
+        listed = np.array([x[1], x[2]], ndmin=3, copy=True)
+    assert (scalar.shape, row.shape, listed.shape) == ((1,), (1, 6), (1, 1, 2))
+    gm = finish(rec, (scalar, row, listed))
+    fresh = np.arange(6.0)[::-1].copy()
+    got = gm(torch.from_numpy(fresh))
+    assert [tuple(g.shape) for g in got] == [(1,), (1, 6), (1, 1, 2)]
+    np.testing.assert_array_equal(got[0].numpy(), [fresh[2]])
+    np.testing.assert_array_equal(got[1].numpy(), fresh[None])
+    np.testing.assert_array_equal(got[2].numpy(), fresh[None, None, 1:3])

@@ -232,6 +232,29 @@ def test_float_points_at_exact_line(arr) -> None:  # noqa: ANN001
     assert_points_here(found, "__float__", line)
 
 
+def test_numpy_reading_a_list_of_traced_values_names_the_call_and_the_fix(arr) -> None:  # noqa: ANN001
+    """np.square / np.diag of a list holding traced numbers (a tracker's ``std`` list) read
+    each element with float() inside NumPy's C code: the warning names the user's call and
+    says to build the array first, not to avoid a float() the user never wrote."""
+    rec, x = arr
+
+    def act():  # noqa: ANN202
+        np.square([x[0, 0] * 0.05, 1e-1])
+        return lineno() - 1
+
+    found, line = caught_loss(act)
+    assert_points_here(found, "np.square([x[0, 0] * 0.05, 1e-1])", line)
+    assert "np.array([...])" in str(found[0].message)
+
+    def direct():  # noqa: ANN202
+        float(x.sum())
+        return lineno() - 1
+
+    found, line = caught_loss(direct)
+    assert_points_here(found, "__float__", line)
+    assert "np.array([...])" not in str(found[0].message)
+
+
 def test_item_on_tensor_points_at_exact_line(ten) -> None:  # noqa: ANN001
     rec, t = ten
 

@@ -662,3 +662,37 @@ def test_layout_views_write_through_and_see_writes() -> None:
         return y, flat * 1, t + 0, mirrored - 0, square + 0, y.view()[0] * 1
 
     conform(fn, make((3, 4), np.int64, 1))
+
+
+def test_reshape_like_functions_keep_data_dependent_sizes() -> None:
+    """expand_dims / squeeze / atleast_2d of a boolean selection: the count of rows differs
+    on the fresh input, so the graph must not freeze the sample's size (SORT's iou_batch
+    expands detections kept by a score mask)."""
+
+    def fn(x):
+        kept = x[x[:, 0] > 0]
+        return (
+            np.expand_dims(kept, 0),
+            np.expand_dims(kept, axis=(0, -1)),
+            np.squeeze(kept[None, :, None, 1:2]),
+            np.squeeze(kept[:, :1], axis=1),
+            np.atleast_2d(kept[:, 0]),
+            np.atleast_1d(kept[:, 1]),
+        )
+
+    x = a((6, 3), seed=1)
+    fresh = a((6, 3), seed=2)
+    assert (x[:, 0] > 0).sum() != (fresh[:, 0] > 0).sum()  # the test means a new count
+    conform(fn, x, fresh=[fresh])
+
+
+def test_unravel_index_is_traced() -> None:
+    """Heatmap peaks: flat argmax indices back to (row, col), scalar and array forms."""
+
+    def fn(x):
+        rows, cols = np.unravel_index(np.argmax(x.reshape(2, -1), axis=1), (3, 4))
+        r, c = np.unravel_index(np.argmax(x[1]), x.shape[1:])
+        table = np.unravel_index(np.argsort(x.reshape(-1))[:4], (2, 3, 4), order="F")
+        return rows, cols, r, c, *table
+
+    conform(fn, a((2, 3, 4), seed=3))

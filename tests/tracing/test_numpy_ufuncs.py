@@ -223,3 +223,16 @@ def test_safe_division_into_a_fresh_buffer_exports_and_replays(tmp_path) -> None
     for b in bands[1:]:
         got = manager.run_policy({"n/red": b[0], "n/nir": b[1]})["n/ndvi"].numpy()
         np.testing.assert_allclose(got, ndvi(b[0], b[1]), rtol=1e-6, atol=1e-7)
+
+
+def test_default_where_and_subok_options_are_recorded() -> None:
+    """NumPy's own mean / std call ``add.reduce(arr, axis, dtype, out, keepdims,
+    where=True)`` and ``true_divide(..., out=ret, casting="unsafe", subok=False)``:
+    options that change nothing about the values must not lose the trace."""
+
+    def fn(x):
+        total = np.add.reduce(x, 0, None, None, False, where=True)
+        ret = np.true_divide(total, 3, casting="unsafe", subok=False)
+        return ret, np.add.reduce(x, axis=1, where=np.True_)
+
+    conform(fn, make((3, 4), np.float64, 1))

@@ -145,13 +145,15 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
                 if result is a or not fresh_tables or isinstance(a, np.ndarray):
                     return result
                 return made_by_user(result)  # a table user code builds from a list
-            result = original(_eager_tree(a), *args, **kwargs)
+            eager = _eager_tree(a)
+            result = original(eager, *args, **kwargs)
             node = None
             if isinstance(result, np.ndarray) and result.dtype in NP_TO_TORCH:
                 node = _stack_tree(rec, a, torch_dtype(result.dtype), numpy_side=True)
             if node is None:
                 report_loss(rec, f"{name}() of a list holding traced values")
                 return result
+            node = _leading_axes(rec, node, np.ndim(eager), result)
             return make_traced(rec, result, node)
         data = np.ndarray.view(a, np.ndarray) if type(a) is TracedArray else _tensor_numpy(a)
         result = original(data, *args, **kwargs)
@@ -170,9 +172,17 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
             if real_torch_dtype(result.dtype) != a.dtype:
                 node = rec.cast(node, real_torch_dtype(result.dtype))
             node = to_numpy_side(rec, node, result.dtype)
-        return make_traced(rec, result, node)
+        return make_traced(rec, result, _leading_axes(rec, node, a.ndim, result))
 
-    return wraps_original(original)(replacement)  # NumPy's name, doc, signature
+    return wraps_original(original)(replacement)
+
+
+def _leading_axes(rec: Any, node: Any, ndim: int, result: np.ndarray) -> Any:
+    """``node`` (of ``ndim`` axes) with the leading axes of size one that ``ndmin=``
+    gave ``result`` (np.array's, and np.r_'s conversion of each item)."""
+    for _ in range(result.ndim - ndim):
+        node = rec.call(torch.unsqueeze, (node, 0))
+    return node  # NumPy's name, doc, signature
 
 
 def _traced_buffer(buffer: Any) -> TracedArray | None:
@@ -293,6 +303,7 @@ asarray = _numpy_entry("np.asarray")
 array = _numpy_entry("np.array", fresh_tables=True)
 ascontiguousarray = _numpy_entry("np.ascontiguousarray")
 frombuffer = wraps_original(_ORIGINALS["np.frombuffer"])(frombuffer)
+
 
 # (module, attribute) -> traced replacement; what a session installs as interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {

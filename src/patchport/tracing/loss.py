@@ -6,6 +6,7 @@ frozen into the graph as a constant can be traced back to the line that lost it.
 
 from __future__ import annotations
 
+import linecache
 import sys
 import warnings
 from types import FrameType
@@ -42,6 +43,42 @@ def python_value_hint(name: str, where: str) -> str | None:
     if name in calls or name in ("item", "tolist"):
         return _NUMBER.format(call=calls.get(name, f".{name}()"))
     return None
+
+
+_SEQUENCE = (
+    "a NumPy call reads a traced value held in a list or tuple this way (np.square([a, b]), "
+    "np.diag([...])) and the value is frozen in the graph as a constant; build the array "
+    "first with np.array([...]) or np.stack(...), which stay traced; otherwise keep the value "
+    "an array and use NumPy / torch functions on it"
+)
+# conversions a user writes on purpose: their own hint (keep it an array) applies
+_DIRECT_CALLS = ("float(", "int(", "complex(", "bool(", "round(", "range(", "math.", "operator.")
+
+
+def running_expression(frame: FrameType | None) -> str | None:
+    """Source text of the expression ``frame`` is executing (its instruction's column span,
+    one line), or None where Python or the source does not say."""
+    if frame is None:
+        return None
+    try:
+        positions = list(frame.f_code.co_positions())
+        line, end_line, col, end_col = positions[frame.f_lasti // 2]
+    except (AttributeError, IndexError, ValueError):
+        return None
+    if line is None or line != end_line or col is None or end_col is None:
+        return None
+    text = linecache.getline(frame.f_code.co_filename, line).encode()
+    return text[col:end_col].decode(errors="replace") or None
+
+
+def conversion_by_numpy(name: str) -> tuple[str, str] | None:
+    """(what, hint) for ``name`` (``__float__``...) run by the expression on the user's line
+    when that is not a conversion the user wrote (``float(x)``, ``math.sqrt(x)``): a NumPy
+    call reading a list of traced values, most often; None where the source does not say."""
+    expression = running_expression(user_frame(3))
+    if expression is None or expression.startswith(_DIRECT_CALLS):
+        return None
+    return f"{expression} read traced data as a Python number (ndarray.{name}())", _SEQUENCE
 
 
 def report_loss(recorder: Recorder | None, what: str, consequence: str | None = None) -> str:

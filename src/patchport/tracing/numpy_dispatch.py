@@ -28,7 +28,7 @@ from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
 from .indexing import is_basic_numpy_index, record_getitem, record_setitem
 from .location import user_location
-from .loss import python_value_hint, report_loss, report_loss_at
+from .loss import conversion_by_numpy, python_value_hint, report_loss, report_loss_at
 from .operator_names import BINARY_OPERATORS
 from .recorder import Recorder
 from .torch_dispatch import torch_function
@@ -146,6 +146,8 @@ def array_ufunc(
             kwargs["out"] = plain_tree(out)
     before = target._pp.node if target is not None else None  # the buffer's content
     where = kwargs.get("where", True)
+    if where is np.True_:  # NumPy's own default, as a NumPy bool
+        where = True
     if where is not True:
         kwargs["where"] = plain_tree(where)
     result = getattr(ufunc, method)(*plain_tree(inputs), **kwargs)
@@ -153,7 +155,10 @@ def array_ufunc(
         return _lost(rec, result, f"{name} writing into a plain out= array")
     node = None
     if method == "__call__" and ufunc in table.UFUNCS:
-        options = set(kwargs) - {"out", "dtype", "casting"}
+        # subok= only picks the result's class (NumPy's own mean passes subok=False)
+        options = set(kwargs) - {"out", "dtype", "casting", "subok"}
+        if where is True:
+            options.discard("where")
         if not options:
             node = table.record_ufunc(rec, ufunc, inputs, result, kwargs.get("dtype"))
         elif options == {"where"} and before is not None and table.UFUNCS[ufunc].nout == 1:
@@ -405,6 +410,9 @@ def _varargs(fn: Callable) -> Callable:
     return method
 
 
+_NUMBER_READS = frozenset({"__float__", "__int__", "__index__", "__complex__"})
+
+
 def _loss_method(name: str) -> Callable:
     original = getattr(np.ndarray, name)
 
@@ -414,8 +422,13 @@ def _loss_method(name: str) -> Callable:
         # tries before copying the array) took nothing out of the trace
         result = original(np.ndarray.view(self, np.ndarray), *args, **kwargs)
         if rec is not None:
-            hint = python_value_hint(name, "np.where")
-            report_loss(rec, f"ndarray.{name}() on traced data", hint)
+            by_numpy = conversion_by_numpy(name) if name in _NUMBER_READS else None
+            if by_numpy is not None:
+                report_loss(rec, *by_numpy)
+            else:
+                report_loss(
+                    rec, f"ndarray.{name}() on traced data", python_value_hint(name, "np.where")
+                )
         return result
 
     method.__name__ = name

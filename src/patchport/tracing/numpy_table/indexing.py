@@ -80,6 +80,27 @@ def _flatnonzero(call: Call, a: Any) -> Any:
     return call.rec.call(torch.flatten, (call.rec.call(torch.nonzero, (flat,)),))
 
 
+@implements(np.unravel_index)
+def _unravel_index(call: Call, indices: Any, shape: Any, order: str = "C") -> Any:
+    """Flat indices to one index array per axis of ``shape`` (heatmap peaks from an
+    argmax): floor division by the axis's stride, then remainder by its size (the
+    slowest axis is not wrapped: NumPy rejects indices past the end anyway)."""
+    dims = [int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    if order not in ("C", "F"):
+        return None
+    flat = call.t(np.asarray(indices) if not is_array(indices) else indices, np.int64)
+    axes = list(range(len(dims))) if order == "F" else list(reversed(range(len(dims))))
+    nodes: list[Any] = [None] * len(dims)
+    stride = 1
+    for position, axis in enumerate(axes):
+        node = flat if stride == 1 else call.rec.call(torch.floor_divide, (flat, stride))
+        if position < len(axes) - 1:
+            node = call.rec.call(torch.remainder, (node, dims[axis]))
+        nodes[axis] = node
+        stride *= dims[axis]
+    return tuple(nodes)
+
+
 @implements(np.select)
 def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     shape = tuple(call.result.shape)

@@ -63,10 +63,18 @@ ACCUMULATORS: dict[np.ufunc, Callable] = {
 }
 
 
+def _everywhere(where: Any) -> bool:
+    """True for a ``where=`` that selects every element (a plain True)."""
+    return type(where) in (bool, np.bool_) and bool(where)
+
+
 def record_ufunc_method(
     rec: Recorder, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, result: Any
 ) -> Any:
-    """Record ``ufunc.reduce`` / ``ufunc.accumulate``; None when not mapped."""
+    """Record ``ufunc.reduce`` / ``ufunc.accumulate``; None when not mapped (``where=True``,
+    NumPy's own default that its ``mean`` passes on, changes nothing)."""
+    if _everywhere(kwargs.get("where", True)):
+        kwargs = {k: v for k, v in kwargs.items() if k != "where"}
     if any(k not in ("axis", "dtype", "keepdims") for k in kwargs) or len(inputs) != 1:
         return None
     call = Call(rec, result)

@@ -41,7 +41,53 @@ def _ravel(call: Call, a: Any, order: Any = "C") -> Any:
     return call.op(torch.reshape, a, (-1,))
 
 
-@implements(np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
+@implements(np.expand_dims)
+def _expand_dims(call: Call, a: Any, axis: Any) -> Any:
+    """New axes of size one by ``unsqueeze``: the other sizes stay whatever the input's
+    are (a count of rows kept by a mask, a dynamic axis), not the sample's."""
+    if not is_array(a):
+        return _reshape_like(call, a)
+    ndim = call.result.ndim
+    axes = sorted(int(i) % ndim for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    node = call.n(a)
+    for dim in axes:
+        node = call.rec.call(torch.unsqueeze, (node, dim))
+    return node
+
+
+@implements(np.squeeze)
+def _squeeze(call: Call, a: Any, axis: Any = None) -> Any:
+    """Axes of size one dropped by ``squeeze`` one at a time (last first): the sample
+    says which axes go, the others keep the input's sizes."""
+    if not is_array(a):
+        return _reshape_like(call, a)
+    if axis is None:
+        dims = [d for d, size in enumerate(a.shape) if size == 1]
+    else:
+        dims = [int(i) % a.ndim for i in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    node = call.n(a)
+    for dim in sorted(dims, reverse=True):
+        node = call.rec.call(torch.squeeze, (node, dim))
+    return node
+
+
+@implements(np.atleast_1d, np.atleast_2d)
+def _atleast(call: Call, *arys: Any) -> Any:
+    """At least one (two) axes: leading axes of size one added by ``unsqueeze`` (a 0-d
+    input by reshape), an input with enough axes passed through with its own sizes."""
+    results = call.result if len(arys) > 1 else (call.result,)
+    nodes = []
+    for a, r in zip(arys, results):
+        if not is_array(a) or a.ndim == 0:
+            nodes.append(call.op(torch.reshape, a, tuple(r.shape)))
+            continue
+        node = call.n(a)
+        for _ in range(r.ndim - a.ndim):
+            node = call.rec.call(torch.unsqueeze, (node, 0))
+        nodes.append(node)
+    return tuple(nodes) if len(arys) > 1 else nodes[0]
+
+
 def _reshape_like(call: Call, *args: Any, **kwargs: Any) -> Any:
     """Pure reshapes: the eager result's static shape says it all."""
     if kwargs.get("order", "C") not in ("C", "A", "K", None):
