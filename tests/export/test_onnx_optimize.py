@@ -266,3 +266,19 @@ def test_a_uint8_cast_scaled_by_a_constant_is_one_dequantize(tmp_path):
     rng = np.random.default_rng(6)
     feeds = [{"x": rng.integers(0, 256, (6, 7, 3), dtype=np.uint8)} for _ in range(2)]
     assert_bit_identical(optimised, plain, feeds + [{"x": np.full((6, 7, 3), 255, np.uint8)}])
+
+
+def test_random_inputs_the_graph_refuses_leave_no_onnx_runtime_error_log(tmp_path, capfd):
+    """The optimised graph is checked on random inputs; random indices out of range are
+    refused by ONNX Runtime, which is expected and must not print an error to stderr."""
+
+    def lookup(index, values):
+        return {"picked": np.take(values * 2.0, index)}
+
+    index = np.array([1, 0, 2], np.int64)
+    node = trace_node(tmp_path, lookup, {"index": index, "values": np.arange(3.0)})
+    capfd.readouterr()
+    model, report, _ = written_and_translated(node, tmp_path / "lookup.onnx")
+    assert "onnxruntime" not in capfd.readouterr().err
+    feed = {"index": index, "values": np.full(3, 2.0)}
+    np.testing.assert_allclose(outputs_of(model, feed)[0], [4.0, 4.0, 4.0])
