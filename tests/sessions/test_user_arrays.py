@@ -173,3 +173,61 @@ def test_arrays_are_given_back_when_the_session_stops(tmp_path) -> None:  # noqa
     assert module.PAIR is before[3] and module.GAINS is before[4]
     assert module.GAMMA is rebound
     module.GAMMA = before[1]
+
+
+LOCAL_TABLES_SCRIPT = """
+import sys
+import numpy as np
+import patchport
+from patchport import annotate
+
+
+class Preprocess:
+    def __init__(self):
+        self.lut = (np.linspace(0, 1, 256) ** 0.5).astype(np.float32)  # a lookup table
+        self.gains = {"k": np.float32([0.5, 2.0, 4.0])}
+
+    def __call__(self, pixels, v):
+        return {"out": self.lut[pixels] * self.gains["k"][np.argmax(v) % 3]}
+
+
+def main(folder):
+    pre = Preprocess()  # made before the session, held by a local of this function
+    tables = [np.float32([1.0, -1.0, 0.5])]
+    rng = np.random.default_rng(0)
+    with patchport.session("local", save_path=folder):
+        pixels, v = annotate.input_tensors("n", {"pixels": rng.integers(0, 256, (3, 4),
+                                                 dtype=np.uint8), "v": np.float32([3, 1, 2])})
+        out = pre(pixels, v)
+        out["shift"] = v + tables[0][np.argmax(v) % 3]
+        annotate.output_tensors("n", out, export_with="onnx")
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    worst = 0.0
+    for _ in range(4):
+        p, w = rng.integers(0, 256, (3, 4), dtype=np.uint8), rng.normal(size=3).astype(np.float32)
+        got = manager.run_policy({"n/pixels": p, "n/v": w})
+        want = dict(pre(p, w), shift=w + tables[0][np.argmax(w) % 3])
+        for name in want:
+            worst = max(worst, float(np.abs(got["n/" + name].numpy() - want[name]).max()))
+    print("WORST", worst, type(pre.lut).__name__)
+
+
+main(sys.argv[1])
+"""
+
+
+def test_tables_held_by_a_functions_locals_are_traced_as_a_script_runs(tmp_path) -> None:  # noqa: ANN001
+    """A preprocessing object (or a list) made in ``main()`` before the session: reading its
+    table with traced indices is traced, not silently frozen, and it gets its arrays back."""
+    import subprocess
+
+    script = tmp_path / "deploy.py"
+    script.write_text(LOCAL_TABLES_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, "-W", "error::patchport.TraceLossWarning", str(script), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "WORST 0.0 ndarray" in run.stdout, run.stdout + run.stderr[-2000:]

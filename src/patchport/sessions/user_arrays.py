@@ -5,10 +5,11 @@ script, a lookup table), a value of a dict, list or tuple held in one (``TABLES[
 ``PAIR[0]``: the tuple is swapped for an equal one of views), a
 class attribute of a user class (``class Cfg: MEAN = np.array(...)``), or an attribute of
 a user-class object held in a global (a wrapper's ``self._obs_buffer``, or a dict or list
-there), is replaced for the session by a view of the same memory that records traced
-writes and reads (:mod:`patchport.tracing.prior_buffers`). Plain code sees the same values
-and writes the same memory. At the session's end every slot gets its own array back,
-unless user code bound it to something else meanwhile.
+there) or in a local of a user function running ``start`` (``pre = Preprocess()`` in
+``main()``; a dict or list there too), is replaced for the session by a view of the same
+memory that records traced writes and reads (:mod:`patchport.tracing.prior_buffers`).
+Plain code sees the same values and writes the same memory. At the session's end every
+slot gets its own array back, unless user code bound it to something else meanwhile.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tracing.location import is_user_file
 from ..tracing.prior_buffers import watched
 from .aliases import is_user_module, user_modules
 
@@ -47,7 +49,24 @@ class UserArrays:
                     self._watch_slots(value, where)
                 else:
                     self._watch_value(module, name, value, where)
+        self._watch_locals()
         return self
+
+    def _watch_locals(self) -> None:
+        """The user frames running ``start`` (``main()`` made a preprocessing object, then
+        opened the session): their locals' user objects, dicts and lists are watched as a
+        global's are. A local bound to a bare array cannot be rebound, so it stays as is."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if is_user_file(frame.f_code.co_filename) and frame.f_globals is not frame.f_locals:
+                function = frame.f_code.co_name
+                for name, value in list(frame.f_locals.items()):
+                    where = f"{name!r}, a local of {function}()"
+                    if _user_object(value):
+                        self._watch_slots(value, where)
+                    elif type(value) in (dict, list):
+                        self._watch_value(None, name, value, where)
+            frame = frame.f_back
 
     def _watch_slots(self, obj: Any, where: str) -> None:
         """The arrays among ``obj``'s own attributes (and one level into dicts, lists and
