@@ -561,12 +561,7 @@ def np_quantile(
         dtype = torch.float32
     x = x.to(dtype)
     dims = _all_dims(x, dims)
-    rest: list[int] = []
-    for d in range(x.ndim):
-        if d not in dims:
-            rest.append(d)
-    sizes = [x.shape[d] for d in rest]
-    moved = x.permute(rest + dims).reshape(sizes + [-1])
+    moved = _slices_last(x, dims)
     qt = torch.tensor(q, dtype=dtype).reshape(q_shape)
     out = torch.quantile(moved, qt, dim=-1)
     if keepdim:
@@ -575,6 +570,17 @@ def np_quantile(
             shape[d] = 1
         out = out.reshape(list(qt.shape) + shape)
     return out.to(out_dtype)
+
+
+def _slices_last(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """``x`` with ``dims`` moved last and flattened into one axis: one row per slice that
+    a quantile reduces, the other axes in their order before it."""
+    rest: list[int] = []
+    for d in range(x.ndim):
+        if d not in dims:
+            rest.append(d)
+    sizes = [x.shape[d] for d in rest]
+    return x.permute(rest + dims).reshape(sizes + [-1])
 
 
 def np_nanquantile(
@@ -595,12 +601,8 @@ def np_nanquantile(
     if not x.is_floating_point():
         x = x.to(dtype)
     dims = _all_dims(x, dims)
-    rest: list[int] = []
-    for d in range(x.ndim):
-        if d not in dims:
-            rest.append(d)
-    sizes = [x.shape[d] for d in rest]
-    moved = x.permute(rest + dims).reshape(sizes + [-1])
+    moved = _slices_last(x, dims)
+    sizes = list(moved.shape[:-1])
     ordered = torch.sort(moved, dim=-1).values  # NaN sorts last
     count = (~torch.isnan(moved)).sum(dim=-1, keepdim=True)
     last = torch.clamp(count - 1, min=0).to(torch.float64)
