@@ -295,3 +295,21 @@ def test_complex_buffer_filled_with_ffts_replays_on_every_backend(backend, tmp_p
     assert not warned, [str(w.message) for w in warned]
     for key, value in _spectra_into_complex64(**second).items():
         np.testing.assert_allclose(replay[key].reshape(value.shape), value, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["onnx", "jit"])
+def test_np_take_of_a_plain_table_by_traced_indices_is_traced(tmp_path, backend):
+    """``np.take(table, indices)`` dispatches on the table alone: a table made before the
+    session (a local, not a watched global) read by traced indices was silently frozen."""
+    table = (np.linspace(0.0, 1.0, 16) ** 2).astype(np.float32)
+
+    def lookup(codes):
+        return {"out": np.take(table, codes), "wrapped": np.take(table, codes + 20, mode="wrap")}
+
+    codes = RNG.integers(0, 16, (3, 4))
+    fresh = RNG.integers(0, 16, (3, 4))
+    got, caught = export_and_replay(lookup, {"codes": codes}, {"codes": fresh}, tmp_path, backend)
+    assert not [w for w in caught if issubclass(w.category, patchport.TraceLossWarning)]
+    np.testing.assert_array_equal(got["out"], table[fresh])
+    np.testing.assert_array_equal(got["wrapped"], np.take(table, fresh + 20, mode="wrap"))
+    assert type(np.take(table, fresh)) is np.ndarray  # plain calls stay plain

@@ -125,11 +125,29 @@ TABLE_MAKERS = (
     (np.fft, "rfftfreq"),
 )
 
+
+def _take(original: Callable) -> Callable:
+    """``np.take`` dispatches on its array alone, so a plain table (a local made before the
+    session) read with traced indices never reached the trace: the table is then handed
+    over as a constant the graph reads, the indices stay traced."""
+
+    @wraps_original(original)
+    def take(a: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(a) is np.ndarray and type(indices) is TracedArray and active_recorder(indices):
+            table = np.ndarray.view(a, TracedArray)
+            table._pp.fresh = user_location()
+            return original(table, indices, *args, **kwargs)
+        return original(a, indices, *args, **kwargs)
+
+    return take
+
+
 # (module, attribute) -> replacement; installed by the session with the interop patches
 REPLACEMENTS: dict[tuple[Any, str], Callable] = {
     (module, name): _creation(getattr(module, name))
     for module, name in (*((np, n) for n in CREATION_NAMES), *TABLE_MAKERS)
 }
+REPLACEMENTS[(np, "take")] = _take(np.take)
 
 
 def is_fresh(value: Any) -> bool:
