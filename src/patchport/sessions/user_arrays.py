@@ -105,29 +105,32 @@ class UserArrays:
         if all(new is old for new, old in zip(items, value)):
             return
         copy = type(value)._make(items) if hasattr(type(value), "_make") else tuple(items)
+        self.replaced.append((holder, key, value, copy))  # first: an interrupt cannot lose it
         try:
             _set(holder, key, copy)
         except (AttributeError, TypeError, IndexError):
-            return
-        self.replaced.append((holder, key, value, copy))
+            self.replaced.pop()
 
     def _replace(self, holder: Any, key: Any, array: np.ndarray, description: str) -> None:
         view = watched(array, description)
+        # recorded before it is set: an interrupt between the two cannot leave a slot
+        # holding a view that restore() does not know (it checks the slot holds the view)
+        self.replaced.append((holder, key, array, view))
         try:
             _set(holder, key, view)
         except (AttributeError, TypeError, IndexError):  # read-only attribute, frozen object
-            return
-        self.replaced.append((holder, key, array, view))
+            self.replaced.pop()
 
     def restore(self) -> None:
         """Give each slot its array back where it still holds the session's view."""
         while self.replaced:
-            holder, key, array, view = self.replaced.pop()
-            try:
+            holder, key, array, view = self.replaced[-1]  # dropped once given back, so an
+            try:  # interrupt here leaves it for the second run of the release
                 if _get(holder, key) is view:
                     _set(holder, key, array)
             except (AttributeError, TypeError, KeyError, IndexError):
-                continue
+                pass
+            self.replaced.pop()
 
 
 def _user_object(value: Any) -> bool:
