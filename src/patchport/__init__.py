@@ -67,6 +67,8 @@ def __getattr__(name: str) -> Any:
     if module_name is None:
         raise AttributeError(f"module 'patchport' has no attribute {name!r}")
     value = getattr(import_module(module_name), name)
+    if name == "annotate":  # it also answers the manager's names, as in some LEAPP revisions
+        import_module("patchport.leapp")
     globals()[name] = value
     return value
 

@@ -47,22 +47,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The manager's other names (``start``, ``stop``, ``compile_graph``, ``nodes``,
-    ``detected_pipeline``, ...), for LEAPP revisions where ``annotate`` is the manager.
-
-    Read from ``ExportManager()``, which reads the session state: nothing is stored here.
-    """
-    if name.startswith("_"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..export.export_manager import ExportManager  # the manager sits above sessions
-
-    try:
-        return getattr(ExportManager(), name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
 def _node(caller: str, session: Session, node: str, create: bool) -> NodeTrace:
     trace = session.nodes.get(node)
     if trace is None:
