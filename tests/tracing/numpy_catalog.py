@@ -140,8 +140,9 @@ FUNCTION_OPS = [
        (np.where, np.select), full_range=True),
     Op("nonzero", lambda x, y: (*np.nonzero(x > y), np.argwhere(x > y), np.flatnonzero(x > y)),
        (np.nonzero, np.argwhere, np.flatnonzero)),
-    Op("unravel_index", lambda x, y: (*np.unravel_index(np.argmax(x, axis=1), (2, 2)),
-                                      *np.unravel_index(np.argsort(y, axis=None), (3, 4), "F")),
+    Op("unravel_index",  # a stable argsort: integer data has ties, which NumPy's sort orders
+       lambda x, y: (*np.unravel_index(np.argmax(x, axis=1), (2, 2)),
+                     *np.unravel_index(np.argsort(y, axis=None, kind="stable"), (3, 4), "F")),
        (np.unravel_index,)),
     Op("sort", lambda x, y: (np.sort(x), np.sort(x, axis=0), np.argsort(x, kind="stable")),
        (np.sort, np.argsort), full_range=True),
