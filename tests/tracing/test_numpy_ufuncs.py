@@ -236,3 +236,12 @@ def test_default_where_and_subok_options_are_recorded() -> None:
         return ret, np.add.reduce(x, axis=1, where=np.True_)
 
     conform(fn, make((3, 4), np.float64, 1))
+
+
+def test_a_dtype_class_as_dtype_is_the_dtype_it_stands_for() -> None:
+    """NumPy's own quantile passes ``dtype=type(arr.dtype)`` (a DType class), which
+    ``np.dtype()`` reads as object; the recorded call must use the dtype itself."""
+    a, b = make(SHAPE, np.float32, 1), make(SHAPE, np.float32, 2)
+    float32_class = type(np.dtype(np.float32))
+    conform(lambda x, y: np.subtract(x, y, dtype=float32_class, casting="unsafe"), a, b)
+    conform(lambda x, y: np.add(x, y, dtype=type(np.dtype(np.float64))), a, b)

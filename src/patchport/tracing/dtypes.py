@@ -29,6 +29,18 @@ HELD_AS_INT64: dict[np.dtype, int | None] = {
 _COMPUTE_AS = {dtype: np.dtype(np.int64) for dtype in HELD_AS_INT64}
 
 
+def dtype_instance(dtype: Any) -> Any:
+    """The dtype NumPy means by ``dtype=``: a DType class (``np.dtypes.Float32DType``, which
+    NumPy's own quantile passes as ``type(arr.dtype)``) stands for its instance, while
+    ``np.dtype()`` of the class would say object; anything else is returned as given."""
+    if isinstance(dtype, type) and issubclass(dtype, np.dtype):
+        try:
+            return dtype()
+        except TypeError:  # a parametric DType (strings): no single instance
+            return dtype
+    return dtype
+
+
 def torch_dtype(dtype: Any) -> torch.dtype:
     """Torch dtype that NumPy data of ``dtype`` has in the graph (uint16/32/64: int64)."""
     dt = np.dtype(dtype)

@@ -18,6 +18,7 @@ from . import shape_reads, unhooked_copies
 from .dtypes import (
     HELD_AS_INT64,
     NP_TO_TORCH,
+    dtype_instance,
     numpy_cast,
     real_torch_dtype,
     to_numpy_side,
@@ -128,6 +129,8 @@ def array_ufunc(
         return keep_fresh(getattr(ufunc, method)(*plain_tree(inputs), **kwargs), inputs)
     if rec.unhooked:
         check_numbers(rec, inputs)
+    if "dtype" in kwargs:
+        kwargs["dtype"] = dtype_instance(kwargs["dtype"])
     if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _TORCH_BINOPS:
         rerouted = _as_torch_binop(ufunc, inputs)
         if rerouted is not NotImplemented:
