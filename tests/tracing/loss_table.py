@@ -429,6 +429,30 @@ def c_torch_math(x):  # noqa: ANN001, ANN201
     return {"y": (t / s).numpy()}
 
 
+# ------------------------------------------------------------------ lists handed to NumPy
+def c_mean_of_list(x):  # noqa: ANN001, ANN201
+    centre = np.mean([x[0], x[1]], axis=0)
+    return {"y": x - centre}
+
+
+def c_max_of_list(x):  # noqa: ANN001, ANN201
+    return {"y": x * np.max([x[0], x[2]], axis=0)}
+
+
+def c_norm_of_list(x):  # noqa: ANN001, ANN201
+    return {"y": x / np.linalg.norm([x[0, 0] - x[1, 0], x[0, 1] - x[1, 1]])}
+
+
+def c_median_of_list(x):  # noqa: ANN001, ANN201
+    middle = np.median([x[0], x[1], x[2]], axis=0)  # NaN check: warned, branch kept
+    return {"y": x - middle}
+
+
+def c_ufunc_of_list(x):  # noqa: ANN001, ANN201
+    squares = np.square([x[0], x[1]])
+    return {"y": x[:2] + squares}
+
+
 CASES = [
     Case("float()", c_float, "__float__", "loud"),
     Case("int()", c_int, "__int__", "loud"),
@@ -487,7 +511,7 @@ CASES = [
     Case("plain_table[traced]", c_plain_table_read),
     Case("dict_of_tables[k][traced]", c_table_in_a_dict_read),  # one level into dicts
     Case("tuple_of_tables[i][traced]", c_table_in_a_tuple_read),
-    Case("np.vectorize", c_vectorize, "copied from traced data", "loud"),
+    Case("np.vectorize", c_vectorize, "Python number", "loud"),  # each item to math.sqrt
     Case("np.fromiter", c_fromiter, "__float__", "loud"),
     Case("np.apply_along_axis", c_apply_along_axis, "apply_along_axis", "loud"),
     Case("np.save / np.load", c_save_load, "", "loud"),
@@ -497,6 +521,16 @@ CASES = [
     Case("Tensor.numpy()", c_torch_numpy_roundtrip),
     Case("np.asarray(Tensor)", c_torch_asarray),
     Case("math.sqrt(Tensor)", c_torch_math, "__float__", "loud"),
+    Case("np.mean([a, b], axis=0)", c_mean_of_list),
+    Case("np.max([a, b], axis=0)", c_max_of_list),
+    Case("np.linalg.norm([dx, dy])", c_norm_of_list),
+    Case("np.median([a, b, c])", c_median_of_list),
+    Case(
+        "np.square([a, b])",
+        c_ufunc_of_list,
+        expected="silent",
+        why="a ufunc reads a list's items in C and dispatches only on the list: no hook",
+    ),
 ]
 
 
