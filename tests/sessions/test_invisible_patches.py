@@ -81,3 +81,32 @@ def test_numpy_keyword_and_text_signature_forms_inside_a_session(tmp_path):
     with patchport.session("kw", save_path=tmp_path):
         assert np.array(object=3) == 3 and np.asarray(a=[1, 2]).tolist() == [1, 2]
         assert np.arange.__text_signature__ is not None  # NumPy's own test reads it
+
+
+def test_a_builtin_kept_as_a_class_attribute_does_not_bind(tmp_path):
+    """``array = np.array`` in a class body run during a session (NumPy's own linalg tests,
+    a preprocessing class with ``convert = cv2.cvtColor``): the installed wrapper must not
+    receive the instance, as the C function it replaces never does; it still pickles by
+    name and reads like the original."""
+    import pickle
+
+    import cv2
+    import numpy as np
+    import torch
+
+    with patchport.session("unbound", save_path=tmp_path, patching=["opencv"]):
+        assert inspect.unwrap(np.array) is not np.array  # installed
+
+        class Holder:
+            array = np.array
+            convert = cv2.cvtColor
+            to_tensor = torch.from_numpy
+
+        holder = Holder()
+        assert holder.array([[1, 3], [5, 7]], dtype=np.float32).shape == (2, 2)
+        image = np.zeros((4, 4, 3), np.uint8)
+        assert holder.convert(image, cv2.COLOR_BGR2GRAY).shape == (4, 4)
+        assert holder.to_tensor(np.ones(3)).shape == (3,)
+        assert pickle.loads(pickle.dumps(np.array)) is np.array
+        assert repr(np.asarray) == repr(inspect.unwrap(np.asarray))
+    assert pickle.loads(pickle.dumps(np.array)) is np.array

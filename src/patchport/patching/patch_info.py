@@ -18,6 +18,7 @@ from ..errors import PatchDefinitionError, PatchStateError, PatchTargetError
 from . import numpy_registry, script_builtins
 from .families import PatchFamily
 from .source_diff import source_of, unified_diff
+from .unbound import binds, unbound
 
 _MISSING = object()
 
@@ -184,7 +185,11 @@ class PatchInfo:
                 )
             self._installed = installed  # applied from here: undo() settles the rest
             setattr(self.owner, self.attribute, installed)
+            # flagged before each registration, so an interrupt inside one still has undo()
+            # take the entry out again (both removals are no-ops for an absent entry)
+            self._scripted = True
             self._scripted = script_builtins.register(raw, installed)
+            self._overridable = True
             self._overridable = numpy_registry.register(raw, installed)
         except BaseException:
             self._settle()
@@ -263,6 +268,8 @@ class PatchInfo:
             return staticmethod(counted)
         if isinstance(raw, classmethod) or isinstance(self.patch, classmethod):
             return classmethod(counted)
+        if isinstance(self.owner, types.ModuleType) and callable(raw) and not binds(raw):
+            return unbound(counted, raw)  # a C function never binds as a class attribute
         return counted
 
     # -- audit --------------------------------------------------------------------------

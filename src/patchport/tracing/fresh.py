@@ -92,6 +92,16 @@ def _holds_traced(frame: Any) -> bool:
     return find_recorder(tuple(frame.f_locals.values())) is not None
 
 
+def _installed_as(replacement: Callable, original: Callable) -> Any:
+    """What ``np.<name>`` holds for ``replacement`` (the non-binding wrapper around it while
+    installed), so ``func is np.<name>`` holds in an ``__array_function__``."""
+    held = getattr(np, original.__name__, None)
+    layer = held
+    while layer is not None and layer is not replacement:
+        layer = getattr(layer, "__wrapped__", None)
+    return held if layer is replacement else replacement
+
+
 def _dispatch_like(
     public: Callable, original: Callable, like: Any, args: tuple, kwargs: dict
 ) -> Any:
@@ -102,7 +112,7 @@ def _dispatch_like(
     if method is None:
         return original(*args, **kwargs)  # NumPy's own TypeError about ``like``
     rest = {key: value for key, value in kwargs.items() if key != "like"}
-    result = method(like, public, (type(like),), args, rest)
+    result = method(like, _installed_as(public, original), (type(like),), args, rest)
     if result is NotImplemented:
         raise TypeError(
             f"no implementation found for 'numpy.{original.__name__}' on types that "
