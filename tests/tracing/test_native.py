@@ -140,3 +140,29 @@ def test_an_alias_that_is_a_watched_slot_itself_gets_one_watcher() -> None:
     slots = [(id(info.owner), info.attribute) for info in infos]
     assert len(slots) == len(set(slots))
     PatchDetails(infos).validate()
+
+
+def test_watchers_are_reused_across_blocks_and_remade_for_a_new_original() -> None:
+    # start() builds one watcher per native callable; a later session reuses them, and
+    # each still warns with its own name, is marked by its own PatchInfo, and is restored
+    original = cv2.resize
+    rec = Recorder("native")
+    x = trace_input(rec, "x", np.ones((4, 4), np.float32))
+    installed = []
+    for _ in range(2):
+        with watch_natives([cv2]) as wrapped, pytest.warns(TraceLossWarning, match="cv2.resize"):
+            installed.append(cv2.resize)
+            assert cv2.resize.__patchport_patch__.owner is cv2  # marked by this block's patch
+            cv2.resize(x, (2, 2))
+        assert ("resize" in {name for _, name in wrapped}) and cv2.resize is original
+    assert installed[0] is installed[1]
+    mine = lambda *args, **kwargs: original(*args, **kwargs)  # noqa: E731
+    cv2.resize = mine
+    try:
+        with watch_natives([cv2]), pytest.warns(TraceLossWarning, match="cv2.resize"):
+            assert cv2.resize is not installed[0] and cv2.resize.__wrapped__ is mine
+            cv2.resize(x, (2, 2))
+        assert cv2.resize is mine
+    finally:
+        cv2.resize = original
+    rec.close()

@@ -172,3 +172,25 @@ def test_a_node_makes_its_graph_module_when_first_asked_for(tmp_path) -> None:
         assert trace.finished and trace.recorder._module is None
     assert trace.graph_module is trace.m is trace.recorder.module()
     assert [n.op for n in trace.graph.nodes] == ["placeholder", "call_function", "output"]
+
+
+def test_node_names_match_fx_for_every_kind_of_target() -> None:
+    # the recorder names nodes without fx's snake-casing regex where no capital needs it;
+    # the names must be fx's own (exported graphs and reports show them)
+    import operator
+
+    from torch import fx
+
+    from patchport.tracing.recorder import _target_name
+
+    graph = fx.Graph()
+    targets = [torch.cat, operator.truediv, operator.getitem, torch.Tensor.add, np.add, getattr,
+               torch.nn.functional.adaptive_avg_pool2d, "float", "__add__", "left_bgr", "x1",
+               "_private", "camelCase", "MyInput", "__Foo__", "a_b_C", "\u00c9t\u00e9"]  # fmt: skip
+    for target in targets:
+        assert _target_name(graph, target) == graph._target_to_str(target), target
+    rec = Recorder("names")
+    x = trace_input(rec, "leftImage", torch.ones(2))
+    gm = finish(rec, x.float() + 1)
+    names = [n.name for n in gm.graph.nodes]
+    assert names[0] == "left_image" and names[-1] == "output"

@@ -27,7 +27,13 @@ from ..tracing.location import _is_library, user_location
 from ..tracing.recorder import _ACTIVE_COUNT
 from ..tracing.values import active_recorder, find_recorder
 from ..tracing.values import plain as plain_view
-from .inplace import inplace_refusal, may_receive, split_inplace_dst, write_inplace
+from .inplace import (
+    inplace_refusal,
+    may_receive,
+    note_positions,
+    split_inplace_dst,
+    write_inplace,
+)
 from .verify import check_results, plain_copy, same_bytes
 
 _MAX_DEPTH = 4
@@ -82,6 +88,7 @@ class PatchedCall:
         self._replacement_name = getattr(declaration.replacement, "__name__", "replacement")
         # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
         self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
+        note_positions(self._signature, ("dst", "out"))
 
     def make_dispatcher(self) -> Callable[..., Any]:
         """A new wrapper function for one installation point (module attribute or alias)."""

@@ -60,6 +60,15 @@ def may_receive(signature: inspect.Signature, name: str, args: tuple, kwargs: di
 _POSITIONS: dict[tuple[int, str], tuple[inspect.Signature, int | None]] = {}
 
 
+def note_positions(signature: inspect.Signature | None, names: tuple[str, ...]) -> None:
+    """Read where ``names`` bind in ``signature`` now (a session's start), so that
+    :func:`may_receive` finds them on the first traced call instead of walking the
+    signature inside the traced pass."""
+    if signature is not None:
+        for name in names:
+            may_receive(signature, name, (), {})
+
+
 def _position_of(signature: inspect.Signature, name: str) -> int | None:
     for position, parameter in enumerate(signature.parameters.values()):
         if parameter.name == name:

@@ -170,7 +170,7 @@ def watch_patch_infos(
                 points.append((qualnames[id(original)], module, name))
     return [
         PatchInfo(
-            make_watcher(qualname, vars(owner)[name]),
+            _watcher_at(qualname, owner, name),
             owner,
             name,
             family=PatchFamily.WATCH,
@@ -179,6 +179,25 @@ def watch_patch_infos(
         )
         for qualname, owner, name in points
     ]
+
+
+# (id(owner), name) -> (original, its watcher): a session's start() builds ~1800 watchers
+# (cv2), the same functions each time; later sessions in the process reuse them, so start()
+# does a third less work and leaves the first traced pass less to catch up on (bounded)
+_WATCHERS: dict[tuple[int, str], tuple[Any, str, Callable]] = {}
+
+
+def _watcher_at(qualname: str, owner: Any, name: str) -> Callable:
+    """The watcher of ``owner.name``: made once per install point and original (one
+    object per point, as each PatchInfo marks the object it installs)."""
+    original = vars(owner)[name]
+    key = (id(owner), name)
+    hit = _WATCHERS.get(key)
+    if hit is None or hit[0] is not original or hit[1] != qualname:
+        if len(_WATCHERS) > 16384:
+            _WATCHERS.clear()
+        hit = _WATCHERS[key] = (original, qualname, make_watcher(qualname, original))
+    return hit[2]
 
 
 @contextlib.contextmanager

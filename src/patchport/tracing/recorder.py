@@ -36,6 +36,18 @@ _FAST_NODES: list[bool | None] = [None]
 RECORDED_AS: dict[Any, Any] = {}
 
 
+def _target_name(graph: fx.Graph, target: Any) -> str:
+    """fx's name candidate for ``target`` (``Graph._target_to_str``) without its regex when
+    the name has no capital letter to snake-case: the regex's first use in a process
+    compiles its template, a cost the first traced pass paid."""
+    name = getattr(target, "__name__", None) if callable(target) else target
+    if type(name) is str and name.isascii() and name.islower():
+        if not callable(target) and name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]
+        return name
+    return graph._target_to_str(target)
+
+
 def _fast_node_supported(graph: fx.Graph) -> bool:
     """Whether this torch's Graph exposes the internals used by the fast node path."""
     return all(
@@ -115,7 +127,7 @@ class Recorder:
             if candidate is None:
                 if len(_CANDIDATES) > 4096:
                     _CANDIDATES.clear()
-                candidate = _CANDIDATES[target] = graph._target_to_str(target)
+                candidate = _CANDIDATES[target] = _target_name(graph, target)
         name = graph._graph_namespace.create_name(candidate, None)
         node = fx.Node(graph, name, op, target, args, kwargs or {})
         graph._graph_namespace.associate_name_with_obj(name, node)
@@ -157,7 +169,7 @@ class Recorder:
                 if candidate is None:
                     if len(_CANDIDATES) > 4096:
                         _CANDIDATES.clear()
-                    candidate = _CANDIDATES[("placeholder", name)] = graph._target_to_str(name)
+                    candidate = _CANDIDATES[("placeholder", name)] = _target_name(graph, name)
                 node = graph.create_node("placeholder", name, name=candidate)
             else:
                 node = graph.placeholder(name)
@@ -231,7 +243,8 @@ class Recorder:
         """
         if self.finished:
             raise RuntimeError(f"recorder {self.name!r} was already finished")
-        self.graph.output(output)
+        # graph.output(output), its candidate name given: fx's own would snake-case "output"
+        self.graph.create_node("output", "output", (output,), name="output")
         _drop_unused(self.graph)
         kept = {n.target for n in self.graph.nodes if n.op == "get_attr"}
         self._constants = [c for c in self._constants if c.name in kept]
