@@ -37,8 +37,14 @@ def binds(value: Any) -> bool:
 def unbound(func: Any, original: Any) -> Unbound:
     """``func`` (a wrapper with ``original``'s face) as a non-binding callable; cheap, as a
     session installs one per patched C function (all of cv2's)."""
+    own = getattr(func, "__dict__", None)
+    cached = own.get("__pp_unbound__") if own is not None else None
+    if cached is not None and cached.func is func and cached.__pp_original__ is original:
+        return cached  # a later session installing the same watcher: the same object
     wrapper = Unbound(func)
     # the class's own __doc__ and __module__ would shadow the function's: set them here
     face = {"__doc__": func.__doc__, "__module__": func.__module__, "__wrapped__": func}
     wrapper.__dict__.update(face, __pp_original__=original)
+    if own is not None:
+        own["__pp_unbound__"] = wrapper
     return wrapper
