@@ -101,3 +101,19 @@ def test_ndmin_adds_leading_axes_to_the_traced_value() -> None:
     np.testing.assert_array_equal(got[0].numpy(), [fresh[2]])
     np.testing.assert_array_equal(got[1].numpy(), fresh[None])
     np.testing.assert_array_equal(got[2].numpy(), fresh[None, None, 1:3])
+
+
+def test_as_tensor_of_a_list_of_traced_arrays_is_stacked() -> None:
+    """torch.as_tensor([a, b]) of NumPy arrays works in plain torch; with traced arrays it
+    failed inside a session ("len() of unsized object") and must be traced instead."""
+    rec = Recorder("as_tensor_list", strict=True)
+    x = trace_input(rec, "x", np.linspace(1.0, 2.0, 6).astype(np.float32))
+    with interop_patches():
+        pair = torch.as_tensor([x[:3], x[3:]])
+        scalars = torch.as_tensor((x[0], x[5]), dtype=torch.float64)
+    assert pair.dtype == torch.float32 and scalars.dtype == torch.float64
+    gm = finish(rec, (pair, scalars))
+    fresh = np.linspace(3.0, 7.0, 6).astype(np.float32)
+    got = gm(torch.from_numpy(fresh))
+    torch.testing.assert_close(got[0], torch.as_tensor([fresh[:3], fresh[3:]]))
+    torch.testing.assert_close(got[1], torch.as_tensor((fresh[0], fresh[5]), dtype=torch.float64))

@@ -92,6 +92,10 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> torch.Tensor:
     rec = active_recorder(data)
     original = _ORIGINALS["torch.as_tensor"]
     if rec is None:
+        if type(data) in (list, tuple) and find_recorder(data) is not None:
+            # a list is always copied: torch.tensor's traced stacking (torch's own C path
+            # would read each traced array as a nested sequence and fail)
+            return tensor(data, dtype=dtype, device=device)
         return original(data, dtype=dtype, device=device)
     with torch._C.DisableTorchFunctionSubclass():
         result = original(plain(data), dtype=dtype, device=device)
@@ -125,6 +129,8 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
     first = _first_parameter(original)  # np.array's is "object", np.asarray's "a"
 
     def replacement(*args: Any, **kwargs: Any) -> Any:
+        if args and type(args[0]) is np.ndarray:  # plain data: never traced, NumPy's own
+            return original(*args, **kwargs)
         if args:
             a, args = args[0], args[1:]
         elif first in kwargs:
