@@ -118,7 +118,7 @@ def array_ufunc(
                 node = table.record_ufunc(rec, ufunc, inputs, result, None)
                 return wrap_result(rec, result, node)
     out = kwargs.get("out")
-    rec = find_recorder(inputs, out)
+    rec = find_recorder(inputs, out) or shape_reads.size_recorder(inputs)
     if rec is None:
         _report_orphans(inputs, kwargs)
         if kwargs:  # out= and where= may hold fresh (untraced) buffers: NumPy's own call
@@ -749,10 +749,12 @@ SPECIAL: dict[str, Any] = {
 
 def install(cls: type) -> None:
     """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning; its
-    ``shape`` and ``len()`` note sizes read in a node with dynamic axes (see shape_reads)."""
+    ``shape``, ``size`` and ``len()`` note sizes read in a node with dynamic axes (see
+    shape_reads)."""
     cls.__array_finalize__ = unhooked_copies.finalize
     cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
     cls.__len__ = shape_reads.traced_len
+    cls.size = property(shape_reads.traced_size)
     for name, value in SPECIAL.items():
         setattr(cls, name, value)
     for name, fn in table.METHOD_FUNCTIONS.items():
