@@ -84,7 +84,32 @@ def frozen_by_numpy(x):
     return {"y": kernel * idx.shape[0] + x[:3]}  # NumPy's C code reads the count
 
 
-FROZEN = [frozen_float, frozen_len, frozen_branch, frozen_iteration, frozen_by_numpy]
+def frozen_range_loop(x):
+    e = x[x > 0]
+    total = np.zeros(1)
+    for i in range(e.shape[0]):  # range() takes the size with no hook
+        total = total + e[i]
+    return {"y": total}
+
+
+def frozen_range_loop_torch(x):
+    t = torch.from_numpy(x)
+    idx = torch.nonzero(t > 0, as_tuple=True)[0]
+    total = torch.zeros(1, dtype=t.dtype)
+    for i in range(idx.shape[0]):
+        total = total + t[idx[i]]
+    return {"y": total.numpy()}
+
+
+FROZEN = [
+    frozen_float,
+    frozen_len,
+    frozen_branch,
+    frozen_iteration,
+    frozen_by_numpy,
+    frozen_range_loop,
+    frozen_range_loop_torch,
+]
 
 
 @pytest.mark.parametrize("fn", FROZEN, ids=lambda f: f.__name__)

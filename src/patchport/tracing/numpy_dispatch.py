@@ -358,6 +358,14 @@ def _qualname(func: Callable) -> str:
 # ------------------------------------------------------------------------ indexing
 def getitem(self: TracedArray, index: Any) -> Any:
     """``a[index]``: eager NumPy indexing plus a recorded torch read."""
+    result = _getitem(self, index)
+    rec = self._pp.rec
+    if rec is not None and rec.track_shapes and rec.active and self.ndim:
+        shape_reads.note_pick(rec, self._pp.node, index, np.ndarray.__len__(self))
+    return result
+
+
+def _getitem(self: TracedArray, index: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray)[plain_tree(index)]
     rec = active_recorder(self) or find_recorder(index)
     if rec is None:
@@ -467,7 +475,7 @@ def _iter(self: TracedArray):
         return iter(np.ndarray.view(self, np.ndarray))
     size = np.ndarray.__len__(self)
     shape_reads.note_fixed_length(rec, self._pp.node, size, "iteration over a traced array")
-    return iter([getitem(self, i) for i in range(size)])
+    return iter([_getitem(self, i) for i in range(size)])
 
 
 def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:

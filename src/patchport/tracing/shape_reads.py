@@ -109,9 +109,40 @@ def report_data_sized(rec: Any, node: Any, axis: int, size: int, how: str) -> No
     )
 
 
-def _read_by_patchport() -> bool:
+def note_pick(rec: Any, node: Any, index: Any, length: int) -> None:
+    """The last item of a value whose length the data decides, picked by a plain number:
+    most likely a Python loop over ``range(e.shape[0])`` (range takes the size with no
+    hook), which is fixed at this sample's length: a loss at the user's line."""
+    first = index[0] if type(index) is tuple and index else index
+    if type(first) is not int or length < 2 or first != length - 1:
+        return
+    origin = sized_by(node)
+    if origin is None or not _leading_axis_of(node, origin) or _read_by_patchport(3):
+        return
+    made = origin.meta.get("pp_location", "<unknown>")
+    target = getattr(origin.target, "__name__", origin.target)
+    report_loss(
+        rec,
+        f"item {first} picked by number, the last of an axis whose length is "
+        f"decided by the traced data ({target} at {made})",
+        "a Python loop over range(e.shape[0]) runs this sample's count of times whatever "
+        "the input; compute on the whole selection instead (e.sum(axis=0), np.where over a "
+        "mask)",
+    )
+
+
+def _leading_axis_of(node: Any, origin: Any) -> bool:
+    """Whether ``node``'s first axis is the one ``origin`` sizes from the data (``origin``
+    itself, or one array of its tuple, as np.nonzero's)."""
+    if node is origin:
+        return True
+    args = node.args
+    return node.target is operator.getitem and args[0] is origin and type(args[1]) is int
+
+
+def _read_by_patchport(depth: int = 2) -> bool:
     """Whether the code reading a size (past NumPy / torch frames) is patchport's own."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth)
     while frame is not None:
         name = frame.f_code.co_filename
         if name in _DISPATCH or name.startswith(_LIBRARIES):

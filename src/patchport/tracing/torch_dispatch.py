@@ -22,7 +22,7 @@ from .indexing import record_setitem
 from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS, tensor_attribute
 from .recorder import Recorder
-from .shape_reads import note_len, tag_shape, tag_size
+from .shape_reads import note_len, note_pick, tag_shape, tag_size
 from .torchscript import _SCRIPT_METHOD, record_script_call
 from .trace_state import TraceState
 from .unhooked import check_numbers
@@ -270,6 +270,10 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         record = rec.call
         if target is operator.getitem and len(args) > 1 and is_mask_index(args[1]):
             record = rec.call_sized_by_data  # t[t > 0]: as many rows as the data says
+        elif target is operator.getitem and rec.track_shapes and type(args[0]) is TracedTensor:
+            with _DISABLE():
+                length = args[0].shape[0] if args[0].dim() else 0
+            note_pick(rec, args[0]._pp.node, args[1], length)
         node = record(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
     wrapped = _wrap(rec, result, node)
     if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
