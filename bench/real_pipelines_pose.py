@@ -19,8 +19,9 @@ in torch, farthest point sampling, kNN by ``argsort``). Each is traced once, exp
 replayed on fresh inputs against the plain code, classified as ``bench/real_pipelines.py``
 classifies (its harness is reused).
 
-Run: python bench/real_pipelines_pose.py [--all-backends] [pipeline-name ...]
-(onnx and pt2 by default; ``--all-backends`` adds jit.)
+Run: python bench/real_pipelines_pose.py [--variants] [--all-backends] [pipeline-name ...]
+(onnx and pt2 by default; ``--all-backends`` adds jit; ``--variants`` runs one-line
+changes of the data-dependent idioms instead, each of which must be right or loud.)
 """
 
 from __future__ import annotations
@@ -548,11 +549,95 @@ PIPELINES = [
 ]
 
 
+# ------------------------------------------------------------------ one-line variants
+# Each changes one line of a data-dependent idiom above (mostly a count of selected items
+# read in Python); right or loud, never silent.
+def oks_coco_guard(gt, dt, area):
+    """COCO's own guard: the visible count by np.count_nonzero, a branch on it."""
+    vg = gt[2::3]
+    k1 = np.count_nonzero(vg > 0)
+    e = ((dt[0::3] - gt[0::3]) ** 2 + (dt[1::3] - gt[1::3]) ** 2) / (SIGMAS * 2) ** 2 / area / 2
+    if k1 > 0:
+        e = e[vg > 0]
+    return {"oks": np.asarray(np.sum(np.exp(-e)) / e.shape[0])}
+
+
+def oks_len_guard(gt, dt, area):
+    """OKS over the visible joints with len() of the selection and an empty guard."""
+    e = ((dt[0::3] - gt[0::3]) ** 2 + (dt[1::3] - gt[1::3]) ** 2) / (SIGMAS * 2) ** 2 / area / 2
+    e = e[gt[2::3] > 0]
+    return {"oks": np.asarray(np.sum(np.exp(-e)) / len(e) if len(e) else 0.0)}
+
+
+def visible_mean(keypoints):
+    """Centre of the visible keypoints (a boolean selection reduced by mean)."""
+    return {"centre": keypoints[keypoints[:, 2] > 0.3, :2].mean(axis=0)}
+
+
+def kept_ratio(points):
+    """The share of points in range as len() of the kept indices over the cloud's."""
+    r = np.linalg.norm(points[:, :2], axis=1)
+    idx = np.where((r > 1.0) & (r < 6.0))[0]
+    return {"ratio": np.asarray([len(idx) / len(points)]), "mean_r": r[idx].mean(keepdims=True)}
+
+
+def kept_ratio_shape(points):
+    """The same share as idx.shape[0] / points.shape[0] (two sizes, one of them the data's)."""
+    r = np.linalg.norm(points[:, :2], axis=1)
+    idx = np.where((r > 1.0) & (r < 6.0))[0]
+    return {"ratio": np.ones(1) * idx.shape[0] / points.shape[0]}
+
+
+def kept_mean_by_count(points):
+    """Mean of the kept points as a traced sum over the selection's size."""
+    kept = points[(points[:, 2] > -1.0) & (points[:, 2] < 0.5)]
+    return {"mean": kept.sum(axis=0) / kept.shape[0]}
+
+
+def trim_silence(signal):
+    """Trim leading / trailing quiet samples by the first and last loud index (a slice
+    whose bounds come from traced data)."""
+    loud = np.where(np.abs(signal) > 0.5)[0]
+    trimmed = signal[loud[0] : loud[-1] + 1]
+    return {"rms": np.sqrt(np.mean(trimmed**2, keepdims=True))}
+
+
+def voxel_unique(points):
+    """Occupied voxels by np.unique over the coordinates (a data-dependent count)."""
+    coords = np.floor((points[:, :3] - PC_RANGE[:3]) / VOXEL_SIZE).astype(np.int32)
+    _, counts = np.unique(coords, axis=0, return_counts=True)
+    return {"max_points": np.asarray([counts.max()])}
+
+
+def kept_loop_range(points):
+    """The kept points' heights summed by a Python loop over range(kept.shape[0]) (range()
+    takes the size as a plain int with no hook: the count is fixed at the sample's)."""
+    kept = points[points[:, 2] > 0.0]
+    total = np.zeros(1)
+    for i in range(kept.shape[0]):
+        total = total + kept[i, 2]
+    return {"total": total}
+
+
+VARIANTS = [
+    P("oks_coco_guard", oks_coco_guard, _oks),
+    P("oks_len_guard", oks_len_guard, _oks),
+    P("visible_mean", visible_mean, lambda r: {"keypoints": _keypoints(r)}),
+    P("kept_ratio", kept_ratio, _cloud),
+    P("kept_ratio_shape", kept_ratio_shape, _cloud),
+    P("kept_mean_by_count", kept_mean_by_count, _cloud),
+    P("trim_silence", trim_silence, lambda r: {"signal": _speech(r)}),
+    P("voxel_unique", voxel_unique, _cloud),
+    P("kept_loop_range", kept_loop_range, _cloud),
+]
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
     if "--all-backends" not in names:
         harness.BACKENDS = ("onnx", "pt2")
-    names = [n for n in names if n != "--all-backends"]
-    chosen = [p for p in PIPELINES if not names or p.name in names]
+    pool = VARIANTS if "--variants" in names else PIPELINES
+    names = [n for n in names if n not in ("--all-backends", "--variants")]
+    chosen = [p for p in pool if not names or p.name in names]
     return harness.run_table(chosen, "pose", details=True)
 
 
