@@ -4,7 +4,8 @@ New pipelines in the idioms of public code for families the other probes touch o
 (nobody tuned patchport to them): human-pose post-processing (HRNet's ``get_max_preds``
 with ``np.tile`` / ``%`` / ``np.floor`` and its quarter-pixel refinement by ``int()`` of
 each peak, mmpose's ``get_heatmap_maximum`` with ``np.unravel_index`` and a masked write,
-the affine back-transform of keypoints with a 2x3 matrix, limb lengths over a skeleton
+the affine back-transform of keypoints with a 2x3 matrix, OpenPose's peaks by SciPy's
+``maximum_filter`` and ``np.nonzero``, HRNet's OKS-NMS loop, limb lengths over a skeleton
 table, MediaPipe's pose embedding (hip centre, torso size, Python ``max`` of two norms),
 a person box from the visible keypoints, COCO's OKS with a visibility selection); audio
 front ends in NumPy (python_speech_features' pre-emphasis, index-array framing, Hamming
@@ -33,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from numpy.lib.stride_tricks import as_strided
+from scipy.ndimage import maximum_filter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_pipelines as harness  # noqa: E402
@@ -123,6 +125,32 @@ def mmpose_refine(heatmaps):
     dy = heatmaps[k, y + 1, x] - heatmaps[k, y - 1, x]
     locs = locs + np.stack([np.sign(dx), np.sign(dy)], axis=-1) * 0.25
     return {"keypoints": locs, "scores": vals}
+
+
+def openpose_peaks(heatmap):
+    """OpenPose-style peaks of one part map: a 3x3 maximum filter, peaks above a threshold
+    by np.nonzero, each with its score (as many peaks as the map has)."""
+    local_max = maximum_filter(heatmap, size=3) == heatmap
+    peaks = local_max & (heatmap > 0.3)
+    ys, xs = np.nonzero(peaks)
+    scores = heatmap[ys, xs]
+    return {"peaks": np.stack([xs, ys], axis=1), "scores": scores}
+
+
+def oks_nms(kpts, scores):
+    """OKS-based NMS (the loop of HRNet's oks_nms): keep the best, drop every pose whose
+    OKS with it is over the threshold, until none is left."""
+    order = scores.argsort()[::-1]
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        d = kpts[order[1:], :, :2] - kpts[i, :, :2]
+        e = (d**2).sum(-1) / (SIGMAS * 2) ** 2 / 2000.0 / 2
+        oks = np.mean(np.exp(-e), axis=1)
+        inds = np.where(oks <= 0.5)[0]
+        order = order[inds + 1]
+    return {"keep": np.array(keep)}
 
 
 SKELETON = [(15, 13), (13, 11), (16, 14), (14, 12), (11, 12), (5, 11), (6, 12), (5, 6),
@@ -515,6 +543,15 @@ PIPELINES = [
         lambda r: {"batch_heatmaps": _heatmaps(r, 1), "trans": _trans(r)},
     ),
     P("mmpose_refine", mmpose_refine, lambda r: {"heatmaps": _heatmaps(r)}),
+    P("openpose_peaks", openpose_peaks, lambda r: {"heatmap": _heatmaps(r)[:4].sum(0)}),
+    P(
+        "oks_nms",
+        oks_nms,
+        lambda r: {
+            "kpts": _keypoints(r)[None, :, :] + r.normal(0, 8, (6, N_JOINTS, 3)),
+            "scores": r.uniform(0, 1, 6),
+        },
+    ),
     P("limb_lengths", limb_lengths, lambda r: {"keypoints": _keypoints(r)}),
     P("pose_embedding", pose_embedding, lambda r: {"landmarks": _keypoints(r)}),
     P("hip_centre_norm", hip_centre_norm, lambda r: {"keypoints": _keypoints(r)}),
