@@ -27,9 +27,9 @@ from ..patching.source_diff import wraps_original
 from . import prior_buffers
 from .dtypes import HELD_AS_INT64, NP_TO_TORCH, torch_dtype
 from .indexing import record_getitem
-from .location import _PATCHPORT_DIR, is_user_code, user_location
+from .location import _PATCHPORT_DIR, is_user_code, library_callee, user_frame, user_location
 from .recorder import _ACTIVE_COUNT
-from .values import TracedArray, active_recorder, find_recorder
+from .values import BY_LIBRARY, TracedArray, active_recorder, find_recorder
 from .views import link_view
 
 CREATION_NAMES = (
@@ -78,6 +78,11 @@ def _creation(original: Callable) -> Callable:
             return result
         out = np.ndarray.view(result, TracedArray)
         out._pp.fresh = f"{code.co_filename}:{frame.f_lineno}"
+        if not fresh:  # in a library: content no traced op wrote is a loss (see values)
+            target = user_frame(2)
+            callee = library_callee(target, 2) or code.co_name
+            where = "<unknown>" if target is None else user_location(2)
+            out._pp.fresh = f"by {callee}() at {where}{BY_LIBRARY}"
         return out
 
     return replacement

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from .data_sized import is_mask_index
 from .dtypes import dtype_of, torch_dtype
 from .values import TracedArray, arg_of, contains_traced, plain_tree
 
@@ -164,13 +165,14 @@ def _numpy_index_arg(rec: Recorder, index: Any) -> Any:
 def record_getitem(rec: Recorder, base: Any, index: Any) -> fx.Node:
     """Record ``base[index]``: NumPy semantics for a traced array (negative steps via
     flips), torch's for a tensor."""
+    call = rec.call_sized_by_data if is_mask_index(index) else rec.call
     if type(base) is not TracedArray:
-        return rec.call(operator.getitem, (arg_of(rec, base), arg_of(rec, index)))
+        return call(operator.getitem, (arg_of(rec, base), arg_of(rec, index)))
     index2, flips = split_negative_steps(index, base.shape)
     node = arg_of(rec, base)
     if flips:
         node = rec.call(torch.flip, (node, flips))
-    return rec.call(operator.getitem, (node, _numpy_index_arg(rec, index2)))
+    return call(operator.getitem, (node, _numpy_index_arg(rec, index2)))
 
 
 def _covers_all(index: Any) -> bool:

@@ -119,7 +119,7 @@ def array_ufunc(
                 node = table.record_ufunc(rec, ufunc, inputs, result, None)
                 return wrap_result(rec, result, node)
     out = kwargs.get("out")
-    rec = find_recorder(inputs, out)
+    rec = find_recorder(inputs, out) or shape_reads.size_recorder(inputs)
     if rec is None:
         _report_orphans(inputs, kwargs)
         if kwargs:  # out= and where= may hold fresh (untraced) buffers: NumPy's own call
@@ -361,6 +361,14 @@ def _qualname(func: Callable) -> str:
 # ------------------------------------------------------------------------ indexing
 def getitem(self: TracedArray, index: Any) -> Any:
     """``a[index]``: eager NumPy indexing plus a recorded torch read."""
+    result = _getitem(self, index)
+    rec = self._pp.rec
+    if rec is not None and rec.track_shapes and rec.active and self.ndim:
+        shape_reads.note_pick(rec, self._pp.node, index, np.ndarray.__len__(self))
+    return result
+
+
+def _getitem(self: TracedArray, index: Any) -> Any:
     result = np.ndarray.view(self, np.ndarray)[plain_tree(index)]
     rec = active_recorder(self) or find_recorder(index)
     if rec is None:
@@ -470,7 +478,7 @@ def _iter(self: TracedArray):
         return iter(np.ndarray.view(self, np.ndarray))
     size = np.ndarray.__len__(self)
     shape_reads.note_fixed_length(rec, self._pp.node, size, "iteration over a traced array")
-    return iter([getitem(self, i) for i in range(size)])
+    return iter([_getitem(self, i) for i in range(size)])
 
 
 def _astype(self: TracedArray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
@@ -752,10 +760,12 @@ SPECIAL: dict[str, Any] = {
 
 def install(cls: type) -> None:
     """Give ``cls`` (TracedArray) every ndarray method: mapped, silent, or warning; its
-    ``shape`` and ``len()`` note sizes read in a node with dynamic axes (see shape_reads)."""
+    ``shape``, ``size`` and ``len()`` note sizes read in a node with dynamic axes (see
+    shape_reads)."""
     cls.__array_finalize__ = unhooked_copies.finalize
     cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
     cls.__len__ = shape_reads.traced_len
+    cls.size = property(shape_reads.traced_size)
     for name, value in SPECIAL.items():
         setattr(cls, name, value)
     for name, fn in table.METHOD_FUNCTIONS.items():

@@ -15,6 +15,7 @@ import torch
 from torch import fx
 
 from .constants import ConstantInfo
+from .data_sized import SIZE_DECIDING, mark, sized_by_data
 from .dtypes import HELD_AS_INT64
 from .location import user_location
 from .shape_reads import symbolic_args
@@ -110,12 +111,15 @@ class Recorder:
 
         ``op`` is ``"call_function"`` or ``"call_method"`` (then ``target`` is the name).
         """
-        if op == "call_function":
-            try:
+        try:
+            if op == "call_function":
                 target = RECORDED_AS.get(target, target)
-            except TypeError:  # an unhashable target (a bound method of a dict): not a stand-in
-                pass
+            deciding = target in SIZE_DECIDING
+        except TypeError:  # an unhashable target (a bound method of a dict): not a stand-in
+            deciding = False
         graph = self.graph
+        if deciding and sized_by_data(target, args):
+            return self.call_sized_by_data(target, args, kwargs, op)
         if self.track_shapes:
             return self._call_noted(target, args, kwargs, op)
         if not self._fast:
@@ -143,6 +147,16 @@ class Recorder:
             root = graph._root
             return None if root._prev is root else root._prev
         return next(reversed(graph.nodes), None)
+
+    def call_sized_by_data(
+        self, target: Any, args: tuple, kwargs: dict | None = None, op: str = "call_function"
+    ) -> fx.Node:
+        """``call`` for an op whose result's size the data decides (nonzero, a boolean
+        selection): from here on this node's size reads are noted (see data_sized)."""
+        self.track_shapes = True
+        node = self._call_noted(target, args, kwargs, op)
+        mark(node)
+        return node
 
     def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
         """``call`` in a node with dynamic axes: sizes read in Python that become arguments

@@ -15,13 +15,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from .data_sized import is_mask_index
 from .dtypes import to_numpy_side
 from .fresh_tensors import adopt_tensor
 from .indexing import record_setitem
 from .loss import python_value_hint, report_loss
 from .operator_names import BINARY_OPERATORS, tensor_attribute
 from .recorder import Recorder
-from .shape_reads import tag_shape, tag_size
+from .shape_reads import note_len, note_pick, tag_shape, tag_size
 from .torchscript import _SCRIPT_METHOD, record_script_call
 from .trace_state import TraceState
 from .unhooked import check_numbers
@@ -266,7 +267,14 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     if kind is PlanKind.SWAP:
         node = rec.call(target, (arg_of(rec, args[1]), arg_of(rec, args[0])))
     else:
-        node = rec.call(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
+        record = rec.call
+        if target is operator.getitem and len(args) > 1 and is_mask_index(args[1]):
+            record = rec.call_sized_by_data  # t[t > 0]: as many rows as the data says
+        elif target is operator.getitem and rec.track_shapes and type(args[0]) is TracedTensor:
+            with _DISABLE():
+                length = args[0].shape[0] if args[0].dim() else 0
+            note_pick(rec, args[0]._pp.node, args[1], length)
+        node = record(target, arg_of(rec, args), arg_of(rec, kwargs) if kwargs else None, op)
     wrapped = _wrap(rec, result, node)
     if target is operator.getitem and active_recorder(args[0]) is rec and _basic(args[1]):
         link_view(args[0], wrapped, args[1])
@@ -287,6 +295,8 @@ def _read_size(func: Callable, args: tuple, kwargs: dict) -> Any:
     if rec is None or not rec.track_shapes:
         return result
     if isinstance(result, int):
+        if func is torch.Tensor.__len__:
+            note_len(rec, x._pp.node, result)
         axis = args[1] if len(args) > 1 else kwargs.get("dim", 0)
         return tag_size(rec, x._pp.node, axis % max(x.dim(), 1), result)
     return tag_shape(rec, x._pp.node, result)

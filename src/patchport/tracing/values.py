@@ -219,6 +219,9 @@ def _only_literals(items: tuple | list) -> bool:
 BEFORE_SESSION = " (made before the session)"  # ends the origin of a watched user array
 
 
+BY_LIBRARY = " (made by a library function handed traced data)"  # ends such a buffer's origin
+
+
 def fresh_origin(fresh: str) -> str:
     """Where a fresh buffer's data came from, for the constants list: the line that made it
     in the session, or the user array made before it (and the line it entered the graph)."""
@@ -226,6 +229,25 @@ def fresh_origin(fresh: str) -> str:
         made = fresh[: -len(BEFORE_SESSION)]
         return f"entered the graph at {user_location(3)} ({made}, made before the session)"
     return f"array created at {fresh}"
+
+
+def _uniform(data: np.ndarray) -> bool:
+    """Whether every element equals the first (a buffer as np.zeros / np.full made it)."""
+    with np.errstate(invalid="ignore"):
+        return not data.size or bool(np.all(data == data.flat[0]))
+
+
+def report_library_buffer(rec: Recorder, fresh: str) -> None:
+    """A buffer a library made while it held traced data, never written by a traced op:
+    its content came from code with no hook (C reading the traced memory), a loss."""
+    report_loss(
+        rec,
+        f"an array made {fresh[: -len(BY_LIBRARY)]} while that function was handed traced "
+        f"data, filled without a hook (native code reading the traced memory)",
+        "its content is frozen in the graph as a constant of this sample; enable the patch "
+        "set for that library (patchport.start(..., patching=[...])) or compute the value "
+        "with NumPy / torch",
+    )
 
 
 def arg_of(rec: Recorder, value: Any) -> Any:
@@ -236,6 +258,8 @@ def arg_of(rec: Recorder, value: Any) -> Any:
         if state.rec is rec and state.node is not None:
             return state.node
         if state.fresh is not None:  # a buffer created in the session, read as a table
+            if state.fresh.endswith(BY_LIBRARY) and not _uniform(plain(value)):
+                report_library_buffer(rec, state.fresh)
             return rec.constant(plain(value), origin=fresh_origin(state.fresh))
         if state.node is None and state.rec is rec:
             report_loss(rec, "an array derived from traced data by an unrecorded view")
