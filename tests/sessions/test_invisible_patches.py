@@ -100,13 +100,14 @@ def test_a_builtin_kept_as_a_class_attribute_does_not_bind(tmp_path):
         class Holder:
             array = np.array
             convert = cv2.cvtColor
-            to_tensor = torch.from_numpy
 
         holder = Holder()
         assert holder.array([[1, 3], [5, 7]], dtype=np.float32).shape == (2, 2)
         image = np.zeros((4, 4, 3), np.uint8)
         assert holder.convert(image, cv2.COLOR_BGR2GRAY).shape == (4, 4)
-        assert holder.to_tensor(np.ones(3)).shape == (3,)
+        # torch's stay Python functions: dynamo traces through them in exports run during
+        # a session, and took a partial's call for another (a float64 pi became float32)
+        assert inspect.isfunction(torch.from_numpy)
         assert pickle.loads(pickle.dumps(np.array)) is np.array
         assert repr(np.asarray) == repr(inspect.unwrap(np.asarray))
     assert pickle.loads(pickle.dumps(np.array)) is np.array

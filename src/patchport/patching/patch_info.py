@@ -269,7 +269,10 @@ class PatchInfo:
         if isinstance(raw, classmethod) or isinstance(self.patch, classmethod):
             return classmethod(counted)
         if isinstance(self.owner, types.ModuleType) and callable(raw) and not binds(raw):
-            return unbound(counted, raw)  # a C function never binds as a class attribute
+            # a C function never binds as a class attribute; torch's own stay functions, as
+            # dynamo traces through them in an export run during a session
+            if self.owner.__name__.partition(".")[0] != "torch":
+                return unbound(counted, raw)
         return counted
 
     # -- audit --------------------------------------------------------------------------
