@@ -109,8 +109,10 @@ def _interop_patches(patch_aliases: bool = True) -> list[PatchInfo]:
     """The conversion patches, also where user code from-imported them
     (``from torch import from_numpy``)."""
     from ..tracing.interop import interop_patch_infos
+    from ..tracing.list_arguments import list_argument_patch_infos
 
-    return interop_patch_infos(find_aliases_of if patch_aliases else None, fresh_buffers=True)
+    aliases = find_aliases_of if patch_aliases else None
+    return interop_patch_infos(aliases, fresh_buffers=True) + list_argument_patch_infos()
 
 
 def _watch_patches(

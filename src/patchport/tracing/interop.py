@@ -341,7 +341,6 @@ def interop_patch_infos(
     ``fresh_buffers`` (a session), also the creation functions whose results user code
     fills with traced data (see fresh).
     """
-    from .list_arguments import replacements as list_argument_replacements
     from .torchscript import SESSION_PATCHES
 
     table = {**REPLACEMENTS, **_CREATIONS} if fresh_buffers else REPLACEMENTS
@@ -350,9 +349,6 @@ def interop_patch_infos(
         originals = {id(getattr(m, a)): getattr(m, a) for m, a, _ in points}
         replacement_of = {id(getattr(m, a)): r for m, a, r in points}
         points += [(m, name, replacement_of[id(o)]) for m, name, o in aliases(originals)]
-    # NumPy's own modules' conversion names (a list of traced arrays handed to np.mean)
-    inner = list_argument_replacements()  # NumPy's own calls pass here: not counted, cheap
-    points += [(m, a, r) for (m, a), r in inner.items()]
     points += list(SESSION_PATCHES)  # scripted functions on traced data are inlined
     return [
         PatchInfo(
@@ -361,8 +357,7 @@ def interop_patch_infos(
             attribute,
             family=PatchFamily.INTEROP,
             description="keeps traced data traced across NumPy/torch conversions",
-            # creation and NumPy's inner conversions: as cheap as NumPy's own
-            count_calls=replacement not in _UNCOUNTED and (module, attribute) not in inner,
+            count_calls=replacement not in _UNCOUNTED,  # creation: as cheap as NumPy's
         )
         for module, attribute, replacement in points
     ]

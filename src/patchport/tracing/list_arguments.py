@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..patching import PatchFamily, PatchInfo
 from ..patching.source_diff import wraps_original
 from .interop import _ORIGINALS as INTEROP_ORIGINALS
 from .interop import _first_parameter
@@ -114,3 +115,19 @@ def replacements() -> dict[tuple[Any, str], Callable[..., Any]]:
     # function_base and nanfunctions also convert through the public name (np.asanyarray)
     found[(np, "asanyarray")] = _asanyarray
     return found
+
+
+def list_argument_patch_infos() -> list[PatchInfo]:
+    """The entries as PatchInfo objects (family ``interop``) for a session; NumPy's own calls
+    pass through them, so they are not counted (as cheap as NumPy's)."""
+    return [
+        PatchInfo(
+            replacement,
+            module,
+            name,
+            family=PatchFamily.INTEROP,
+            description="keeps a list of traced arrays handed to NumPy traced",
+            count_calls=False,
+        )
+        for (module, name), replacement in replacements().items()
+    ]

@@ -10,14 +10,18 @@ import linecache
 import sys
 import warnings
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .._stack import user_stacklevel
 from ..errors import TraceLossError, TraceLossWarning
 from .location import _is_library, library_callee, user_frame
 
-if TYPE_CHECKING:
-    from .recorder import Recorder
+
+class LossCollector(Protocol):
+    """What a loss report needs of the recorder (the recorder imports this module)."""
+
+    losses: list[str]
+    strict: bool
 
 
 _BRANCH = (
@@ -81,7 +85,7 @@ def conversion_by_numpy(name: str) -> tuple[str, str] | None:
     return f"{expression} read traced data as a Python number (ndarray.{name}())", _SEQUENCE
 
 
-def report_loss(recorder: Recorder | None, what: str, consequence: str | None = None) -> str:
+def report_loss(recorder: LossCollector | None, what: str, consequence: str | None = None) -> str:
     """Warn (or raise when strict) that ``what`` took data out of the trace; return the location."""
     target = user_frame(2)
     where = "<unknown>" if target is None else f"{target.f_code.co_filename}:{target.f_lineno}"
@@ -98,7 +102,7 @@ def report_loss(recorder: Recorder | None, what: str, consequence: str | None = 
 
 
 def report_loss_at(
-    recorder: Recorder | None, filename: str, lineno: int, what: str, consequence: str
+    recorder: LossCollector | None, filename: str, lineno: int, what: str, consequence: str
 ) -> None:
     """:func:`report_loss` for a loss found after the fact: the warning points at the user's
     line that made it (``filename:lineno``), which is no longer on the stack."""
