@@ -497,6 +497,63 @@ def xywh2xyxy_inplace(boxes):
     return {"xyxy": y}
 
 
+def masks_reduce(depth):
+    """Valid-depth mask combined by np.logical_and.reduce over a list of conditions."""
+    valid = np.logical_and.reduce([depth > 0.3, depth < 5.0, np.isfinite(depth)])
+    return {"depth": np.where(valid, depth, 0.0)}
+
+
+def interp_to_uint8(depth):
+    """Depth to 0..255 by np.interp between the map's own min and max (a tuple of two)."""
+    scaled = np.interp(depth, (depth.min(), depth.max()), (0, 255))
+    return {"u8": scaled.astype(np.uint8)}
+
+
+def nan_to_num_depth(depth):
+    """Invalid depth as NaN, cleaned by np.nan_to_num and an isnan masked write."""
+    d = np.where(depth < 0.5, np.nan, depth)
+    inv = 1.0 / d
+    inv[np.isnan(inv)] = 0.0
+    return {"inv": np.nan_to_num(inv, nan=0.0, posinf=0.0), "d": np.nan_to_num(d)}
+
+
+def letterbox_list_offsets(boxes):
+    """Boxes back to the original image by a Python list of pads and a gain."""
+    r, dw, dh = 0.4, 0.0, 8.0
+    return {"boxes": (boxes - [dw, dh, dw, dh]) / r}
+
+
+def gather_best_class(logits):
+    """The best class's score by fancy indexing with np.arange(len(x)) and the argmax."""
+    cls = np.argmax(logits, axis=1)
+    return {"cls": cls, "score": logits[np.arange(len(logits)), cls]}
+
+
+def expit_decode(pred):
+    """YOLO decode with scipy.special.expit and np.tile of the grid over anchors."""
+    from scipy.special import expit
+
+    p = pred.reshape(3, 5 + N_CLS, GRID_H * GRID_W).transpose(0, 2, 1)
+    gy, gx = np.divmod(np.arange(GRID_H * GRID_W), GRID_W)
+    grid = np.tile(np.stack([gx, gy], 1)[None], (3, 1, 1))
+    xy = (expit(p[..., :2]) + grid) * STRIDE
+    return {"xy": xy, "conf": expit(p[..., 4])}
+
+
+def dnn_nms_boxes(dets):
+    """OpenCV's NMSBoxes on Python lists from .tolist() (the usual cv2.dnn YOLO demo)."""
+    boxes = dets[:, :4].copy()
+    boxes[:, 2:] -= boxes[:, :2]
+    idx = cv2.dnn.NMSBoxes(boxes.tolist(), dets[:, 4].tolist(), 0.3, 0.4)
+    return {"kept": dets[np.asarray(idx).reshape(-1)]}
+
+
+def masked_mean_depth(depth):
+    """Mean of the valid depth through a masked array (np.ma.masked_equal)."""
+    m = np.ma.masked_equal(depth, 0)
+    return {"mean": np.asarray([m.mean()], dtype=np.float32)}
+
+
 _BOXES = lambda r: {"boxes": _boxes(r)}  # noqa: E731
 
 VARIANTS = [
@@ -523,6 +580,22 @@ VARIANTS = [
         lambda r: {"logits": r.normal(0, 3, size=(20, 10)).astype(np.float32)},
     ),
     P("xywh2xyxy_inplace", xywh2xyxy_inplace, _BOXES),
+    P("masks_reduce", masks_reduce, lambda r: {"depth": _depth_m(r)}),
+    P("interp_to_uint8", interp_to_uint8, lambda r: {"depth": _depth_m(r)}),
+    P("nan_to_num_depth", nan_to_num_depth, lambda r: {"depth": _depth_m(r)}),
+    P("letterbox_list_offsets", letterbox_list_offsets, _BOXES),
+    P(
+        "gather_best_class",
+        gather_best_class,
+        lambda r: {"logits": r.normal(0, 3, size=(20, 10)).astype(np.float32)},
+    ),
+    P(
+        "expit_decode",
+        expit_decode,
+        lambda r: {"pred": r.normal(size=(1, 3 * (5 + N_CLS), GRID_H, GRID_W)).astype(np.float32)},
+    ),
+    P("dnn_nms_boxes", dnn_nms_boxes, lambda r: {"dets": _dets(r)}),
+    P("masked_mean_depth", masked_mean_depth, lambda r: {"depth": _holes(r)}),
 ]
 
 
