@@ -554,6 +554,57 @@ def masked_mean_depth(depth):
     return {"mean": np.asarray([m.mean()], dtype=np.float32)}
 
 
+def median_background(frame0, frame1, frame2):
+    """Background as the per-pixel median of the stacked recent frames."""
+    stack = np.stack([frame0, frame1, frame2], axis=0)
+    return {"bg": np.median(stack, axis=0).astype(np.uint8)}
+
+
+def addweighted_ema(frame0, frame1, frame2):
+    """Running average by cv2.addWeighted into the same variable each frame."""
+    avg = frame0.astype(np.float32)
+    for f in (frame1, frame2):
+        avg = cv2.addWeighted(f.astype(np.float32), 0.3, avg, 0.7, 0)
+    return {"avg": avg}
+
+
+_K = np.array([[FX, 0, CX], [0, FY, CY], [0, 0, 1]])
+
+
+def points_inv_k(depth):
+    """Back-projection by inv(K) @ homogeneous pixels, scaled by the depth row."""
+    h, w = depth.shape
+    u, v = np.meshgrid(np.arange(w), np.arange(h))
+    pix = np.stack([u, v, np.ones_like(u)], -1).reshape(-1, 3).T
+    pts = (np.linalg.inv(_K) @ pix) * depth.reshape(1, -1)
+    return {"points": pts.T}
+
+
+def nan_normalize(depth):
+    """Invalid depth as NaN, normalised by np.nanmin / np.nanmax, NaN back to 0."""
+    d = depth.astype(np.float32)
+    d[d < 0.5] = np.nan
+    lo, hi = np.nanmin(d), np.nanmax(d)
+    out = (d - lo) / (hi - lo)
+    return {"norm": np.nan_to_num(out)}
+
+
+def yolov8_decode(pred):
+    """YOLOv8 output (4 + C, N): transpose, best class by max / argmax, xywh to xyxy."""
+    p = pred[0].T
+    boxes, scores = p[:, :4], p[:, 4:]
+    conf = scores.max(1)
+    cls = scores.argmax(1)
+    xyxy = np.concatenate([boxes[:, :2] - boxes[:, 2:] / 2, boxes[:, :2] + boxes[:, 2:] / 2], 1)
+    return {"xyxy": xyxy, "conf": conf, "cls": cls}
+
+
+def reproject_q(disparity):
+    """Stereo: cv2.reprojectImageTo3D with a Q matrix (OpenCV's own back-projection)."""
+    q = np.float32([[1, 0, 0, -CX], [0, 1, 0, -CY], [0, 0, 0, FX], [0, 0, 1 / BASELINE, 0]])
+    return {"xyz": cv2.reprojectImageTo3D(disparity, q)}
+
+
 _BOXES = lambda r: {"boxes": _boxes(r)}  # noqa: E731
 
 VARIANTS = [
@@ -596,6 +647,16 @@ VARIANTS = [
     ),
     P("dnn_nms_boxes", dnn_nms_boxes, lambda r: {"dets": _dets(r)}),
     P("masked_mean_depth", masked_mean_depth, lambda r: {"depth": _holes(r)}),
+    P("median_background", median_background, _frames),
+    P("addweighted_ema", addweighted_ema, _frames),
+    P("points_inv_k", points_inv_k, lambda r: {"depth": _depth_m(r)}),
+    P("nan_normalize", nan_normalize, lambda r: {"depth": _depth_m(r)}),
+    P(
+        "yolov8_decode",
+        yolov8_decode,
+        lambda r: {"pred": r.uniform(0, 64, size=(1, 4 + N_CLS, 40)).astype(np.float32)},
+    ),
+    P("reproject_q", reproject_q, lambda r: {"disparity": _disparity(r)}),
 ]
 
 
