@@ -605,6 +605,48 @@ def reproject_q(disparity):
     return {"xyz": cv2.reprojectImageTo3D(disparity, q)}
 
 
+class FrameBuffer:
+    """Ring buffer of the last n frames in a preallocated array, rolled each frame."""
+
+    def __init__(self, n, shape):
+        self.buf = np.zeros((n, *shape), dtype=np.float32)
+        self.count = 0
+
+    def push(self, frame):
+        self.buf = np.roll(self.buf, -1, axis=0)
+        self.buf[-1] = frame
+        self.count += 1
+        return self.buf[-min(self.count, len(self.buf)) :].mean(axis=0)
+
+
+def ring_buffer_roll(frame0, frame1, frame2):
+    """Temporal mean over a rolled ring buffer filled frame by frame."""
+    ring = FrameBuffer(4, frame0.shape)
+    for f in (frame0, frame1, frame2):
+        mean = ring.push(f)
+    return {"mean": mean}
+
+
+def ring_buffer_index(frame0, frame1, frame2):
+    """The same buffer written at i % n, reduced over the filled slots."""
+    buf = np.zeros((2, *frame0.shape), np.float32)
+    for i, f in enumerate((frame0, frame1, frame2)):
+        buf[i % len(buf)] = f
+    return {"mean": buf.mean(0)}
+
+
+def clip_method_out(boxes):
+    """Box clipping by the ndarray.clip method with out= on each column view."""
+    boxes[:, 0].clip(0, 40, out=boxes[:, 0])
+    boxes[:, 2].clip(0, 40, out=boxes[:, 2])
+    return {"boxes": boxes}
+
+
+def sort_dets_by_score(dets):
+    """Detections re-ordered best first by argsort()[::-1] of the score column."""
+    return {"dets": dets[dets[:, 4].argsort()[::-1]]}
+
+
 _BOXES = lambda r: {"boxes": _boxes(r)}  # noqa: E731
 
 VARIANTS = [
@@ -657,6 +699,10 @@ VARIANTS = [
         lambda r: {"pred": r.uniform(0, 64, size=(1, 4 + N_CLS, 40)).astype(np.float32)},
     ),
     P("reproject_q", reproject_q, lambda r: {"disparity": _disparity(r)}),
+    P("ring_buffer_roll", ring_buffer_roll, _frames),
+    P("ring_buffer_index", ring_buffer_index, _frames),
+    P("clip_method_out", clip_method_out, _BOXES),
+    P("sort_dets_by_score", sort_dets_by_score, lambda r: {"dets": _dets(r)}),
 ]
 
 
