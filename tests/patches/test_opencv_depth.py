@@ -54,3 +54,26 @@ def test_uint16_depth_pipeline_exports_to_onnx_and_replays(tmp_path):
         for name, expected in depth_pipeline(frame).items():
             got = np.asarray(outputs[f"n/{name}"])
             assert_matches(name, expected, got)
+
+
+def test_float64_average_shown_by_convert_scale_abs_replays(tmp_path):
+    """A float64 running average (NumPy's default float) shown as uint8 by convertScaleAbs,
+    as motion detectors do: OpenCV takes float64 input, so the replacement must too."""
+
+    def show(frame0, frame1):
+        avg = frame0.astype("float") * 0.5 + frame1.astype("float") * 0.5
+        return {"delta": cv2.absdiff(frame1, cv2.convertScaleAbs(avg, alpha=1.5, beta=-3))}
+
+    rng = np.random.default_rng(64)
+    frames = [rng.integers(0, 256, (24, 32), dtype=np.uint8) for _ in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", patchport.TraceLossWarning)
+        with patchport.session("avg", tmp_path, patching=opencv.all()):
+            traced = annotate.input_tensors("n", {"frame0": frames[0], "frame1": frames[1]})
+            annotate.output_tensors("n", show(*traced), export_with="onnx")
+    result = patchport.compile_graph(visualize=False)
+    assert result.ok
+    got = patchport.InferenceManager(result.yaml_path).run_policy(
+        {"n/frame0": frames[2], "n/frame1": frames[3]}
+    )
+    np.testing.assert_array_equal(got["n/delta"], show(frames[2], frames[3])["delta"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -144,6 +145,8 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
                 return replacement(carried, *args, **kwargs)
         if rec is None and type(a) is memoryview and _traced_buffer(a) is not None:
             return replacement(_memory_of(a), *args, **kwargs)
+        if rec is None and type(a) is deque and find_recorder(a) is not None:
+            a = list(a)  # recent frames kept in a deque: NumPy reads it as the list of them
         if rec is None:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
             if rec is None:

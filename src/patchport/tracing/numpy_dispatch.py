@@ -6,6 +6,7 @@ record. Anything not in the table warns (or raises when strict) and returns plai
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -135,7 +136,7 @@ def array_ufunc(
         rerouted = _as_torch_binop(ufunc, inputs)
         if rerouted is not NotImplemented:
             return rerouted
-    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    name = _ufunc_name(ufunc) + ("" if method == "__call__" else f".{method}")
     if method == "at":  # in place, its index a tuple of arrays: not recorded, reported
         return _unrecorded_at(rec, ufunc, name, inputs, kwargs)
     inputs = tuple(np.asarray(x) if type(x) in (list, tuple) else x for x in inputs)
@@ -179,7 +180,25 @@ def array_ufunc(
             "pass out=np.zeros_like(...) for the value they should hold"
         )
         return _settle(rec, name, node, target, result, reason)
+    if node is None and name.startswith("scipy."):
+        return _settle(rec, name, node, target, result, _SCIPY_HINT)
     return _settle(rec, name, node, target, result)
+
+
+_SCIPY_HINT = (
+    'not mapped to torch; patching=[..., "scipy"] traces the scipy.special ufuncs docs/scipy.md '
+    "lists"
+)
+
+
+def _ufunc_name(ufunc: np.ufunc) -> str:
+    """The name the user wrote: ``np.exp``, or ``scipy.special.expit`` for SciPy's ufuncs
+    (they reach ``__array_ufunc__`` too, and "np.expit" names nothing)."""
+    name = ufunc.__name__
+    special = sys.modules.get("scipy.special")
+    if getattr(np, name, None) is not ufunc and getattr(special, name, None) is ufunc:
+        return f"scipy.special.{name}"
+    return f"np.{name}"
 
 
 def _unrecorded_at(rec: Recorder, ufunc: np.ufunc, name: str, inputs: tuple, kwargs: dict) -> None:

@@ -9,6 +9,7 @@ torch_dispatch).
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,7 @@ def _find_in(obj: Any) -> Recorder | None:
             stack.extend(item)
         elif kind is dict:
             stack.extend(item.values())
-        elif isinstance(item, (tuple, list)):
+        elif isinstance(item, (tuple, list, deque)):  # a deque of recent frames too
             stack.extend(item)
         else:  # an object carrying traced data names it (a traced scipy Rotation)
             carried = getattr(kind, "__pp_traced__", None)
@@ -192,7 +193,7 @@ def plain(value: Any) -> Any:
 
 
 def plain_tree(obj: Any) -> Any:
-    """Replace traced values by their plain data inside tuples, lists and dicts."""
+    """Replace traced values by their plain data inside tuples, lists, deques and dicts."""
     kind = type(obj)
     if kind in _TRACED_TYPES:
         return plain(obj)
@@ -202,6 +203,8 @@ def plain_tree(obj: Any) -> Any:
         return kind(plain_tree(o) for o in obj)
     if kind is dict:
         return {k: plain_tree(v) for k, v in obj.items()}
+    if kind is deque:  # NumPy reads a deque as a list: np.stack(history) of recent frames
+        return deque((plain_tree(o) for o in obj), obj.maxlen)
     return obj
 
 

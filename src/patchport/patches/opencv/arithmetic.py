@@ -269,14 +269,18 @@ def _weighted_uint8(
 @replaces(
     "convertScaleAbs",
     family="arithmetic",
-    dtypes=("uint8", "uint16", "int16", "float32"),
+    dtypes=("uint8", "uint16", "int16", "float32", "float64"),
     channels=_CHANNELS,
-    accuracy="exact (OpenCV 5's float32 fused multiply-add, rounded half to even)",
+    accuracy="exact (OpenCV 5's float32 fused multiply-add, rounded half to even; float64 "
+    "input is first rounded to float32, as OpenCV's loop loads it)",
 )
 def convertScaleAbs(src: np.ndarray, dst: Any = None, alpha: float = 1, beta: float = 0) -> Any:
     """Traceable ``cv2.convertScaleAbs``: uint8 saturate(|src*alpha + beta|), exact."""
     no_dst("convertScaleAbs", dst)
-    t = as_tensor("convertScaleAbs", src, ("uint8", "uint16", "int16", "float32"), _CHANNELS)
+    kinds = ("uint8", "uint16", "int16", "float32", "float64")
+    t = as_tensor("convertScaleAbs", src, kinds, _CHANNELS)
+    if t.dtype == torch.float64:  # OpenCV's float64 loop works in float32 too
+        t = t.to(torch.float32)
     # OpenCV 5 computes fma(src, alpha, beta) in float32: exact product, one rounding
     value = t.to(torch.float64) * float(np.float32(alpha)) + float(np.float32(beta))
     return to_numpy(saturate(torch.abs(value.to(torch.float32)), torch.uint8))
