@@ -51,12 +51,6 @@ def test_np_asarray_of_a_deque_of_traced_frames_is_traced(tmp_path: Path, export
         np.testing.assert_allclose(replay[name], value, rtol=1e-6, err_msg=name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NumPy's implementation modules convert the deque through list_arguments' "
-    "conversion entries, whose holds_traced() accepts only list and tuple (that module "
-    "is frozen for now); the result is a silent constant of the sample frames",
-)
 def test_numpy_functions_given_a_deque_of_traced_frames_are_traced(tmp_path: Path):
     sample, fresh = frames(0), frames(1)
     replay, _ = export_and_replay(history_mean, sample, fresh, tmp_path, "onnx")

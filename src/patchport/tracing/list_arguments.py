@@ -13,6 +13,7 @@ argument goes to NumPy untouched. Public functions (``np.mean`` itself) are not 
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -52,9 +53,10 @@ _HELPERS = (
 
 
 def holds_traced(value: Any) -> bool:
-    """Whether ``value`` is a list or tuple with active traced data somewhere inside."""
+    """Whether ``value`` is a list, tuple or deque (recent frames) with active traced data
+    somewhere inside."""
     kind = type(value)
-    return (kind is list or kind is tuple) and find_recorder(value) is not None
+    return (kind is list or kind is tuple or kind is deque) and find_recorder(value) is not None
 
 
 def _converting_first(original: Callable[..., Any]) -> Callable[..., Any]:
