@@ -363,6 +363,20 @@ def run_table(
     return counts
 
 
+def run_probe(
+    names: list[str], pipelines: list[Pipeline], variants: list[Pipeline], prefix: str
+) -> dict[str, dict[str, int]]:
+    """A probe script's command line: ``--variants`` runs its one-line variants instead,
+    ``--all-backends`` adds jit to onnx and pt2, other words pick pipelines by name."""
+    global BACKENDS
+    if "--all-backends" not in names:
+        BACKENDS = ("onnx", "pt2")
+    pool = variants if "--variants" in names else pipelines
+    names = [n for n in names if n not in ("--all-backends", "--variants")]
+    chosen = [p for p in pool if not names or p.name in names]
+    return run_table(chosen, prefix, details=True)
+
+
 def main(names: list[str]) -> dict[str, dict[str, int]]:
     chosen = [p for p in PIPELINES if not names or p.name in names]
     counts = {b: dict.fromkeys(("right", "loud", "silent", "crash"), 0) for b in BACKENDS}

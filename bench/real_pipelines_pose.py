@@ -670,12 +670,7 @@ VARIANTS = [
 
 
 def main(names: list[str]) -> dict[str, dict[str, int]]:
-    if "--all-backends" not in names:
-        harness.BACKENDS = ("onnx", "pt2")
-    pool = VARIANTS if "--variants" in names else PIPELINES
-    names = [n for n in names if n not in ("--all-backends", "--variants")]
-    chosen = [p for p in pool if not names or p.name in names]
-    return harness.run_table(chosen, "pose", details=True)
+    return harness.run_probe(names, PIPELINES, VARIANTS, "pose")
 
 
 if __name__ == "__main__":
