@@ -6,8 +6,8 @@ helper handing the list to a ufunc) is C code that reads the items' memory with 
 result would be a constant of the sample, exported silently. Inside a session those
 conversion points of NumPy's implementation modules are entries that first turn a list,
 tuple or deque holding traced data into one traced array (the traced ``np.asarray``);
-every other argument goes to NumPy untouched. Public functions (``np.mean`` itself) are not replaced, so
-``func is np.mean`` inside a user's ``__array_function__`` still holds.
+every other argument goes to NumPy untouched. Public functions (``np.mean`` itself) are not
+replaced, so ``func is np.mean`` inside a user's ``__array_function__`` still holds.
 """
 
 from __future__ import annotations
