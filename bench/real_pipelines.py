@@ -364,12 +364,17 @@ def run_table(
 
 
 def run_probe(
-    names: list[str], pipelines: list[Pipeline], variants: list[Pipeline], prefix: str
+    names: list[str],
+    pipelines: list[Pipeline],
+    variants: list[Pipeline],
+    prefix: str,
+    every_backend: bool = False,
 ) -> dict[str, dict[str, int]]:
     """A probe script's command line: ``--variants`` runs its one-line variants instead,
-    ``--all-backends`` adds jit to onnx and pt2, other words pick pipelines by name."""
+    ``--all-backends`` adds jit to onnx and pt2 (``every_backend``: always), other words
+    pick pipelines by name."""
     global BACKENDS
-    if "--all-backends" not in names:
+    if not every_backend and "--all-backends" not in names:
         BACKENDS = ("onnx", "pt2")
     pool = variants if "--variants" in names else pipelines
     names = [n for n in names if n not in ("--all-backends", "--variants")]

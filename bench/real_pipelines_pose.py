@@ -38,6 +38,7 @@ from scipy.ndimage import maximum_filter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_pipelines as harness  # noqa: E402
+from real_pipelines_vision import get_max_preds  # noqa: E402 - HRNet's, quoted once
 
 harness.HERE = str(Path(__file__).resolve())  # the user's lines are in this file
 torch.manual_seed(0)
@@ -47,26 +48,6 @@ N_JOINTS, HM_H, HM_W = 17, 16, 12
 
 
 # ------------------------------------------------------------------ pose / keypoints
-def get_max_preds(batch_heatmaps):
-    """HRNet: argmax of each flattened map, x = idx % width, y = floor(idx / width),
-    zeroed where the peak is not positive."""
-    batch_size = batch_heatmaps.shape[0]
-    num_joints = batch_heatmaps.shape[1]
-    width = batch_heatmaps.shape[3]
-    heatmaps_reshaped = batch_heatmaps.reshape((batch_size, num_joints, -1))
-    idx = np.argmax(heatmaps_reshaped, 2)
-    maxvals = np.amax(heatmaps_reshaped, 2)
-    maxvals = maxvals.reshape((batch_size, num_joints, 1))
-    idx = idx.reshape((batch_size, num_joints, 1))
-    preds = np.tile(idx, (1, 1, 2)).astype(np.float32)
-    preds[:, :, 0] = (preds[:, :, 0]) % width
-    preds[:, :, 1] = np.floor((preds[:, :, 1]) / width)
-    pred_mask = np.tile(np.greater(maxvals, 0.0), (1, 1, 2))
-    pred_mask = pred_mask.astype(np.float32)
-    preds *= pred_mask
-    return preds, maxvals
-
-
 def affine_transform(pt, t):
     new_pt = np.array([pt[0], pt[1], 1.0]).T
     new_pt = np.dot(t, new_pt)

@@ -645,10 +645,7 @@ VARIANTS = [
 
 
 def main(names: list[str]) -> dict[str, dict[str, int]]:
-    pool = VARIANTS if "--variants" in names else PIPELINES
-    names = [n for n in names if n != "--variants"]
-    chosen = [p for p in pool if not names or p.name in names]
-    return harness.run_table(chosen, "sensors", details=True)
+    return harness.run_probe(names, PIPELINES, VARIANTS, "sensors", every_backend=True)
 
 
 if __name__ == "__main__":
