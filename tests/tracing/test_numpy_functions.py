@@ -330,6 +330,20 @@ CASES = [
         [a(low=-1, high=4)],
     ),
     (
+        "nan-spread-and-positions",  # series with dropouts: NaN-aware spread, peaks, sums
+        lambda x: (
+            np.nanstd(np.sqrt(x)),
+            np.nanvar(np.sqrt(x), axis=0),
+            np.nanstd(np.sqrt(x), axis=1, ddof=1, keepdims=True),
+            np.nanvar(np.sqrt(x[:, :1]), axis=1, ddof=1),  # one value a row: NaN
+            np.nanargmax(np.sqrt(x[:, 1:]) + 0.0 * x[:, :1], axis=1),
+            np.nanargmin(np.where(x > 3.5, np.nan, x)),
+            np.nancumsum(np.sqrt(x), axis=0),
+            np.nancumprod(np.sqrt(x)),
+        ),
+        [np.abs(a(low=-1, high=4)) * np.sign(a(low=-1, high=4, seed=5)) + 0.01],
+    ),
+    (
         "nan-reductions-int",
         lambda x: (np.nansum(x), np.nanmax(x, axis=0), np.nanmean(x)),
         [a(dtype=I64)],
@@ -509,6 +523,38 @@ CASES = [
             sliding_window_view(y, (2, 2)).sum(axis=(-1, -2)),
         ),
         [a((10,)), a((6, 4), I64, seed=2)],
+    ),
+    (
+        "insert",
+        lambda x, v: (
+            np.insert(x, 0, 0.0),  # the cumulative-sum rolling mean's leading zero
+            np.insert(x, -2, v[0, :2]),
+            np.insert(x, 1, v[0], axis=0),
+            np.insert(x, 3, 7, axis=1),
+            np.insert(x, 2, v[:, :1], axis=1),
+            np.insert(x.astype(np.int64), 1, v[0, 0]),  # cast to the array's dtype
+        ),
+        [a((3, 4)), a((3, 4), seed=2)],
+    ),
+    (
+        "polyfit-of-traced-samples",  # a detrend: the sample positions are constants
+        lambda y, y2: (
+            np.polyfit(np.arange(12.0), y, 1),
+            np.polyfit(np.linspace(0, 1, 12), y, 3),
+            np.polyfit(np.arange(12), np.stack([y, y2], axis=1), 2),
+            np.polyfit(np.arange(12.0), y, 2, w=np.linspace(1.0, 2.0, 12)),
+            np.polyval(np.polyfit(np.arange(12.0), y2, 1), np.arange(12.0)),
+        ),
+        [a((12,)), a((12,), seed=2)],
+    ),
+    (
+        "lstsq-with-a-constant-design",
+        lambda b, b2: (
+            *np.linalg.lstsq(np.vander(np.arange(6.0), 3), b, rcond=None)[:2],
+            np.linalg.lstsq(np.eye(6)[:, :4], np.stack([b, b2], axis=1))[0],
+            np.linalg.lstsq(np.vander(np.arange(6.0), 2), b, rcond=1e-10)[0],
+        ),
+        [a((6,)), a((6,), seed=2)],
     ),
 ]
 

@@ -117,6 +117,31 @@ def _solve(call: Call, a: Any, b: Any) -> Any:
     return call.rec.call(torch.linalg.solve, (call.t(a), call.t(b)))
 
 
+@implements(np.linalg.lstsq)
+def _lstsq(call: Call, a: Any, b: Any, rcond: Any = None) -> Any:
+    """Least squares over a design matrix that is not traced (a fit at fixed sample
+    positions): the solution is then the constant pseudo-inverse (NumPy's cutoff) times
+    ``b``, the residuals follow from it; rank and singular values are the design's own."""
+    if is_traced(a) or is_traced(rcond) or np.ndim(b) not in (1, 2):
+        return None
+    x, residuals, _, _ = call.result
+    design = np.asarray(a)
+    if rcond is None:
+        rcond = float(np.finfo(x.dtype).eps) * max(design.shape)
+    if float(rcond) < 0:  # NumPy's old "machine precision" flag: not mapped
+        return None
+    rec = call.rec
+    solve = np.linalg.pinv(design.astype(x.dtype), rcond=float(rcond))
+    rhs = call.t(b, x.dtype)
+    node = rec.call(torch.matmul, (call.t(solve, x.dtype), rhs))
+    if not residuals.size:
+        return node, None, None, None
+    fitted = rec.call(torch.matmul, (call.t(design, x.dtype), node))
+    error = rec.call(torch.sub, (fitted, rhs))
+    sums = rec.call(torch.sum, (rec.call(torch.square, (error,)), (0,)))
+    return node, rec.call(torch.reshape, (sums, tuple(residuals.shape))), None, None
+
+
 def _located(node: Any) -> Any:
     """``node`` with the user's line kept, for a backend's refusal to name (ONNX's size
     limit on Jacobi decompositions)."""

@@ -31,6 +31,7 @@ from .targets import (
     np_nan_fill,
     np_nanmean,
     np_nanquantile,
+    np_nanvar,
     np_prod,
     np_quantile,
     np_std,
@@ -418,6 +419,79 @@ def _nanmean(
         return None
     dims = normalize_axes(axis, a.ndim)
     return call.op(np_nanmean, a, dims, bool(keepdims), torch_dtype(call.result.dtype))
+
+
+def _nanvar_like(take_root: bool) -> Callable:
+    """np.nanvar / np.nanstd (``take_root``) with NumPy's ddof; ``where=`` and ``mean=``
+    and complex data are not mapped."""
+
+    def handler(
+        call: Call,
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+        **kw: Any,
+    ) -> Any:
+        if kw.get("where", True) is not True or kw.get("mean") is not None or out is not None:
+            return None
+        if dtype_of(a).kind == "c":
+            return None
+        if kw.get("correction") is not None:
+            ddof = kw["correction"]
+        dims = normalize_axes(axis, a.ndim)
+        res = torch_dtype(call.result.dtype)
+        node = call.op(np_nanvar, a, dims, float(ddof), bool(keepdims), res)
+        return call.rec.call(torch.sqrt, (node,)) if take_root else node
+
+    return handler
+
+
+HANDLERS[np.nanvar] = _nanvar_like(False)
+
+
+HANDLERS[np.nanstd] = _nanvar_like(True)
+
+
+def _nan_position(fill: float, fn: Callable) -> Callable:
+    """np.nanargmax / np.nanargmin: the position among the values that are not NaN (NumPy
+    refuses an all-NaN slice before anything is recorded)."""
+
+    def handler(
+        call: Call, a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False
+    ) -> Any:
+        if out is not None:
+            return None
+        dim = None if axis is None else int(axis) % a.ndim
+        return call.rec.call(fn, (call.op(np_nan_fill, a, fill), dim, bool(keepdims)))
+
+    return handler
+
+
+HANDLERS[np.nanargmax] = _nan_position(-math.inf, np_argmax)
+
+
+HANDLERS[np.nanargmin] = _nan_position(math.inf, np_argmin)
+
+
+def _nan_cumulative(kind: str) -> Callable:
+    """np.nancumsum / np.nancumprod: NaNs count as 0 (sum) or 1 (product)."""
+
+    def handler(call: Call, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        if out is not None:
+            return None
+        filled = call.op(np_nan_fill, a, 0.0 if kind == "sum" else 1.0)
+        return record_cumulative(call, kind, filled, None if axis is None else int(axis) % a.ndim)
+
+    return handler
+
+
+HANDLERS[np.nancumsum] = _nan_cumulative("sum")
+
+
+HANDLERS[np.nancumprod] = _nan_cumulative("prod")
 
 
 @implements(np.bincount)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..values import TracedArray, TracedTensor
+from ..values import TracedArray, TracedTensor, is_traced
 from .calls import Call, Node, all_dims, handler_table, is_array
 from .targets import np_repeat, np_take_index
 
@@ -192,6 +193,32 @@ def _append(call: Call, arr: Any, values: Any, axis: Any = None) -> Any:
         parts = [call.rec.call(torch.reshape, (call.t(p), (-1,))) for p in (arr, values)]
         return _concat_nodes(call, parts, 0)
     return _concat_nodes(call, [call.t(arr), call.t(values)], int(axis))
+
+
+@implements(np.insert)
+def _insert(call: Call, arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
+    """``np.insert`` at one plain index: the values cast to the array's dtype, shaped as
+    NumPy shapes them (``ndmin``, first axis moved to ``axis``, broadcast to the slot),
+    joined between the two halves. Lists of indices and slices are not mapped."""
+    if is_traced(obj) or isinstance(obj, slice) or np.ndim(obj) != 0 or is_traced(axis):
+        return None
+    rec, res = call.rec, call.result
+    data = call.t(arr)
+    if axis is None:
+        data, dim, length = rec.call(torch.reshape, (data, (-1,))), 0, int(np.size(arr))
+    else:
+        dim = int(axis) % max(np.ndim(arr), 1)
+        length = int(np.shape(arr)[dim])
+    shape = tuple(np.shape(values))
+    node = rec.call(torch.reshape, (call.t(values), (1,) * (res.ndim - len(shape)) + shape))
+    node = rec.call(torch.movedim, (node, 0, dim))
+    slot = list(res.shape)
+    slot[dim] -= length
+    node = rec.call(torch.broadcast_to, (node, tuple(slot)))
+    before = (slice(None),) * dim  # slices, not lengths: a dynamic axis stays dynamic
+    left = rec.call(operator.getitem, (data, (*before, slice(None, int(obj)))))
+    right = rec.call(operator.getitem, (data, (*before, slice(int(obj), None))))
+    return _concat_nodes(call, [left, node, right], dim)
 
 
 @implements(np.split, np.array_split)

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..dtypes import compute_dtype, dtype_of, torch_dtype, wrap_unsigned
+from ..values import is_traced
 from .calls import Call, as_python, handler_table, is_array, normalize_axes
 from .targets import (
     np_convolve,
@@ -93,6 +94,41 @@ def _polyval(call: Call, p: Any, x: Any) -> Any:
     coefficients = call.t(p if is_array(p) else np.asarray(p), work)
     node = call.rec.call(np_polyval, (coefficients, call.t(x, work)))
     return wrap_unsigned(call.rec, node, res)
+
+
+@implements(np.polyfit)
+def _polyfit(
+    call: Call,
+    x: Any,
+    y: Any,
+    deg: Any,
+    rcond: Any = None,
+    full: bool = False,
+    w: Any = None,
+    cov: Any = False,
+) -> Any:
+    """A fit at sample positions and weights that are not traced (a detrend, a calibration
+    curve): NumPy's column-scaled Vandermonde least squares is then one constant matrix
+    times ``y``. Traced positions or weights, ``full`` and ``cov`` are not mapped."""
+    if is_traced(x) or is_traced(w) or is_traced(deg) or is_traced(rcond) or full or cov:
+        return None
+    positions = np.asarray(x) + 0.0
+    if rcond is None:
+        rcond = len(positions) * float(np.finfo(positions.dtype).eps)
+    lhs = np.vander(positions, int(deg) + 1)
+    weights = None if w is None else np.asarray(w) + 0.0
+    if weights is not None:
+        lhs = lhs * weights[:, np.newaxis]
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    solve = np.linalg.pinv(lhs / scale, rcond=float(rcond)) / scale[:, np.newaxis]
+    res, rec = call.result.dtype, call.rec
+    rhs = call.t(y, res)
+    if weights is not None:  # NumPy weighs y in place: rounded to y's own float dtype
+        column = weights[:, np.newaxis] if np.ndim(y) == 2 else weights
+        rhs = rec.call(torch.mul, (call.t(y, np.float64), call.t(column, np.float64)))
+        own = np.result_type(dtype_of(y), 0.0)
+        rhs = call.cast(call.cast(rhs, np.float64, own), own)  # then to the result dtype
+    return rec.call(torch.matmul, (call.t(solve, res), rhs))
 
 
 # ----------------------------------------------------------------- unwrap, gradient

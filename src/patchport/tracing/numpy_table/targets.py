@@ -635,6 +635,22 @@ def np_nanmean(
     return total / np_sum(valid, dims, keepdim, dtype)
 
 
+def np_nanvar(
+    x: torch.Tensor, dims: list[int] | None, correction: float, keepdim: bool, dtype: torch.dtype
+) -> torch.Tensor:
+    """Variance ignoring NaNs, as NumPy's nanvar: NaN where ``correction`` or more of the
+    values counted are missing (no degrees of freedom left)."""
+    x = x.to(dtype)
+    valid = ~torch.isnan(x)
+    zeros = torch.zeros_like(x)
+    count = np_sum(valid, dims, True, dtype)
+    mean = np_sum(torch.where(valid, x, zeros), dims, True, dtype) / count
+    deviation = torch.where(valid, x - mean, zeros)
+    total = np_sum(deviation * deviation, dims, keepdim, dtype)
+    dof = np_sum(valid, dims, keepdim, dtype) - correction
+    return torch.where(dof > 0, total / dof, torch.full_like(total, math.nan))
+
+
 def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
     """x with NaNs replaced by ``fill`` (integers have none)."""
     if not x.is_floating_point():
