@@ -313,3 +313,22 @@ def test_np_take_of_a_plain_table_by_traced_indices_is_traced(tmp_path, backend)
     np.testing.assert_array_equal(got["out"], table[fresh])
     np.testing.assert_array_equal(got["wrapped"], np.take(table, fresh + 20, mode="wrap"))
     assert type(np.take(table, fresh)) is np.ndarray  # plain calls stay plain
+
+
+def test_arrays_that_can_never_hold_traced_numbers_stay_plain_ndarrays(tmp_path):
+    """Structured, record, string and datetime arrays made in a session keep their type:
+    NumPy's own test_records checks type(eval(repr(view))) is np.ndarray, and no traced
+    number can be written into them."""
+    fields = [("foo", int), ("bar", "S4")]
+    with patchport.session("plain_kinds", tmp_path):
+        made = [
+            np.array([(1, "ABC"), (2, "DEF")], dtype=fields),
+            np.zeros(2, dtype=np.dtype((np.record, fields))),
+            np.array(["left", "right"]),
+            np.array([b"a", b"b"]),
+            np.array(["2026-01-01"], dtype="datetime64[D]"),
+            np.zeros(3, dtype="timedelta64[s]"),
+        ]
+        numeric = np.zeros(3)
+    assert [type(a) for a in made] == [np.ndarray] * len(made)
+    assert type(numeric) is not np.ndarray  # a numeric buffer stays fresh (writes recorded)

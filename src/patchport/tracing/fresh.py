@@ -53,6 +53,11 @@ CREATION_NAMES = (
 _CREATES_FRESH: dict[Any, bool] = {}
 
 
+#: dtype kinds no traced number is ever written into (structured and record, bytes and
+#: str, datetime and timedelta): such arrays stay plain ndarrays, ``type(a) is np.ndarray``
+NEVER_TRACED_KINDS = frozenset("VSUMmT")
+
+
 def _creation(original: Callable) -> Callable:
     """Installed without a counting wrapper: a library's call costs a dict lookup more."""
 
@@ -72,7 +77,7 @@ def _creation(original: Callable) -> Callable:
             fresh = _CREATES_FRESH[code] = not name.startswith(_PATCHPORT_DIR) and is_user_code(
                 code
             )
-        if type(result) is not np.ndarray:
+        if type(result) is not np.ndarray or result.dtype.kind in NEVER_TRACED_KINDS:
             return result
         if not fresh and not (_ACTIVE_COUNT[0] and _holds_traced(frame)):
             return result
@@ -189,7 +194,7 @@ def keep_fresh(result: Any, sources: Any) -> Any:
     """A new plain array computed from a fresh one (``np.clip(lut * g, 0, 255)``,
     ``.astype``) is fresh too: a table built in the session stays readable by traced
     indices. Anything else is returned as it is."""
-    if type(result) is not np.ndarray:
+    if type(result) is not np.ndarray or result.dtype.kind in NEVER_TRACED_KINDS:
         return result
     for source in sources:
         if type(source) is TracedArray and source._pp.fresh is not None:
@@ -202,7 +207,7 @@ def keep_fresh(result: Any, sources: Any) -> Any:
 
 def made_by_user(result: Any) -> Any:
     """``result`` as a fresh buffer when the code calling patchport is user code."""
-    if type(result) is not np.ndarray:
+    if type(result) is not np.ndarray or result.dtype.kind in NEVER_TRACED_KINDS:
         return result
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PATCHPORT_DIR):
