@@ -364,7 +364,47 @@ def nan_mask_where(x):
     return {"filled": np.where(np.isnan(x), mean, x)}
 
 
+def builtin_sum_len(x):
+    """The mean as Python's sum() over the array divided by len()."""
+    return {"mean": np.asarray([sum(x) / len(x)])}
+
+
+def statistics_module(x):
+    """The standard library's statistics.fmean / pstdev on the series."""
+    import statistics
+
+    return {"stats": np.array([statistics.fmean(x), statistics.pstdev(x)])}
+
+
+def comprehension_clip(x):
+    """Outliers clipped in a list comprehension, rebuilt with np.array."""
+    return {"clipped": np.array([min(max(v, -2.0), 2.0) for v in x])}
+
+
+def any_spike(x):
+    """A flag from Python's any() over a comparison."""
+    return {"flag": np.asarray([1.0 if any(np.abs(x) > 3.0) else 0.0])}
+
+
+def max_builtin_window(x):
+    """The largest window mean by Python's max() over a list of means."""
+    means = [x[i : i + WINDOW].mean() for i in range(0, LENGTH - WINDOW + 1, WINDOW)]
+    return {"best": np.asarray([max(means)])}
+
+
+def tolist_loop(x):
+    """Differences computed on x.tolist() in plain Python."""
+    values = x.tolist()
+    return {"diff": np.array([b - a for a, b in zip(values, values[1:])])}
+
+
 VARIANTS = [
+    P("builtin_sum_len", builtin_sum_len, _one),
+    P("statistics_module", statistics_module, _one),
+    P("comprehension_clip", comprehension_clip, _one),
+    P("any_spike", any_spike, _one),
+    P("max_builtin_window", max_builtin_window, _one),
+    P("tolist_loop", tolist_loop, _one),
     P("interp_gaps", interp_gaps, _with_gaps),
     P("zero_gaps", zero_gaps, _with_gaps),
     P("nanmean_gaps", nanmean_gaps, _with_gaps),

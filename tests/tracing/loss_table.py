@@ -28,6 +28,7 @@ import inspect
 import io
 import math
 import pickle
+import statistics
 import struct
 import tempfile
 import warnings
@@ -123,6 +124,16 @@ def c_builtin_max(x):  # noqa: ANN001, ANN201
 def c_sorted(x):  # noqa: ANN001, ANN201
     ordered = sorted(x[0])  # <- lost
     return {"y": x * ordered[0]}
+
+
+def c_statistics(x):  # noqa: ANN001, ANN201
+    spread = statistics.pstdev(x[0])  # <- lost
+    return {"y": x * spread}
+
+
+def c_as_integer_ratio(x):  # noqa: ANN001, ANN201
+    top, bottom = x[0, 0].as_integer_ratio()  # <- lost
+    return {"y": x * (top / bottom)}
 
 
 def c_struct_pack(x):  # noqa: ANN001, ANN201
@@ -466,6 +477,8 @@ CASES = [
     Case("slice bound", c_slice_bound),
     Case("max() builtin", c_builtin_max, "__bool__", "loud"),
     Case("sorted()", c_sorted, "__bool__", "loud"),
+    Case("statistics.pstdev", c_statistics, "as_integer_ratio", "loud"),
+    Case("x[i].as_integer_ratio()", c_as_integer_ratio, "as_integer_ratio", "loud"),
     Case("struct.pack", c_struct_pack, "__float__", "loud"),
     Case("'%f' % x", c_percent_format, "__float__", "loud"),
     Case("f-string, parsed back", c_fstring, "", "loud"),

@@ -488,6 +488,35 @@ def _unmapped_method(name: str) -> Callable:
 
 INPLACE_UNMAPPED = {"put", "itemset", "setfield", "byteswap"}
 
+#: attributes NumPy scalars have and arrays lack (``as_integer_ratio``, ``is_integer``,
+#: ``numerator``...): Python's ``statistics`` and ``fractions`` read them off each item
+SCALAR_ONLY = frozenset(
+    name
+    for kind in (np.float64, np.float32, np.int64, np.uint8, np.bool_, np.complex128)
+    for name in dir(kind)
+    if not name.startswith("_") and not hasattr(np.ndarray, name)
+)
+
+
+def _scalar_attribute(self: TracedArray, name: str) -> Any:
+    """A NumPy scalar's own attribute on a traced value that stands for a scalar (an item
+    of iteration or indexing, as plain code gets an ``np.float64``): the scalar's, and a
+    reported loss, since each gives Python values. Any other missing name is missing."""
+    state = vars(self).get("_pp") if name in SCALAR_ONLY else None
+    if state is None or not state.scalar or np.ndarray.ndim.__get__(self):
+        raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+    scalar = np.ndarray.view(self, np.ndarray)[()]
+    value = getattr(scalar, name)
+    rec = active_recorder(self)
+    if rec is not None:
+        report_loss(
+            rec,
+            f"{type(scalar).__name__}.{name} on traced data (what Python's statistics and "
+            f"fractions read off each item)",
+            python_value_hint("item", "np.where"),
+        )
+    return value
+
 
 def _iter(self: TracedArray):
     """Iteration (``x, y, z = v``, ``[0, *v]``, ``for row in m``) over a known-length
@@ -782,6 +811,7 @@ def install(cls: type) -> None:
     ``shape``, ``size`` and ``len()`` note sizes read in a node with dynamic axes (see
     shape_reads)."""
     cls.__array_finalize__ = unhooked_copies.finalize
+    cls.__getattr__ = _scalar_attribute
     cls.shape = property(shape_reads.traced_shape, np.ndarray.shape.__set__)
     cls.__len__ = shape_reads.traced_len
     cls.size = property(shape_reads.traced_size)
