@@ -984,6 +984,40 @@ def openpi_transforms(image: np.ndarray, state: np.ndarray, actions: np.ndarray)
 
 
 # ------------------------------------------------------------------ inputs
+class TutorialAgents:
+    """The act() of the DQN / DDPG / A2C tutorials most RL code starts from: the legacy
+    constructors on the NumPy observation (torch.FloatTensor(state).unsqueeze(0),
+    torch.Tensor(obs)), a greedy action by argmax, an actor clipped to the action bounds,
+    a LongTensor of the discrete action gathered from the Q-values."""
+
+    def __init__(self) -> None:
+        self.q_net = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4)).eval()
+        self.actor = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 2)).eval()
+        self.max_action = 2.0
+
+    def act(self, state: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
+        state_t = torch.FloatTensor(state).unsqueeze(0)
+        with torch.no_grad():
+            q_values = self.q_net(state_t)
+        action = q_values.max(1)[1].view(1, 1)
+        chosen = q_values.gather(1, torch.LongTensor(action.numpy()))
+        obs_t = torch.Tensor(obs.reshape(1, -1))
+        with torch.no_grad():
+            mu = self.actor(obs_t) * self.max_action
+        return {
+            "action": action,
+            "q": chosen,
+            "mu": mu.clamp(-self.max_action, self.max_action).cpu().data.numpy().flatten(),
+        }
+
+
+_TUTORIAL = TutorialAgents()
+
+
+def tutorial_agents(state: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
+    return _TUTORIAL.act(state, obs)
+
+
 def _f32(rng: np.random.Generator, shape: Any, low: float = -1.0, high: float = 1.0):  # noqa: ANN202
     return rng.uniform(low, high, size=shape).astype(np.float32)
 
@@ -1046,6 +1080,8 @@ PIPELINES = [
                  "omega": _f32(r, (3,), -2, 2), "action": _f32(r, (6,)),
                  "cmd": _f32(r, (3,)), "counter": np.array([r.integers(0, 10000)], np.int64)}),
     P("rl_games_player", rl_games_player, lambda r: {"obs": _f32(r, (8,), -3, 3)}),
+    P("tutorial_agents", tutorial_agents,
+      lambda r: {"state": r.normal(size=6), "obs": _f32(r, (2, 3), -2, 2)}),
     P("openpi_transforms", openpi_transforms,
       lambda r: {"image": _f32(r, (3, 18, 30), 0, 1), "state": _f32(r, (7,), -1, 2),
                  "actions": _f32(r, (4, 7), -1, 1)}),

@@ -270,8 +270,9 @@ class PatchInfo:
             return classmethod(counted)
         if isinstance(self.owner, types.ModuleType) and callable(raw) and not binds(raw):
             # a C function never binds as a class attribute; torch's own stay functions, as
-            # dynamo traces through them in an export run during a session
-            if self.owner.__name__.partition(".")[0] != "torch":
+            # dynamo traces through them in an export run during a session; a replacement
+            # that does not bind either (a callable object) is installed as it is
+            if self.owner.__name__.partition(".")[0] != "torch" and binds(counted):
                 return unbound(counted, raw)
         return counted
 

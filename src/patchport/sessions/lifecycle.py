@@ -109,10 +109,12 @@ def _interop_patches(patch_aliases: bool = True) -> list[PatchInfo]:
     """The conversion patches, also where user code from-imported them
     (``from torch import from_numpy``)."""
     from ..tracing.interop import interop_patch_infos
+    from ..tracing.legacy_tensors import legacy_tensor_patch_infos
     from ..tracing.list_arguments import list_argument_patch_infos
 
     aliases = find_aliases_of if patch_aliases else None
-    return interop_patch_infos(aliases, fresh_buffers=True) + list_argument_patch_infos()
+    infos = interop_patch_infos(aliases, fresh_buffers=True) + list_argument_patch_infos()
+    return infos + legacy_tensor_patch_infos(aliases)
 
 
 def _watch_patches(
