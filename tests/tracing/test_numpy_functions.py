@@ -411,6 +411,16 @@ CASES = [
         [a((12,))],
     ),
     ("place", lambda x, v: _placed(x, v), [a((3, 4)), a((5,), seed=2)]),
+    (
+        "put_along_axis",  # a repetition penalty's scatter back, and a top-p mask's
+        lambda x, v: (
+            _put_along(x, np.argsort(v, axis=1)[:, :2], v[:, :2] * 10, 1),
+            _put_along(x, np.argmax(v, axis=0)[None], 0.5, 0),
+            _put_along(x > 0, np.argsort(-x, axis=1), v > 0, -1),
+            _put_along(x.astype(np.int64), np.array([[0], [3], [-1]]), v[:, :1], 1),
+        ),
+        [a((3, 4)), a((3, 4), seed=2)],
+    ),
     ("place-cycles-masked-values", lambda x: _placed(x * 0 + x, x[x > 1]), [a((4, 4), I64)]),
     # signal processing
     (
@@ -557,6 +567,12 @@ CASES = [
         [a((6,)), a((6,), seed=2)],
     ),
 ]
+
+
+def _put_along(x, indices, values, axis):  # noqa: ANN001, ANN202
+    out = x.copy()
+    np.put_along_axis(out, indices, values, axis)
+    return out
 
 
 def _placed(x, values):  # noqa: ANN001, ANN202

@@ -157,21 +157,101 @@ def _numpy_index_arg(rec: Recorder, index: Any) -> Any:
             out.append(int(item))
         elif isinstance(item, np.bool_):
             out.append(bool(item))
+        elif isinstance(item, list) and contains_traced((item,)):
+            out.append(_stacked_positions(rec, item))
         else:
             out.append(arg_of(rec, item))
     return tuple(out) if isinstance(index, tuple) else out[0]
 
 
+def _stacked_positions(rec: Recorder, items: list) -> Any:
+    """A list of positions holding traced integers (``v[[i, j]]``), one int64 array as
+    NumPy reads it: stacked in the graph (torch would take the list for a tuple)."""
+    nodes = []
+    for item in items:
+        if isinstance(item, list):
+            nodes.append(_stacked_positions(rec, item))
+        elif isinstance(item, (np.ndarray, torch.Tensor)):
+            node = arg_of(rec, item)
+            nodes.append(node if dtype_of(item) == np.int64 else rec.cast(node, torch.int64))
+        else:
+            nodes.append(rec.call(torch.full, ((), int(item)), {"dtype": torch.int64}))
+    return rec.call(torch.stack, (nodes,))
+
+
+def _is_scalar_index(item: Any) -> bool:
+    """A 0-d integer array or tensor in an index: torch would read its value by ``.item()``,
+    a data-dependent guard torch.export refuses when the value is traced."""
+    return (
+        isinstance(item, (np.ndarray, torch.Tensor))
+        and item.ndim == 0
+        and dtype_of(item).kind in "iu"
+    )
+
+
+def _is_integer(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _is_basic_item(item: Any) -> bool:
+    return item is None or type(item) is slice or _is_integer(item)
+
+
+def _one_element_index(rec: Recorder, index: Any, shape: tuple) -> tuple[tuple, int] | None:
+    """An index of ints, slices and 0-d integer arrays (one at least) as advanced indexing
+    by one-element int64 tensors (negatives wrapped), and the axis where their size-1 result
+    axis lands (NumPy's rule: in place when they are adjacent, else first); None for any
+    other index."""
+    items = _expand_index(index, len(shape))
+    if not any(_is_scalar_index(i) for i in items):
+        return None
+    if not all(_is_basic_item(i) or _is_scalar_index(i) for i in items):
+        return None
+    out: list[Any] = []
+    positions = []
+    dim = 0
+    for k, item in enumerate(items):
+        if item is None or type(item) is slice:
+            out.append(item)
+            dim += item is not None
+            continue
+        size = int(shape[dim])
+        if _is_integer(item):
+            value = int(item) + (size if int(item) < 0 else 0)
+            node = rec.call(torch.full, ((1,), value), {"dtype": torch.int64})
+        else:
+            node = arg_of(rec, item)
+            if dtype_of(item) != np.int64:
+                node = rec.cast(node, torch.int64)
+            node = rec.call(torch.remainder, (node, size))  # NumPy's negative positions
+            node = rec.call(torch.reshape, (node, (1,)))
+        out.append(node)
+        positions.append(k)
+        dim += 1
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    lands = sum(1 for i in items[: positions[0]] if i is None or type(i) is slice)
+    return tuple(out), lands if adjacent else 0
+
+
 def record_getitem(rec: Recorder, base: Any, index: Any) -> fx.Node:
     """Record ``base[index]``: NumPy semantics for a traced array (negative steps via
-    flips), torch's for a tensor."""
+    flips), torch's for a tensor; an index holding traced integers as one-element advanced
+    indexing (see :func:`_one_element_index`)."""
     call = rec.call_sized_by_data if is_mask_index(index) else rec.call
     if type(base) is not TracedArray:
+        by_scalars = _one_element_index(rec, index, tuple(base.shape))
+        if by_scalars is not None:
+            picked = call(operator.getitem, (arg_of(rec, base), by_scalars[0]))
+            return rec.call(torch.squeeze, (picked, by_scalars[1]))
         return call(operator.getitem, (arg_of(rec, base), arg_of(rec, index)))
     index2, flips = split_negative_steps(index, base.shape)
     node = arg_of(rec, base)
     if flips:
         node = rec.call(torch.flip, (node, flips))
+    by_scalars = _one_element_index(rec, index2, tuple(base.shape))
+    if by_scalars is not None:
+        picked = call(operator.getitem, (node, by_scalars[0]))
+        return rec.call(torch.squeeze, (picked, by_scalars[1]))
     return call(operator.getitem, (node, _numpy_index_arg(rec, index2)))
 
 
@@ -198,6 +278,10 @@ def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
             return rec.call(torch.full, (shape, fill), {"dtype": dtype})
     if type(base) is not TracedArray:
         val = arg_of(rec, value)
+        by_scalars = _one_element_index(rec, index, tuple(base.shape))
+        if by_scalars is not None:
+            val = _value_at_one_element(rec, base, index, value, val, by_scalars[1])
+            return rec.call(index_put, (arg_of(rec, base), by_scalars[0], val))
         return rec.call(index_put, (arg_of(rec, base), arg_of(rec, index), val))
     index2, flips = split_negative_steps(index, base.shape)
     node = arg_of(rec, base)
@@ -208,13 +292,34 @@ def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
     elif isinstance(value, (list, tuple)):
         # a list holding traced scalars (``buf[0, 7:10] = [y, z, w + z]``) is stacked in the
         # graph by the session's np.asarray; a list of plain numbers is a constant
-        val = arg_of(rec, _list_value(value, base.dtype))
+        value = _list_value(value, base.dtype)
+        val = arg_of(rec, value)
     else:
         val = np.asarray(value).astype(base.dtype).item()
-    node = rec.call(index_put, (node, _numpy_index_arg(rec, index2), val))
+    by_scalars = _one_element_index(rec, index2, tuple(base.shape))
+    if by_scalars is not None:
+        val = _value_at_one_element(rec, base, index, value, val, by_scalars[1])
+        graph_index = by_scalars[0]
+    else:
+        graph_index = _numpy_index_arg(rec, index2)
+    node = rec.call(index_put, (node, graph_index, val))
     if flips:
         node = rec.call(torch.flip, (node, flips))
     return node
+
+
+def _value_at_one_element(rec: Recorder, base: Any, index: Any, value: Any, val: Any, dim: int):
+    """The written value shaped for :func:`_one_element_index`'s cells: broadcast to what
+    ``base[index]`` reads (NumPy's rule), then the size-1 advanced axis put in at ``dim``."""
+    if not isinstance(value, (np.ndarray, torch.Tensor)) or value.ndim == 0:
+        return val  # a number or 0-d value broadcasts to any cells
+    if isinstance(base, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            cells = tuple(base.detach().as_subclass(torch.Tensor)[plain_tree(index)].shape)
+    else:
+        cells = np.ndarray.view(base, np.ndarray)[plain_tree(index)].shape
+    val = rec.call(torch.broadcast_to, (val, tuple(cells)))
+    return rec.call(torch.unsqueeze, (val, dim))
 
 
 def _list_value(value: list | tuple, dtype: Any) -> Any:

@@ -15,6 +15,7 @@ from .targets import (
     np_argsort,
     np_place,
     np_put,
+    np_put_along_axis,
     np_searchsorted,
     np_sort,
     np_ufunc_at,
@@ -199,6 +200,18 @@ def _put(call: Call, a: Any, ind: Any, v: Any, mode: str = "raise") -> Any:
     index = call.rec.call(np_wrap_index, (call.rec.call(torch.reshape, (index, (-1,))), a.size))
     values = call.rec.call(torch.reshape, (call.t(v, a.dtype), (-1,)))
     return call.rec.call(np_put, (call.n(a), index, values))
+
+
+@writes(np.put_along_axis)
+def _put_along_axis(call: Call, arr: Any, indices: Any, values: Any, axis: Any) -> Any:
+    """``np.put_along_axis`` (a logits processor's scatter back): values broadcast to the
+    indices' cells, negative indices wrapped; ``axis=None`` is not mapped."""
+    if axis is None:
+        return None
+    dim = int(axis) % arr.ndim
+    rec = call.rec
+    index = rec.call(np_wrap_index, (call.t(indices, np.int64), arr.shape[dim]))
+    return rec.call(np_put_along_axis, (call.n(arr), index, call.t(values, arr.dtype), dim))
 
 
 @writes(np.putmask)

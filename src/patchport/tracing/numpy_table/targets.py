@@ -726,6 +726,17 @@ def np_put(base: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> tor
     return out.reshape(base.shape)
 
 
+def np_put_along_axis(
+    base: torch.Tensor, index: torch.Tensor, values: torch.Tensor, dim: int
+) -> torch.Tensor:
+    """``np.put_along_axis``: a copy of ``base`` with ``values`` scattered along ``dim`` at
+    ``index`` (its other axes broadcast against ``base``'s, as NumPy's index grids do)."""
+    shape = list(base.shape)
+    shape[dim] = index.shape[dim]
+    index = index.expand(shape)
+    return base.scatter(dim, index, values.to(base.dtype).expand(shape))
+
+
 def np_place(base: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """``np.place``: a copy of ``base`` whose True cells of ``mask`` (C order) take the
     1-d ``values`` one after the other, repeated when there are fewer values than cells."""
