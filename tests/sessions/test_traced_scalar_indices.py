@@ -2,7 +2,9 @@
 
 torch reads a 0-d tensor index by ``.item()``, which torch.export refuses as a
 data-dependent guard; patchport records such an index as one-element advanced indexing.
-A list of traced integers is one integer-array index, as NumPy reads it."""
+A list of traced integers is one integer-array index, as NumPy reads it. A number written
+into a slice whose bounds are traced (``out[b, n:] = 0``) is a masked write: its shape
+does not depend on the data, so it exports and stays right on new lengths."""
 
 from __future__ import annotations
 
@@ -47,7 +49,24 @@ def _list_of_traced_indices(logits, previous):
     return {"picked": picked, "out": out}
 
 
-CASES = [_penalty_loop, _one_hot_and_reads, _list_of_traced_indices]
+def _writes_bounded_by_traced_lengths(logits, previous):
+    out = logits.copy()
+    lengths = previous[:, 0] % 30  # a valid length per row, read from the data
+    for b in range(out.shape[0]):
+        out[b, lengths[b] :] = 0.0  # padding zeroed past each row's length
+    head = logits.copy()
+    head[0, : previous[1, 1] % 7] = logits[1, 0]  # a traced value into a traced span
+    middle = logits.copy()
+    middle[:, previous[0, 2] % 5 : -(previous[1, 3] % 4) - 1] = -1.0
+    return {"out": out, "head": head, "middle": middle}
+
+
+CASES = [
+    _penalty_loop,
+    _one_hot_and_reads,
+    _list_of_traced_indices,
+    _writes_bounded_by_traced_lengths,
+]
 
 
 def _inputs(rng):

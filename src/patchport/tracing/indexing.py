@@ -258,7 +258,12 @@ def record_getitem(rec: Recorder, base: Any, index: Any) -> fx.Node:
 def _covers_all(index: Any) -> bool:
     """Whether a NumPy index selects every element once: ``...``, ``:`` per axis."""
     items = index if isinstance(index, tuple) else (index,)
-    return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
+    return all(i is Ellipsis or _is_full_slice(i) for i in items)
+
+
+def _is_full_slice(item: Any) -> bool:
+    """``:``, compared by identity: ``==`` would compare traced bounds elementwise."""
+    return type(item) is slice and item.start is None and item.stop is None and item.step is None
 
 
 def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
@@ -306,6 +311,104 @@ def record_setitem(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
     if flips:
         node = rec.call(torch.flip, (node, flips))
     return node
+
+
+def _traced_bound(item: Any) -> bool:
+    return isinstance(item, (np.ndarray, torch.Tensor)) and contains_traced((item,))
+
+
+def bounded_slice_write(index: Any, value: Any) -> bool:
+    """Whether ``a[index] = value`` writes a number into one slice whose start or stop is
+    traced (``out[b, n:] = 0``), the other items being ints, 0-d integers, ``:`` spans
+    with plain bounds or ``None``: a write of a fixed shape, recorded as a masked one."""
+    if isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim:
+        return False
+    if not isinstance(value, (int, float, bool, np.generic, np.ndarray, torch.Tensor)):
+        return False
+    items = index if isinstance(index, tuple) else (index,)
+    bounded = [
+        i for i in items if type(i) is slice and (_traced_bound(i.start) or _traced_bound(i.stop))
+    ]
+    if len(bounded) != 1 or bounded[0].step not in (None, 1):
+        return False
+    others = (i for i in items if i is not bounded[0])
+    return all(
+        i is Ellipsis or _is_scalar_index(i) or (_is_basic_item(i) and not _has_traced_bound(i))
+        for i in others
+    )
+
+
+def _has_traced_bound(item: Any) -> bool:
+    return type(item) is slice and any(_traced_bound(b) for b in (item.start, item.stop, item.step))
+
+
+def plain_bounds(index: Any) -> Any:
+    """``index`` with traced slice bounds as the Python ints they hold (no loss reported:
+    the caller records the write with the bounds in the graph)."""
+    items = index if isinstance(index, tuple) else (index,)
+
+    def number(bound: Any) -> Any:
+        return int(plain_tree(bound)) if _traced_bound(bound) else bound
+
+    out = tuple(
+        slice(number(i.start), number(i.stop), i.step) if type(i) is slice else i for i in items
+    )
+    return out if isinstance(index, tuple) else out[0]
+
+
+def _slice_bound(rec: Recorder, bound: Any, size: int, default: int) -> Any:
+    """A slice bound as NumPy resolves it on an axis of ``size``: negatives counted from
+    the end, then clamped to [0, size]; a graph node for a traced bound."""
+    if bound is None:
+        return default
+    if not _traced_bound(bound):
+        value = int(bound)
+        return min(max(value + size if value < 0 else value, 0), size)
+    node = arg_of(rec, bound)
+    if dtype_of(bound) != np.int64:
+        node = rec.cast(node, torch.int64)
+    negative = rec.call(operator.lt, (node, 0))
+    node = rec.call(torch.where, (negative, rec.call(operator.add, (node, size)), node))
+    return rec.call(torch.clamp, (node, 0, size))
+
+
+def record_bounded_write(rec: Recorder, base: Any, index: Any, value: Any) -> fx.Node:
+    """Record ``base[index] = value`` for :func:`bounded_slice_write`: the span's axis of
+    ``base[index with that slice as :]`` is compared with the traced bounds, the value
+    put where the mask holds, and that part written back; returns the new base's node."""
+    items = _expand_index(index, base.ndim)
+    k = next(i for i, item in enumerate(items) if type(item) is slice and _has_traced_bound(item))
+    span = items[k]
+    source_dim = sum(1 for item in items[:k] if item is not None)
+    axis = sum(1 for item in items[:k] if item is None or type(item) is slice)
+    size = int(base.shape[source_dim])
+    whole = (*items[:k], slice(None), *items[k + 1 :])
+    part = record_getitem(rec, base, whole)
+    cells = np.ndarray.view(base, np.ndarray)[plain_tree(whole)].shape
+    positions = rec.call(torch.arange, (size,))
+    low = _slice_bound(rec, span.start, size, 0)
+    high = _slice_bound(rec, span.stop, size, size)
+    inside = rec.call(
+        operator.and_,
+        (rec.call(operator.ge, (positions, low)), rec.call(operator.lt, (positions, high))),
+    )
+    shape = [1] * len(cells)
+    shape[axis] = size
+    inside = rec.call(torch.reshape, (inside, tuple(shape)))
+    dtype = torch_dtype(base.dtype)
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        val = rec.cast(arg_of(rec, value), dtype)
+    else:
+        val = rec.call(
+            torch.full, ((), np.asarray(value).astype(base.dtype).item()), {"dtype": dtype}
+        )
+    updated = rec.call(torch.where, (inside, val, part))
+    node = arg_of(rec, base)
+    by_scalars = _one_element_index(rec, whole, tuple(base.shape))
+    if by_scalars is None:
+        return rec.call(index_put, (node, _numpy_index_arg(rec, whole), updated))
+    updated = rec.call(torch.unsqueeze, (updated, by_scalars[1]))
+    return rec.call(index_put, (node, by_scalars[0], updated))
 
 
 def _value_at_one_element(rec: Recorder, base: Any, index: Any, value: Any, val: Any, dim: int):

@@ -28,7 +28,14 @@ from .dtypes import (
 )
 from .flat import TracedFlat
 from .fresh import adopt, fresh_view, keep_fresh
-from .indexing import is_basic_numpy_index, record_getitem, record_setitem
+from .indexing import (
+    bounded_slice_write,
+    is_basic_numpy_index,
+    plain_bounds,
+    record_bounded_write,
+    record_getitem,
+    record_setitem,
+)
 from .location import user_location
 from .loss import conversion_by_numpy, python_value_hint, report_loss, report_loss_at
 from .operator_names import BINARY_OPERATORS
@@ -411,6 +418,10 @@ def setitem(self: TracedArray, index: Any, value: Any) -> None:
     other = find_recorder(index, value)
     if rec is None and other is not None and adopt(other, self):
         rec = other  # a fresh buffer: its content so far is the graph's starting value
+    if rec is not None and bounded_slice_write(index, value):  # out[b, n:] = 0, n traced
+        np.ndarray.view(self, np.ndarray)[plain_tree(plain_bounds(index))] = plain_tree(value)
+        rebind(self, record_bounded_write(rec, self, index, value))
+        return
     np.ndarray.view(self, np.ndarray)[plain_tree(index)] = plain_tree(value)
     if rec is not None and rec.unhooked:
         check_numbers(rec, (value,))
