@@ -34,7 +34,7 @@ from .inplace import (
     split_inplace_dst,
     write_inplace,
 )
-from .verify import check_results, plain_copy, same_bytes
+from .verify import check_results, data_magnitude, plain_copy, same_bytes
 
 _MAX_DEPTH = 4
 # exact types that can never be or hold traced data: the common ordinary arguments
@@ -186,13 +186,17 @@ class PatchedCall:
                 ),
             )
         else:
+            declaration = self.declaration
+            magnitude_rtol = declaration.magnitude_rtol
             largest, problem = check_results(
                 name,
                 replacement_name,
                 expected,
                 result,
-                self.declaration.rtol,
-                self.declaration.atol,
+                declaration.rtol,
+                declaration.atol,
+                magnitude_rtol,
+                data_magnitude(plain_args, plain_kwargs) if magnitude_rtol else 0.0,
             )
         if self.on_check is not None:
             self.on_check(name, largest)
