@@ -119,6 +119,8 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
         1.5,
     ),
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
+    "cornerHarris": (FRAME[..., 0].copy(), 3, 3, 0.04),
+    "cornerMinEigenVal": (FRAME[..., 0].copy(), 3),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
     "equalizeHist": (FRAME[..., 0].copy(),),
     "filter2D": (FRAME, -1, np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)),
@@ -250,7 +252,9 @@ def test_every_function_of_the_issue_is_replaced():
         "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform "
         "undistort "
         # the imaging probe's (bench/real_pipelines_imaging.py)
-        "adaptiveThreshold"
+        "adaptiveThreshold "
+        # the features probe's (bench/real_pipelines_features.py)
+        "cornerHarris cornerMinEigenVal"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -330,6 +334,8 @@ def all_functions(bgr, gray):
         ),
         "medianBlur": cv2.medianBlur(small, 5),
         "Sobel": cv2.Sobel(gray, cv2.CV_16S, 1, 1, ksize=5),
+        "cornerHarris": cv2.cornerHarris(gray, 2, 3, 0.04),
+        "cornerMinEigenVal": cv2.cornerMinEigenVal(gray, 3, ksize=5),
         "CLAHE_apply": cv2.createCLAHE(2.0, (3, 4)).apply(gray[1:, 3:]),  # padded to the grid
         "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
         "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),

@@ -21,6 +21,7 @@ from . import (
     channels,
     color,
     convolution,
+    corners,  # noqa: F401 - cornerHarris / cornerMinEigenVal, in the filters family
     dnn,
     elementwise,
     fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
