@@ -53,8 +53,11 @@ _SLOW_TYPES = (TracedTensor, list, tuple)
 
 def wrap_result(rec: Recorder, result: Any, node: Any) -> Any:
     """Attach node(s) to the eager result (tuples/lists element-wise)."""
-    if isinstance(node, tuple):
-        wrapped = [make_traced(rec, r, n) for r, n in zip(result, node)]
+    if isinstance(node, tuple):  # nested: np.histogramdd's (hist, [edges per axis])
+        wrapped = [
+            wrap_result(rec, r, n) if isinstance(n, tuple) else make_traced(rec, r, n)
+            for r, n in zip(result, node)
+        ]
         return type(result)(wrapped) if isinstance(result, (tuple, list)) else tuple(wrapped)
     if isinstance(result, (np.ndarray, np.generic, torch.Tensor)):
         return make_traced(rec, result, node)
