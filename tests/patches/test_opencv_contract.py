@@ -121,6 +121,7 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
     "cornerHarris": (FRAME[..., 0].copy(), 3, 3, 0.04),
     "cornerMinEigenVal": (FRAME[..., 0].copy(), 3),
+    "moments": (FRAME[..., 0].copy(),),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
     "equalizeHist": (FRAME[..., 0].copy(),),
     "filter2D": (FRAME, -1, np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)),
@@ -152,6 +153,10 @@ def test_defaults_are_opencv_s(spec):
                 assert_matches(spec.function, e, g)
             else:
                 assert g == e
+    elif isinstance(expected, dict):  # cv2.moments: floats, as 0-d arrays
+        assert sorted(got) == sorted(expected)
+        for key, value in expected.items():
+            assert_matches(spec.function, np.asarray(value), got[key])
     else:
         assert_matches(spec.function, expected, got)
 
@@ -254,7 +259,7 @@ def test_every_function_of_the_issue_is_replaced():
         # the imaging probe's (bench/real_pipelines_imaging.py)
         "adaptiveThreshold "
         # the features probe's (bench/real_pipelines_features.py)
-        "cornerHarris cornerMinEigenVal"
+        "cornerHarris cornerMinEigenVal moments"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -336,6 +341,7 @@ def all_functions(bgr, gray):
         "Sobel": cv2.Sobel(gray, cv2.CV_16S, 1, 1, ksize=5),
         "cornerHarris": cv2.cornerHarris(gray, 2, 3, 0.04),
         "cornerMinEigenVal": cv2.cornerMinEigenVal(gray, 3, ksize=5),
+        "moments": np.stack([cv2.moments(gray)[k] for k in ("m00", "m21", "mu20", "nu03")]),
         "CLAHE_apply": cv2.createCLAHE(2.0, (3, 4)).apply(gray[1:, 3:]),  # padded to the grid
         "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
         "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),

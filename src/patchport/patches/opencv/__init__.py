@@ -25,6 +25,7 @@ from . import (
     dnn,
     elementwise,
     fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
+    features,
     filters,
     geometry,
     histogram,
@@ -60,6 +61,7 @@ _MODULES = (
     polar,
     channels,
     histogram,
+    features,
     dnn,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
