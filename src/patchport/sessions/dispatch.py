@@ -87,7 +87,12 @@ class PatchedCall:
         self._target_name = declaration.target_name
         self._replacement_name = getattr(declaration.replacement, "__name__", "replacement")
         # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
-        self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
+        # a required dst is an input (cv2.getAffineTransform(src, dst)) unless the
+        # replacement declares it an output buffer (cv2.normalize(src, dst, ...))
+        outputs = getattr(declaration.replacement, "__pp_buffers__", ())
+        self._buffers = tuple(
+            n for n in ("dst", "out") if n in outputs or not _required(self._signature, n)
+        )
         note_positions(self._signature, ("dst", "out"))
 
     def make_dispatcher(self) -> Callable[..., Any]:

@@ -89,6 +89,14 @@ def refuse(function: str, argument: str, got: Any, supported: str) -> Unsupporte
     return OPENCV.refuse(function, argument, got, supported)
 
 
+def output_buffer(replacement: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a replacement whose binding requires ``dst`` (``cv2.normalize(src, dst, ...)``)
+    as taking it as an output buffer: the session then accepts the in-place idiom, dst
+    being the traced first argument itself, and refuses any other dst."""
+    replacement.__pp_buffers__ = ("dst",)  # type: ignore[attr-defined]
+    return replacement
+
+
 def no_dst(function: str, dst: Any, name: str = "dst") -> None:
     """Refuse destination buffers: traced calls must return new arrays."""
     if dst is not None:
