@@ -17,6 +17,7 @@ from ...patching import FunctionPatch
 from ..contract import DEFAULT_LEVEL, support_table
 from . import (
     arithmetic,
+    calc_hist,  # noqa: F401 - calcHist / compareHist, in the histogram family
     calibration,
     channels,
     color,
