@@ -123,6 +123,8 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "cornerMinEigenVal": (FRAME[..., 0].copy(), 3),
     "moments": (FRAME[..., 0].copy(),),
     "calcHist": ([FRAME], [0, 2], None, [4, 8], [0, 256, 0, 256]),
+    "matchTemplate": (FRAME, FRAME[3:9, 4:12].copy(), cv2.TM_CCOEFF_NORMED),
+    "minMaxLoc": (FRAME[..., 1].copy(),),
     "compareHist": (np.float32([[1, 2], [3, 0]]), np.float32([[2, 2], [0, 1]]), 1),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
     "equalizeHist": (FRAME[..., 0].copy(),),
@@ -263,7 +265,7 @@ def test_every_function_of_the_issue_is_replaced():
         # the imaging probe's (bench/real_pipelines_imaging.py)
         "adaptiveThreshold "
         # the features probe's (bench/real_pipelines_features.py)
-        "cornerHarris cornerMinEigenVal moments calcHist compareHist"
+        "cornerHarris cornerMinEigenVal moments calcHist compareHist matchTemplate minMaxLoc"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -347,6 +349,11 @@ def all_functions(bgr, gray):
         "cornerMinEigenVal": cv2.cornerMinEigenVal(gray, 3, ksize=5),
         "moments": np.stack([cv2.moments(gray)[k] for k in ("m00", "m21", "mu20", "nu03")]),
         "calcHist": cv2.calcHist([bgr], [0, 2], None, [4, 8], [0, 256, 0, 256]),
+        "matchTemplate": cv2.matchTemplate(gray, gray[2:7, 3:9].copy(), cv2.TM_SQDIFF_NORMED),
+        "minMaxLoc": np.stack(
+            [np.asarray(v, dtype=np.float64) for v in cv2.minMaxLoc(gray)[:2]]
+            + [np.asarray(v, dtype=np.float64) for v in cv2.minMaxLoc(gray)[3]]
+        ),
         "compareHist": np.stack(
             [
                 cv2.compareHist(

@@ -181,3 +181,13 @@ def test_magnitude_tolerance_leaves_integer_results_exact():
     assert problem is None
     with pytest.raises(patchport.PatchportError, match="magnitude_rtol"):
         patchport.FunctionPatch(cv2, "GaussianBlur", cv2.GaussianBlur, magnitude_rtol="1e-5")
+
+
+def test_a_0d_array_stands_for_a_returned_python_int():
+    """minMaxLoc's points: (x, y) ints returned as 0-d arrays (traced), compared by value."""
+    got = (np.array(1.5), (np.array(3), np.array(4)))
+    assert check_results("f", "g", (1.5, (3, 4)), got, 0, 0) == (0.0, None)
+    _, problem = check_results("f", "g", (1.5, (3, 5)), got, 0, 0)
+    assert problem is not None and "1 of 1 values differ" in problem
+    _, problem = check_results("f", "g", True, np.array(True), 0, 0)
+    assert "structure differs" in problem  # a bool stays a bool

@@ -56,8 +56,10 @@ def _structure(obj: Any) -> Any:
         return (type(obj).__name__, [_structure(item) for item in obj])
     if isinstance(obj, dict):
         return ("dict", sorted(map(str, obj)), [_structure(v) for v in obj.values()])
-    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic, float)):
-        return "array"  # a traced 0-d array stands for a NumPy scalar or a Python float
+    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic, float)) or (
+        type(obj) is int  # a bool stays a bool
+    ):
+        return "array"  # a traced 0-d array stands for a NumPy scalar or a Python number
     return type(obj).__name__
 
 
@@ -95,7 +97,8 @@ def check_results(
         )
     largest, problem = 0.0, None
     for (path, want), (_, got) in zip(_leaves(expected), _leaves(actual)):
-        if not isinstance(want, (np.ndarray, torch.Tensor, np.generic, float)):
+        number = isinstance(want, float) or type(want) is int  # 0-d arrays stand for them
+        if not (number or isinstance(want, (np.ndarray, torch.Tensor, np.generic))):
             if want != got:
                 return math.inf, f"{prefix} on {path}: {got!r} instead of {want!r}."
             continue

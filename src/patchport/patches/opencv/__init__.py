@@ -33,6 +33,7 @@ from . import (
     morphology,
     polar,
     pyramids,
+    template,  # noqa: F401 - matchTemplate / minMaxLoc, in the features family
     transforms,
 )
 from ._base import LEVELS, OPENCV, REGISTRY, Support, UnsupportedCaseError
