@@ -427,3 +427,29 @@ def test_factorisation_without_onnx_operator_is_refused_naming_the_line(
     write_model("pt2", ExportJob(graph, [a], ["a"], ["y"], tmp_path / "m.pt2"))
     got = load_runner("pt2", tmp_path / "m.pt2", ["a"])([a.numpy()])[0]
     np.testing.assert_allclose(np.asarray(got), _factorisations(a)[name]().numpy())
+
+
+def _extremes(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Whole-tensor amax / amin (no dim), beside torch.sign (which sends the graph to
+    torch.onnx: its translator has no amax without a dim)."""
+    return (
+        torch.sign(x - 0.5) * torch.amax(x),
+        x.amin() + x.amax(dim=()),
+        torch.amax(x, dim=(), keepdim=True),
+    )
+
+
+def test_whole_tensor_amax_and_amin_export_through_torch_onnx(tmp_path: Path) -> None:
+    from patchport.export.backends import ExportJob, load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    x = torch.rand(4, 5, generator=torch.Generator().manual_seed(0))
+    rec = Recorder("extremes", strict=True)
+    outs = _extremes(trace_input(rec, "x", x))
+    names = [f"y{i}" for i in range(len(outs))]
+    write_model("onnx", ExportJob(finish(rec, outs), [x], ["x"], names, tmp_path / "m.onnx"))
+    fresh = torch.rand(4, 5, generator=torch.Generator().manual_seed(1)) * 3
+    for got, want in zip(
+        load_runner("onnx", tmp_path / "m.onnx", ["x"])([fresh.numpy()]), _extremes(fresh)
+    ):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-6)

@@ -212,6 +212,25 @@ def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = Non
     return x
 
 
+def _whole(reduce: Any) -> Any:
+    """``reduce`` (torch.amax / torch.amin) with a missing or empty ``dim`` spelled as every
+    axis: torch.onnx's translation requires a dim (``x.amax()`` fails inside it)."""
+
+    def whole(x: torch.Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Any:
+        if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+            if not keepdim:
+                return reduce(x.reshape(-1), 0)
+            dim = tuple(range(x.dim()))
+        return reduce(x, dim, keepdim)
+
+    whole.__name__ = f"onnx_{reduce.__name__}"
+    return whole
+
+
+onnx_amax = _whole(torch.amax)
+onnx_amin = _whole(torch.amin)
+
+
 def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
     """NumPy's stable argsort as ONNX TopK, which ONNX Runtime breaks ties by index in."""
     from ...tracing.numpy_table import np_argsort
@@ -448,6 +467,8 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.remainder: onnx_remainder,
     torch.atan2: onnx_atan2,
     torch.atan: onnx_atan,
+    torch.amax: onnx_amax,
+    torch.amin: onnx_amin,
     torch.arctan: onnx_atan,
     torch.signbit: onnx_signbit,
     torch.arctan2: onnx_atan2,
@@ -481,6 +502,8 @@ _METHODS = {
     "atan": onnx_atan,
     "arctan": onnx_atan,
     "signbit": onnx_signbit,
+    "amax": onnx_amax,
+    "amin": onnx_amin,
 }
 
 
