@@ -119,6 +119,13 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
         1.5,
     ),
     "Sobel": (FRAME, cv2.CV_16S, 1, 0),
+    "cornerHarris": (FRAME[..., 0].copy(), 3, 3, 0.04),
+    "cornerMinEigenVal": (FRAME[..., 0].copy(), 3),
+    "moments": (FRAME[..., 0].copy(),),
+    "calcHist": ([FRAME], [0, 2], None, [4, 8], [0, 256, 0, 256]),
+    "matchTemplate": (FRAME, FRAME[3:9, 4:12].copy(), cv2.TM_CCOEFF_NORMED),
+    "minMaxLoc": (FRAME[..., 1].copy(),),
+    "compareHist": (np.float32([[1, 2], [3, 0]]), np.float32([[2, 2], [0, 1]]), 1),
     "CLAHE.apply": (cv2.createCLAHE(), FRAME[..., 0].copy()),
     "equalizeHist": (FRAME[..., 0].copy(),),
     "filter2D": (FRAME, -1, np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)),
@@ -150,6 +157,12 @@ def test_defaults_are_opencv_s(spec):
                 assert_matches(spec.function, e, g)
             else:
                 assert g == e
+    elif isinstance(expected, dict):  # cv2.moments: floats, as 0-d arrays
+        assert sorted(got) == sorted(expected)
+        for key, value in expected.items():
+            assert_matches(spec.function, np.asarray(value), got[key])
+    elif isinstance(expected, float):  # cv2.compareHist: a float, as a 0-d array
+        assert_matches(spec.function, np.asarray(expected), got)
     else:
         assert_matches(spec.function, expected, got)
 
@@ -250,7 +263,9 @@ def test_every_function_of_the_issue_is_replaced():
         "equalizeHist magnitude phase cartToPolar polarToCart hconcat vconcat transform "
         "undistort "
         # the imaging probe's (bench/real_pipelines_imaging.py)
-        "adaptiveThreshold"
+        "adaptiveThreshold "
+        # the features probe's (bench/real_pipelines_features.py)
+        "cornerHarris cornerMinEigenVal moments calcHist compareHist matchTemplate minMaxLoc"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -330,6 +345,25 @@ def all_functions(bgr, gray):
         ),
         "medianBlur": cv2.medianBlur(small, 5),
         "Sobel": cv2.Sobel(gray, cv2.CV_16S, 1, 1, ksize=5),
+        "cornerHarris": cv2.cornerHarris(gray, 2, 3, 0.04),
+        "cornerMinEigenVal": cv2.cornerMinEigenVal(gray, 3, ksize=5),
+        "moments": np.stack([cv2.moments(gray)[k] for k in ("m00", "m21", "mu20", "nu03")]),
+        "calcHist": cv2.calcHist([bgr], [0, 2], None, [4, 8], [0, 256, 0, 256]),
+        "matchTemplate": cv2.matchTemplate(gray, gray[2:7, 3:9].copy(), cv2.TM_SQDIFF_NORMED),
+        "minMaxLoc": np.stack(
+            [np.asarray(v, dtype=np.float64) for v in cv2.minMaxLoc(gray)[:2]]
+            + [np.asarray(v, dtype=np.float64) for v in cv2.minMaxLoc(gray)[3]]
+        ),
+        "compareHist": np.stack(
+            [
+                cv2.compareHist(
+                    cv2.calcHist([gray], [0], None, [8], [0, 256]),
+                    cv2.calcHist([bgr], [1], None, [8], [0, 256]),
+                    method,
+                )
+                for method in range(6)
+            ]
+        ),
         "CLAHE_apply": cv2.createCLAHE(2.0, (3, 4)).apply(gray[1:, 3:]),  # padded to the grid
         "cvtColor_ycrcb": cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb),
         "cvtColor_yuv": cv2.cvtColor(cv2.cvtColor(small, cv2.COLOR_BGR2YUV), cv2.COLOR_YUV2RGB),

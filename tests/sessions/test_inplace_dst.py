@@ -86,3 +86,28 @@ def test_a_parameter_the_call_cannot_reach_is_not_bound():
     assert not may_receive(sig, "out", (1, 2, 3, 4), {})  # keyword-only
     assert may_receive(sig, "out", (1,), {"out": 2})
     assert not may_receive(sig, "mask", (1, 2, 3), {})
+
+
+def test_a_required_dst_declared_an_output_buffer_takes_the_inplace_idiom(tmp_path):
+    """``cv2.normalize(hist, hist, 0, 1, NORM_MINMAX)``: OpenCV's binding requires dst, and
+    the replacement declares it an output buffer, so dst being the traced first argument
+    is the in-place idiom (recorded, replayed); an input dst (getAffineTransform's) is not."""
+
+    def describe(values):
+        hist = values * 2.0
+        out = cv2.normalize(hist, hist, alpha=0, beta=1, norm_type=cv2.NORM_MINMAX)
+        assert out is hist
+        return {"hist": hist + 0.0}
+
+    rng = np.random.default_rng(0)
+    sample = rng.random((8, 8)).astype(np.float32)
+    with patchport.session("norm", save_path=tmp_path, patching=["opencv"], strict=True):
+        traced = annotate.input_tensors("n", {"values": sample})
+        annotate.output_tensors("n", describe(traced))
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    fresh = rng.random((8, 8)).astype(np.float32) * 5
+    got = manager.run_policy({"n/values": fresh})["n/hist"].numpy()
+    np.testing.assert_allclose(got, describe(fresh.copy())["hist"], rtol=1e-6)
+    from patchport.patches.opencv import calibration
+
+    assert "dst" not in getattr(calibration.getAffineTransform, "__pp_buffers__", ())

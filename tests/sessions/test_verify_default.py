@@ -10,6 +10,7 @@ import torch
 
 import patchport
 from patchport import PatchMismatchError, PatchMismatchWarning, annotate
+from patchport.patches.opencv import filters
 from patchport.sessions.dispatch import _same_data
 from patchport.sessions.verify import check_results, same_bytes
 
@@ -135,3 +136,58 @@ def test_a_write_into_a_float_input_is_seen_by_the_mutation_check():
     assert _same_data(after, before)
     after[1, 0] = 7.0
     assert not _same_data(after, before)
+
+
+def _cancelling(seed: int = 1) -> np.ndarray:
+    """Signed data of magnitude 1000 whose 5x5 Gaussian cancels to about 1 (as gradient
+    products do in a Harris response): float32 sums in any order differ by ~1e-8 of 1000."""
+    checker = np.indices((32, 40)).sum(0) % 2 * 2.0 - 1.0
+    noise = np.random.default_rng(seed).normal(0, 1, (32, 40))
+    return (1000 * checker + noise).astype(np.float32)
+
+
+def test_float_filters_are_checked_against_the_datas_magnitude(tmp_path, recwarn):
+    """OpenCV's float promise is 1e-5 of the data's magnitude (the source's or the result's,
+    the larger): a blur or gradient that cancels near zero is not a mismatch."""
+    src = _cancelling()
+    with patchport.session("mag", save_path=tmp_path, patching=["opencv"]):
+        traced = annotate.input_tensors("n", {"x": src})
+        blurred = cv2.GaussianBlur(traced, (5, 5), 1.0)
+        gradient = cv2.Sobel(traced * 0.01, cv2.CV_32F, 1, 0, ksize=5)
+        annotate.output_tensors("n", {"blur": blurred, "gradient": gradient})
+    assert not [w for w in recwarn if issubclass(w.category, PatchMismatchWarning)]
+
+
+def test_magnitude_tolerance_still_reports_a_real_difference(tmp_path):
+    """A replacement off by 1e-3 of the data's magnitude is still a mismatch."""
+
+    def blur_off(src, ksize, sigmaX, dst=None, sigmaY=0, borderType=None, hint=None):
+        return filters.GaussianBlur(src, ksize, sigmaX) + np.float32(1.0)
+
+    patch = patchport.FunctionPatch(cv2, "GaussianBlur", blur_off, magnitude_rtol=1e-5)
+    with pytest.warns(PatchMismatchWarning, match=r"magnitude_rtol=1e-05 of 100[0-9.]+\)"):
+        with patchport.session("off", save_path=tmp_path, patching=[patch]):
+            traced = annotate.input_tensors("n", {"x": _cancelling()})
+            annotate.output_tensors("n", {"y": cv2.GaussianBlur(traced, (5, 5), 1.0)})
+
+
+def test_magnitude_tolerance_leaves_integer_results_exact():
+    src = np.full((4, 4), 1000.0, np.float32)
+    want = np.arange(16, dtype=np.int32).reshape(4, 4)
+    got = want + np.eye(4, dtype=np.int32)
+    _, problem = check_results("f", "g", want, got, 0.0, 0.0, magnitude_rtol=1e-3, scale=1e6)
+    assert problem is not None and "4 of 16 values differ" in problem
+    _, problem = check_results("f", "g", src, src + 0.005, 0.0, 0.0, magnitude_rtol=1e-5)
+    assert problem is None
+    with pytest.raises(patchport.PatchportError, match="magnitude_rtol"):
+        patchport.FunctionPatch(cv2, "GaussianBlur", cv2.GaussianBlur, magnitude_rtol="1e-5")
+
+
+def test_a_0d_array_stands_for_a_returned_python_int():
+    """minMaxLoc's points: (x, y) ints returned as 0-d arrays (traced), compared by value."""
+    got = (np.array(1.5), (np.array(3), np.array(4)))
+    assert check_results("f", "g", (1.5, (3, 4)), got, 0, 0) == (0.0, None)
+    _, problem = check_results("f", "g", (1.5, (3, 5)), got, 0, 0)
+    assert problem is not None and "1 of 1 values differ" in problem
+    _, problem = check_results("f", "g", True, np.array(True), 0, 0)
+    assert "structure differs" in problem  # a bool stays a bool

@@ -502,6 +502,18 @@ CASES = [
         [a((4, 5), F32), a((9,), I64)],
     ),
     (
+        "histogramdd",
+        lambda s, w, f: (
+            np.histogramdd(s, bins=(4, 3, 2), range=((0, 256),) * 3)[0],
+            np.histogramdd(s, bins=4, range=[(0, 255), (0, 255), (10, 200)])[0],
+            *np.histogramdd(s, bins=3),
+            np.histogramdd(s[:, :2], bins=[np.array([0.0, 50, 120, 255]), 3], weights=w)[0],
+            np.histogramdd(s[:, 0], bins=5, range=[(0, 255)], density=True)[0],
+            *np.histogramdd(f, bins=(2, 5)),
+        ),
+        [a((30, 3), U8, low=0, high=255), a((30,), seed=2, low=0.0, high=1.0), a((20, 2), F32)],
+    ),
+    (
         "fft",
         lambda x: (
             np.abs(np.fft.rfft(x)) ** 2,

@@ -391,3 +391,65 @@ def test_torch_linear_algebra_aliases_export_to_onnx(tmp_path: Path) -> None:
         load_runner("onnx", path, ["a", "v"])([f.numpy() for f in fresh]), want
     ):
         np.testing.assert_allclose(np.asarray(got), expected.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def _factorisations(a: torch.Tensor) -> dict[str, Any]:
+    """Calls ONNX has no operator for and patchport no decomposition of, one per line."""
+    return {
+        "torch.linalg.svd": lambda: torch.linalg.svd(a)[0],
+        "torch.svd": lambda: torch.svd(a)[2],
+        "svd": lambda: a.svd()[0],
+        "torch.linalg.eigh": lambda: torch.linalg.eigh(a + a.T)[1],
+        "torch.linalg.qr": lambda: torch.linalg.qr(a)[0],
+        "torch.linalg.slogdet": lambda: torch.linalg.slogdet(a)[1],
+        "torch.linalg.matrix_exp": lambda: torch.linalg.matrix_exp(a),
+    }
+
+
+@pytest.mark.parametrize("name", list(_factorisations(torch.eye(2))))
+def test_factorisation_without_onnx_operator_is_refused_naming_the_line(
+    tmp_path: Path, name: str
+) -> None:
+    """A Kabsch fit's torch.linalg.svd: ONNX has no SVD (nor QR, eigh, slogdet, expm), so
+    the refusal names the call and the user's line and suggests pt2 / jit, which write it."""
+    from patchport.errors import ExportBackendError
+    from patchport.export.backends import ExportJob, load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    a = torch.randn(3, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    rec = Recorder("fit", strict=True)
+    call = _factorisations(trace_input(rec, "a", a))[name]
+    out, line = call(), call.__code__.co_firstlineno  # the lambda's line is the user's
+    graph = finish(rec, (out,))
+    job = ExportJob(graph, [a], ["a"], ["y"], tmp_path / "m.onnx")
+    with pytest.raises(ExportBackendError, match=rf"{name}.*:{line}\).*'pt2' or 'jit'"):
+        write_model("onnx", job)
+    write_model("pt2", ExportJob(graph, [a], ["a"], ["y"], tmp_path / "m.pt2"))
+    got = load_runner("pt2", tmp_path / "m.pt2", ["a"])([a.numpy()])[0]
+    np.testing.assert_allclose(np.asarray(got), _factorisations(a)[name]().numpy())
+
+
+def _extremes(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Whole-tensor amax / amin (no dim), beside torch.sign (which sends the graph to
+    torch.onnx: its translator has no amax without a dim)."""
+    return (
+        torch.sign(x - 0.5) * torch.amax(x),
+        x.amin() + x.amax(dim=()),
+        torch.amax(x, dim=(), keepdim=True),
+    )
+
+
+def test_whole_tensor_amax_and_amin_export_through_torch_onnx(tmp_path: Path) -> None:
+    from patchport.export.backends import ExportJob, load_runner, write_model
+    from patchport.tracing import Recorder, finish, trace_input
+
+    x = torch.rand(4, 5, generator=torch.Generator().manual_seed(0))
+    rec = Recorder("extremes", strict=True)
+    outs = _extremes(trace_input(rec, "x", x))
+    names = [f"y{i}" for i in range(len(outs))]
+    write_model("onnx", ExportJob(finish(rec, outs), [x], ["x"], names, tmp_path / "m.onnx"))
+    fresh = torch.rand(4, 5, generator=torch.Generator().manual_seed(1)) * 3
+    for got, want in zip(
+        load_runner("onnx", tmp_path / "m.onnx", ["x"])([fresh.numpy()]), _extremes(fresh)
+    ):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-6)

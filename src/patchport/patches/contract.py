@@ -38,6 +38,7 @@ class Support:
     uint16_units: int | None = None  # other integer results; None: as uint8_units
     library: str = "cv2"  # the dotted prefix of the replaced callable
     rtol: float = 1e-5  # relative slack for float results
+    magnitude_rtol: float = 0.0  # float slack as a fraction of the data's magnitude
 
     @property
     def atol(self) -> float:
@@ -114,6 +115,7 @@ class Registry:
         uint16_units: int | None = None,
         rtol: float = 1e-5,
         level: str | None = None,
+        magnitude_rtol: float = 0.0,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register the decorated function as the traceable replacement of
         ``<library>.<function>`` (at an opt-in accuracy ``level`` when given)."""
@@ -134,6 +136,7 @@ class Registry:
                 uint16_units,
                 self.library,
                 rtol,
+                magnitude_rtol,
             )
             return replacement
 
@@ -179,7 +182,13 @@ class Registry:
         spec = self.spec(function, level, "patch")
         owner, name = resolve_target(self.library, function)
         return FunctionPatch(
-            owner, name, spec.replacement, verify=verify, rtol=spec.rtol, atol=spec.atol
+            owner,
+            name,
+            spec.replacement,
+            verify=verify,
+            rtol=spec.rtol,
+            atol=spec.atol,
+            magnitude_rtol=spec.magnitude_rtol,
         )
 
     def all(

@@ -30,7 +30,10 @@ class FunctionPatch:
     call is also run through the original on the same concrete values; beyond that
     accuracy a :class:`~patchport.PatchMismatchWarning` names the call site
     (``verify=True`` raises :class:`~patchport.PatchMismatchError`, ``verify=False`` skips
-    the check; ``None`` follows the session's ``verify``).
+    the check; ``None`` follows the session's ``verify``). ``magnitude_rtol`` widens the
+    absolute slack of float results by that fraction of the data's magnitude (the larger of
+    the first array argument's and the result's largest value): a filter's float sums that
+    cancel near zero carry the rounding of the values they summed, not of the result.
     """
 
     module: types.ModuleType
@@ -39,6 +42,7 @@ class FunctionPatch:
     verify: bool | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+    magnitude_rtol: float = 0.0
 
     def __post_init__(self) -> None:
         check_tolerances(self)  # a wrong kind fails here, where it was written
@@ -84,16 +88,17 @@ class FunctionPatch:
                 f"{type(self.replacement).__name__}."
             )
         check_tolerances(self)
-        if not (self.rtol >= 0 and self.atol >= 0):
+        if not (self.rtol >= 0 and self.atol >= 0 and self.magnitude_rtol >= 0):
             raise PatchDefinitionError(
-                f"FunctionPatch for {self.target_name}: rtol and atol must be >= 0, got "
-                f"rtol={self.rtol}, atol={self.atol}."
+                f"FunctionPatch for {self.target_name}: rtol, atol and magnitude_rtol must be "
+                f">= 0, got rtol={self.rtol}, atol={self.atol}, "
+                f"magnitude_rtol={self.magnitude_rtol}."
             )
 
 
 def check_tolerances(declaration: FunctionPatch) -> None:
     """Refuse a tolerance that is not a real number, naming it (before any comparison)."""
-    for name in ("rtol", "atol"):
+    for name in ("rtol", "atol", "magnitude_rtol"):
         value = getattr(declaration, name, 0.0)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise PatchDefinitionError(

@@ -34,7 +34,7 @@ from .inplace import (
     split_inplace_dst,
     write_inplace,
 )
-from .verify import check_results, plain_copy, same_bytes
+from .verify import check_results, data_magnitude, plain_copy, same_bytes
 
 _MAX_DEPTH = 4
 # exact types that can never be or hold traced data: the common ordinary arguments
@@ -87,7 +87,12 @@ class PatchedCall:
         self._target_name = declaration.target_name
         self._replacement_name = getattr(declaration.replacement, "__name__", "replacement")
         # buffers are optional; a required dst (cv2.getAffineTransform(src, dst)) is an input
-        self._buffers = tuple(n for n in ("dst", "out") if not _required(self._signature, n))
+        # a required dst is an input (cv2.getAffineTransform(src, dst)) unless the
+        # replacement declares it an output buffer (cv2.normalize(src, dst, ...))
+        outputs = getattr(declaration.replacement, "__pp_buffers__", ())
+        self._buffers = tuple(
+            n for n in ("dst", "out") if n in outputs or not _required(self._signature, n)
+        )
         note_positions(self._signature, ("dst", "out"))
 
     def make_dispatcher(self) -> Callable[..., Any]:
@@ -186,13 +191,17 @@ class PatchedCall:
                 ),
             )
         else:
+            declaration = self.declaration
+            magnitude_rtol = declaration.magnitude_rtol
             largest, problem = check_results(
                 name,
                 replacement_name,
                 expected,
                 result,
-                self.declaration.rtol,
-                self.declaration.atol,
+                declaration.rtol,
+                declaration.atol,
+                magnitude_rtol,
+                data_magnitude(plain_args, plain_kwargs) if magnitude_rtol else 0.0,
             )
         if self.on_check is not None:
             self.on_check(name, largest)

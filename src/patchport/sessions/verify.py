@@ -56,8 +56,10 @@ def _structure(obj: Any) -> Any:
         return (type(obj).__name__, [_structure(item) for item in obj])
     if isinstance(obj, dict):
         return ("dict", sorted(map(str, obj)), [_structure(v) for v in obj.values()])
-    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic, float)):
-        return "array"  # a traced 0-d array stands for a NumPy scalar or a Python float
+    if isinstance(obj, (np.ndarray, torch.Tensor, np.generic, float)) or (
+        type(obj) is int  # a bool stays a bool
+    ):
+        return "array"  # a traced 0-d array stands for a NumPy scalar or a Python number
     return type(obj).__name__
 
 
@@ -72,11 +74,20 @@ def compare_results(
 
 
 def check_results(
-    target: str, replacement: str, expected: Any, actual: Any, rtol: float, atol: float
+    target: str,
+    replacement: str,
+    expected: Any,
+    actual: Any,
+    rtol: float,
+    atol: float,
+    magnitude_rtol: float = 0.0,
+    scale: float = 0.0,
 ) -> tuple[float, str | None]:
     """The largest absolute difference between the results (``inf`` when structure, shape
     or dtype differ) and, beyond ``rtol``/``atol``, a message describing the first
-    difference (with where it is); ``None`` when within tolerance."""
+    difference (with where it is); ``None`` when within tolerance. Float results may also
+    differ by ``magnitude_rtol`` times the data's magnitude: the larger of ``scale`` (the
+    source's) and the result's largest finite value."""
     prefix = f"{replacement} disagrees with {target}"
     expected_structure, actual_structure = _structure(expected), _structure(actual)
     if expected_structure != actual_structure:
@@ -86,7 +97,8 @@ def check_results(
         )
     largest, problem = 0.0, None
     for (path, want), (_, got) in zip(_leaves(expected), _leaves(actual)):
-        if not isinstance(want, (np.ndarray, torch.Tensor, np.generic, float)):
+        number = isinstance(want, float) or type(want) is int  # 0-d arrays stand for them
+        if not (number or isinstance(want, (np.ndarray, torch.Tensor, np.generic))):
             if want != got:
                 return math.inf, f"{prefix} on {path}: {got!r} instead of {want!r}."
             continue
@@ -108,16 +120,39 @@ def check_results(
             diff = np.where(equal, 0.0, np.abs(b - a))
         diff = np.where(np.isnan(diff), math.inf, diff)
         largest = max(largest, float(diff.max()))
-        close = np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
+        slack, declared = atol, f"atol={atol}"
+        if magnitude_rtol and want_np.dtype.kind in "fc":
+            magnitude = max(scale, _largest_finite(a))
+            slack += magnitude_rtol * magnitude
+            declared += f", magnitude_rtol={magnitude_rtol} of {magnitude:g}"
+        close = np.isclose(b, a, rtol=rtol, atol=slack, equal_nan=True)
         if problem is None and not close.all():
             off = np.where(close, 0.0, diff)
             where = np.unravel_index(int(np.argmax(off)), off.shape)
             problem = (
                 f"{prefix} on {path}: {int((~close).sum())} of {close.size} values differ; "
                 f"largest difference {float(off[where]):g} at index {tuple(map(int, where))} "
-                f"(original {a[where]!r}, replacement {b[where]!r}; rtol={rtol}, atol={atol})."
+                f"(original {a[where]!r}, replacement {b[where]!r}; rtol={rtol}, {declared})."
             )
     return largest, problem
+
+
+def _largest_finite(values: np.ndarray) -> float:
+    """The largest finite absolute value (0 when there is none)."""
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def data_magnitude(args: tuple, kwargs: dict) -> float:
+    """The largest finite absolute value of a call's first array argument (its source
+    image), 0 when it has none: the scale a filter's float rounding follows."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (np.ndarray, torch.Tensor)):
+            data = _as_numpy(value)
+            if data.dtype.kind not in "biufc" or data.size == 0:
+                return 0.0
+            return _largest_finite(data.astype(np.float64))
+    return 0.0
 
 
 def _identical(want: np.ndarray, got: np.ndarray) -> bool:

@@ -60,8 +60,16 @@ _SLOW_TYPES = (TracedTensor, list, tuple)
 
 def wrap_result(rec: Recorder, result: Any, node: Any) -> Any:
     """Attach node(s) to the eager result (tuples/lists element-wise)."""
-    if isinstance(node, tuple):  # a None node: that part is plain (a handler's constant)
-        wrapped = [r if n is None else make_traced(rec, r, n) for r, n in zip(result, node)]
+    if isinstance(node, tuple):  # nested: np.histogramdd's (hist, [edges per axis]); a
+        # None node: that part is plain (a handler's constant, lstsq's rank)
+        wrapped = [
+            r
+            if n is None
+            else wrap_result(rec, r, n)
+            if isinstance(n, tuple)
+            else make_traced(rec, r, n)
+            for r, n in zip(result, node)
+        ]
         return type(result)(wrapped) if isinstance(result, (tuple, list)) else tuple(wrapped)
     if isinstance(result, (np.ndarray, np.generic, torch.Tensor)):
         return make_traced(rec, result, node)

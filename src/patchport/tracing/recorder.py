@@ -17,6 +17,7 @@ from torch import fx
 from .constants import ConstantInfo
 from .data_sized import SIZE_DECIDING, mark, sized_by_data
 from .dtypes import HELD_AS_INT64
+from .located_calls import LOCATED_CALLS
 from .location import user_location
 from .shape_reads import symbolic_args
 
@@ -35,6 +36,9 @@ _FAST_NODES: list[bool | None] = [None]
 # a session's stand-in for a torch function -> that function: graphs record the torch
 # function itself, so what reads a graph by its targets (ONNX decompositions) finds it
 RECORDED_AS: dict[Any, Any] = {}
+
+# targets that take the slower path: size-deciding ops and calls that keep the user's line
+_NOTED = SIZE_DECIDING | LOCATED_CALLS
 
 
 def _target_name(graph: fx.Graph, target: Any) -> str:
@@ -114,12 +118,15 @@ class Recorder:
         try:
             if op == "call_function":
                 target = RECORDED_AS.get(target, target)
-            deciding = target in SIZE_DECIDING
+            noted = target in _NOTED
         except TypeError:  # an unhashable target (a bound method of a dict): not a stand-in
-            deciding = False
+            noted = False
         graph = self.graph
-        if deciding and sized_by_data(target, args):
-            return self.call_sized_by_data(target, args, kwargs, op)
+        if noted:
+            if target in SIZE_DECIDING and sized_by_data(target, args):
+                return self.call_sized_by_data(target, args, kwargs, op)
+            if target in LOCATED_CALLS:
+                return self._call_located(target, args, kwargs, op)
         if self.track_shapes:
             return self._call_noted(target, args, kwargs, op)
         if not self._fast:
@@ -156,6 +163,14 @@ class Recorder:
         self.track_shapes = True
         node = self._call_noted(target, args, kwargs, op)
         mark(node)
+        return node
+
+    def _call_located(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:
+        """``call`` keeping the user's line on the node (a factorisation a backend may refuse)."""
+        if self.track_shapes:
+            return self._call_noted(target, args, kwargs, op)
+        node = self.graph.create_node(op, target, args, kwargs or {})
+        node.meta["pp_location"] = user_location(3)
         return node
 
     def _call_noted(self, target: Any, args: tuple, kwargs: dict | None, op: str) -> fx.Node:

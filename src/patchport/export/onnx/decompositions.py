@@ -212,6 +212,25 @@ def onnx_cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None, out: Any = Non
     return x
 
 
+def _whole(reduce: Any) -> Any:
+    """``reduce`` (torch.amax / torch.amin) with a missing or empty ``dim`` spelled as every
+    axis: torch.onnx's translation requires a dim (``x.amax()`` fails inside it)."""
+
+    def whole(x: torch.Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Any:
+        if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+            if not keepdim:
+                return reduce(x.reshape(-1), 0)
+            dim = tuple(range(x.dim()))
+        return reduce(x, dim, keepdim)
+
+    whole.__name__ = f"onnx_{reduce.__name__}"
+    return whole
+
+
+onnx_amax = _whole(torch.amax)
+onnx_amin = _whole(torch.amin)
+
+
 def onnx_argsort(x: torch.Tensor, dim: int | None, stable: bool = False) -> torch.Tensor:
     """NumPy's stable argsort as ONNX TopK, which ONNX Runtime breaks ties by index in."""
     from ...tracing.numpy_table import np_argsort
@@ -448,6 +467,8 @@ DECOMPOSITIONS: dict[Any, Any] = {
     torch.remainder: onnx_remainder,
     torch.atan2: onnx_atan2,
     torch.atan: onnx_atan,
+    torch.amax: onnx_amax,
+    torch.amin: onnx_amin,
     torch.arctan: onnx_atan,
     torch.signbit: onnx_signbit,
     torch.arctan2: onnx_atan2,
@@ -481,6 +502,8 @@ _METHODS = {
     "atan": onnx_atan,
     "arctan": onnx_atan,
     "signbit": onnx_signbit,
+    "amax": onnx_amax,
+    "amin": onnx_amin,
 }
 
 
@@ -577,6 +600,7 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
         module = numbers_as_tensors(module, args, bool_literals=False)
     module = exact_where_discrete(module, args)
     swaps = {**DECOMPOSITIONS, **_table_decompositions()}
+    refuse_without_operator(module)
     graph = copy.deepcopy(module.graph)
     out = fx.GraphModule(module, graph, class_name=type(module).__name__)
     if args:
@@ -592,6 +616,41 @@ def decompose_for_onnx(module: Any, args: tuple = ()) -> Any:
         _exact_float64_literals(out, args)
     out.recompile()
     return out
+
+
+def _call_name(node: fx.Node) -> str:
+    """The user's spelling of a call: ``torch.linalg.svd``, ``torch.svd``, ``Tensor.svd``."""
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    module = getattr(node.target, "__module__", None) or "torch"
+    name = getattr(node.target, "__name__", str(node.target))
+    if module == "torch._C._linalg":
+        return f"torch.linalg.{name.removeprefix('linalg_')}"
+    return f"{module}.{name}"
+
+
+def refuse_without_operator(module: fx.GraphModule) -> None:
+    """Refuse, before torch.onnx runs, a factorisation ONNX has no operator for and patchport
+    no decomposition of (a full SVD, QR, eigenvectors, ...), naming the call, the user's
+    line and the backends that write it."""
+    from ...errors import ExportBackendError
+    from ...tracing.located_calls import LOCATED_CALLS
+
+    for node in module.graph.nodes:
+        if node.op not in ("call_function", "call_method") or node.target in DECOMPOSITIONS:
+            continue
+        try:
+            located = node.target in LOCATED_CALLS
+        except TypeError:  # an unhashable target
+            continue
+        if located:
+            where = node.meta.get("pp_location", "<unknown>")
+            raise ExportBackendError(
+                f"ONNX export: {_call_name(node)} (recorded at {where}) has no ONNX operator "
+                "and patchport has no decomposition of it (ONNX has no SVD, QR, eigenvector, "
+                "LU, log-determinant or matrix-exponential operator). Export this node with "
+                "'pt2' or 'jit'."
+            )
 
 
 _JACOBI_NAMES = {

@@ -17,19 +17,23 @@ from ...patching import FunctionPatch
 from ..contract import DEFAULT_LEVEL, support_table
 from . import (
     arithmetic,
+    calc_hist,  # noqa: F401 - calcHist / compareHist, in the histogram family
     calibration,
     channels,
     color,
     convolution,
+    corners,  # noqa: F401 - cornerHarris / cornerMinEigenVal, in the filters family
     dnn,
     elementwise,
     fast,  # noqa: F401 - registers the replacements of the opt-in "fast" level
+    features,
     filters,
     geometry,
     histogram,
     morphology,
     polar,
     pyramids,
+    template,  # noqa: F401 - matchTemplate / minMaxLoc, in the features family
     transforms,
 )
 from ._base import LEVELS, OPENCV, REGISTRY, Support, UnsupportedCaseError
@@ -59,6 +63,7 @@ _MODULES = (
     polar,
     channels,
     histogram,
+    features,
     dnn,
 )  # the families, in docs order
 _FAMILIES = tuple(module.__name__.rsplit(".", 1)[-1] for module in _MODULES)
@@ -131,7 +136,10 @@ def render_markdown() -> str:
         "unit on integer results, and says where and why;",
         "float32 results are within 1e-5 relative to the data's magnitude. The same promise",
         "is data: `opencv.REGISTRY[name].tolerance(dtype)` gives `(rtol, atol)` per result",
-        "dtype, and `opencv.patch(name)` passes it to `FunctionPatch(rtol=..., atol=...)`.",
+        "dtype, and `opencv.patch(name)` passes it to `FunctionPatch(rtol=..., atol=...)`;",
+        "filters, convolutions, pyramids, warps and transforms also pass",
+        "`magnitude_rtol=1e-5` (the same promise, relative to the source's or result's",
+        "largest value, so sums that cancel near zero are not reported as mismatches).",
         "`opencv.all(verify=True)` also compares every traced call with OpenCV at trace time;",
         '`opencv.all(exclude=["cvtColor"])` leaves functions out for your own replacements.',
         "",

@@ -26,6 +26,10 @@ except ImportError as error:  # pragma: no cover - the opencv extra is not insta
     ) from error
 
 
+# families whose float results are sums over neighbourhoods (filters, pyramids, warps,
+# matrix transforms): values that cancel near zero carry the rounding of what was summed
+_SUMMING_FAMILIES = frozenset({"filters", "convolution", "pyramids", "geometry", "transforms"})
+
 OPENCV = Registry("cv2", "opencv")  # the shared contract (patches/contract.py), for cv2
 OPENCV.levels["fast"] = {}
 REGISTRY: dict[str, Support] = OPENCV.entries
@@ -47,9 +51,14 @@ def replaces(
     float_atol: float = 1e-6,
     uint16_units: int | None = None,
     level: str | None = None,
+    magnitude_rtol: float | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the traceable replacement of ``cv2.<function>``
-    (at an opt-in accuracy ``level`` of :data:`LEVELS` when given)."""
+    (at an opt-in accuracy ``level`` of :data:`LEVELS` when given). Families that sum
+    neighbourhoods keep OpenCV's float promise, 1e-5 of the data's magnitude, unless
+    ``magnitude_rtol`` says otherwise (0: per value only)."""
+    if magnitude_rtol is None:
+        magnitude_rtol = 1e-5 if family in _SUMMING_FAMILIES else 0.0
     return OPENCV.replaces(
         function,
         family=family,
@@ -62,6 +71,7 @@ def replaces(
         float_atol=float_atol,
         uint16_units=uint16_units,
         level=level,
+        magnitude_rtol=magnitude_rtol,
     )
 
 
@@ -77,6 +87,14 @@ def constant_name(value: Any, prefix: str) -> str:
 def refuse(function: str, argument: str, got: Any, supported: str) -> UnsupportedCaseError:
     """The error for an unsupported argument value (to raise)."""
     return OPENCV.refuse(function, argument, got, supported)
+
+
+def output_buffer(replacement: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a replacement whose binding requires ``dst`` (``cv2.normalize(src, dst, ...)``)
+    as taking it as an output buffer: the session then accepts the in-place idiom, dst
+    being the traced first argument itself, and refuses any other dst."""
+    replacement.__pp_buffers__ = ("dst",)  # type: ignore[attr-defined]
+    return replacement
 
 
 def no_dst(function: str, dst: Any, name: str = "dst") -> None:

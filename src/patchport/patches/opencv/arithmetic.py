@@ -16,6 +16,7 @@ from ._base import (
     constant_name,
     cv2,
     no_dst,
+    output_buffer,
     refuse,
     replaces,
     saturate,
@@ -308,6 +309,7 @@ def _norm_types() -> dict[int, str]:
         "mask": ("None",),
     },
 )
+@output_buffer
 def normalize(
     src: np.ndarray,
     dst: Any,

@@ -446,7 +446,6 @@ def _sobel_depths() -> dict[int, torch.dtype]:
 
 @replaces(
     "Sobel",
-    float_atol=1e-4,  # float32 sources: OpenCV's float32 sums cancel to noise near 0
     family="filters",
     dtypes=("uint8", "float32"),
     channels=(1, 2, 3, 4),

@@ -23,6 +23,7 @@ from .targets import (
     np_gradient,
     np_histogram_edges,
     np_histogram_uniform,
+    np_histogramdd,
     np_linspace,
     np_polyval,
     np_sliding_window,
@@ -247,6 +248,77 @@ def _histogram(
         total = rec.call(torch.sum, (count,))
         count = rec.call(torch.div, (rec.call(torch.div, (count, width)), total))
     return rec.cast(count, torch_dtype(counts.dtype)), edge_node
+
+
+def _outer_edges(call: Call, column: Any, span: Any) -> tuple[Any, Any]:
+    """Nodes of NumPy's outer edges of one axis: ``span`` (constants) or the column's own
+    min and max, widened by 0.5 on each side when they are one value."""
+    rec = call.rec
+    if span is not None:
+        lo, hi = (float(as_python(v)) for v in span)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        first = rec.call(torch.full, ((), lo), {"dtype": torch.float64})
+        return first, rec.call(torch.full, ((), hi), {"dtype": torch.float64})
+    first = rec.call(torch.amin, (column,))
+    last = rec.call(torch.amax, (column,))
+    same = rec.call(torch.eq, (first, last))
+    first = rec.call(torch.where, (same, rec.call(torch.sub, (first, 0.5)), first))
+    last = rec.call(torch.where, (same, rec.call(torch.add, (last, 0.5)), last))
+    return first, last
+
+
+@implements(np.histogramdd)
+def _histogramdd(
+    call: Call,
+    sample: Any,
+    bins: Any = 10,
+    range: Any = None,  # noqa: A002 - NumPy's name
+    density: Any = None,
+    weights: Any = None,
+) -> Any:
+    """A colour-histogram descriptor's np.histogramdd of an (N, D) array: equal bins over a
+    range or the data's own, or given edges per axis; weights and density as NumPy."""
+    hist, edges = call.result
+    if not is_array(sample) or np.ndim(sample) not in (1, 2):
+        return None
+    if dtype_of(sample).kind not in "biuf":
+        return None
+    if weights is not None and (np.ndim(weights) != 1 or dtype_of(weights).kind not in "biuf"):
+        return None
+    rec = call.rec
+    data = call.t(sample, np.float64)
+    if np.ndim(sample) == 1:
+        data = rec.call(torch.reshape, (data, (-1, 1)))
+    dims = len(edges)
+    try:
+        per_axis = list(bins)
+    except TypeError:
+        per_axis = [bins] * dims
+    spans = [None] * dims if range is None else list(range)
+    edge_nodes = []
+    for i, (count, span) in enumerate(zip(per_axis, spans)):
+        if np.ndim(count) == 1:
+            edge_nodes.append(call.t(count, np.float64))
+            continue
+        column = rec.call(torch.select, (data, 1, i))
+        first, last = _outer_edges(call, column, span)
+        edge_nodes.append(rec.call(np_linspace, (first, last, int(count) + 1, True, torch.float64)))
+    w = None if weights is None else call.t(weights, np.float64)
+    out = rec.call(np_histogramdd, (data, edge_nodes, w))
+    if density:
+        total = rec.call(torch.sum, (out,))
+        for i, edge in enumerate(edge_nodes):
+            shape = [1] * dims
+            shape[i] = -1
+            width = rec.call(torch.reshape, (rec.call(torch.diff, (edge,)), tuple(shape)))
+            out = rec.call(torch.div, (out, width))
+        out = rec.call(torch.div, (out, total))
+    edge_out = tuple(
+        node if np.dtype(result.dtype) == np.float64 else rec.cast(node, torch_dtype(result.dtype))
+        for node, result in zip(edge_nodes, edges)
+    )
+    return out, edge_out
 
 
 # ----------------------------------------------------------------------------- FFTs

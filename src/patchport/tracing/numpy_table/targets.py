@@ -975,6 +975,33 @@ def np_histogram_edges(
     return torch.diff(inside.sum(1))
 
 
+def np_histogramdd(
+    sample: torch.Tensor, edges: list[torch.Tensor], weights: torch.Tensor | None
+) -> torch.Tensor:
+    """Counts (or weight sums) of the rows of float64 ``sample`` (N, D) in the grid of
+    ``edges``, NumPy's way: per axis the number of edges at or below the value (a value on
+    the last edge in the last bin), flattened with an outlier bin beyond each end, counted,
+    and the outlier bins dropped."""
+    flat = torch.zeros(sample.shape[0], dtype=torch.int64)
+    sizes = []
+    for i in range(len(edges)):
+        edge = edges[i]
+        x = sample[:, i]
+        index = (x.unsqueeze(1) >= edge.unsqueeze(0)).sum(1)
+        index = index - (x == edge[-1]).to(torch.int64)
+        size = edge.shape[0] + 1
+        flat = flat * size + index
+        sizes.append(size)
+    w = torch.ones(sample.shape[0], dtype=torch.float64) if weights is None else weights
+    total = 1
+    for size in sizes:
+        total = total * size
+    hist = torch.zeros(total, dtype=torch.float64).scatter_add(0, flat, w).reshape(sizes)
+    for i in range(len(sizes)):
+        hist = hist.narrow(i, 1, sizes[i] - 2)
+    return hist
+
+
 def np_sliding_window(x: torch.Tensor, window: list[int], dims: list[int]) -> torch.Tensor:
     """sliding_window_view: each window dim appended last, gathered by index (exporters
     have no strided view)."""
