@@ -3,7 +3,8 @@
 New pipelines in the idioms of public robotics code (nobody tuned patchport to them):
 forward kinematics of serial arms from standard and modified Denavit-Hartenberg tables
 (a Python loop of 4x4 ``np.array([[cos, -sin, ...]])`` built from traced joint angles,
-the links chained by ``functools.reduce(np.dot, ...)`` and by ``np.linalg.multi_dot``);
+the links chained by ``functools.reduce(np.dot, ...)`` and by ``np.linalg.multi_dot``, or
+each assembled by ``np.block``);
 Modern Robotics' product of exponentials (``VecToso3``, ``MatrixExp6`` with its
 ``NearZero`` branch, ``Adjoint``, ``FKinSpace``, ``JacobianSpace`` writing columns of a
 copied screw table); a geometric Jacobian by ``np.cross`` of the joint z-axes and one by
@@ -15,7 +16,9 @@ trajectories by ``np.linalg.solve`` of a fixed matrix and ``np.polyval`` / power
 differential-drive and bicycle-model odometry with the state on ``self``; a PID class
 with integral, derivative and an anti-windup clip; pure pursuit and Stanley steering
 (``np.hypot``, ``np.argmin`` of the distances to a path, ``arctan2``); a low-pass and a
-complementary filter; and a sampling MPC rollout in torch. Each is traced once, exported
+complementary filter; a sampling MPC rollout in torch; and a goal pose by SciPy's
+``Rotation.from_euler``, an SE(3) exp by ``torch.linalg.matrix_exp`` and IK with the
+Jacobian by ``torch.autograd.functional.jacobian``. Each is traced once, exported
 and replayed on fresh inputs against the plain code, classified as
 ``bench/real_pipelines.py`` classifies (its harness is reused).
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_pipelines as harness  # noqa: E402
@@ -106,6 +110,22 @@ def fk_multi_dot(q, base):
     tool = np.eye(4)
     tool[2, 3] = 0.15
     T = np.linalg.multi_dot(mats + [tool])
+    return {"T": T}
+
+
+def rot_z(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def block_chain(q):
+    """Each link as np.block([[R, p], [0, 1]]) of a z rotation and a fixed offset, chained
+    by @ (the modern NumPy way to assemble a homogeneous transform)."""
+    T = np.eye(4)
+    for i in range(6):
+        offset = np.array([DH_A[i], 0.0, DH_D[i]])
+        link = np.block([[rot_z(q[i]), offset[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
+        T = T @ link
     return {"T": T}
 
 
@@ -453,6 +473,49 @@ def mppi_rollout(state, goal, noise):
     return {"u0": u0.numpy(), "best": cost.argmin().reshape(1).numpy()}
 
 
+# ------------------------------------------------------------------ SciPy and torch
+def euler_target(rpy, position):
+    """A goal pose from roll-pitch-yaw by SciPy's Rotation (traced with patching=["scipy"],
+    not with the OpenCV set alone), written into a 4x4 made by np.eye."""
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_euler("xyz", rpy).as_matrix()
+    T[:3, 3] = position
+    return {"T": T}
+
+
+def hat(w):
+    """so(3) hat of a batch of vectors in torch (torch.stack of the entries)."""
+    zero = torch.zeros_like(w[..., 0])
+    rows = [zero, -w[..., 2], w[..., 1], w[..., 2], zero, -w[..., 0], -w[..., 1], w[..., 0], zero]
+    return torch.stack(rows, -1).reshape(*w.shape[:-1], 3, 3)
+
+
+def se3_exp_torch(xi):
+    """Differentiable-robotics SE(3) exp: the 4x4 twist matrix by torch.cat, then
+    torch.linalg.matrix_exp (ONNX has no function for it)."""
+    xi = torch.from_numpy(xi)
+    top = torch.cat([hat(xi[:, :3]), xi[:, 3:, None]], dim=-1)
+    twist = torch.cat([top, torch.zeros(xi.shape[0], 1, 4, dtype=xi.dtype)], dim=-2)
+    return {"T": torch.linalg.matrix_exp(twist).numpy()}
+
+
+def torch_planar_fk(q):
+    phi = torch.cumsum(q, 0)
+    lengths = torch.tensor([0.5, 0.4, 0.3], dtype=q.dtype)
+    return torch.stack([(lengths * torch.cos(phi)).sum(), (lengths * torch.sin(phi)).sum()])
+
+
+def autograd_ik(q0, target):
+    """IK steps with the Jacobian by torch.autograd.functional.jacobian (pytorch_kinematics
+    style); the backward pass is autograd's engine, not recordable operations."""
+    q = torch.from_numpy(q0).clone()
+    goal = torch.from_numpy(target)
+    for _ in range(3):
+        J = torch.autograd.functional.jacobian(torch_planar_fk, q)
+        q = q + torch.linalg.pinv(J) @ (goal - torch_planar_fk(q))
+    return {"q": q.numpy()}
+
+
 # ------------------------------------------------------------------ inputs
 def _q6(r):
     return r.uniform(Q_LOW, Q_HIGH)
@@ -481,6 +544,7 @@ PIPELINES = [
     P("dh_forward", dh_forward, lambda r: {"q": _q6(r)}),
     P("mdh_reduce", mdh_reduce, lambda r: {"q": r.uniform(-2.5, 2.5, 7)}),
     P("fk_multi_dot", fk_multi_dot, lambda r: {"q": _q6(r), "base": _base(r)}),
+    P("block_chain", block_chain, lambda r: {"q": _q6(r)}),
     P("fkin_space", fkin_space, lambda r: {"thetalist": r.uniform(0.2, 2.5, 3)}),
     P("jacobian_space", jacobian_space, lambda r: {"thetalist": r.uniform(0.2, 2.5, 3)}),
     P("geometric_jacobian", geometric_jacobian, lambda r: {"q": _q6(r)}),
@@ -530,6 +594,13 @@ PIPELINES = [
             "gyro": r.normal(0, 0.2, (30, 3)),
         },
     ),
+    P(
+        "euler_target",
+        euler_target,
+        lambda r: {"rpy": r.uniform(-1, 1, 3), "position": r.uniform(-1, 1, 3)},
+    ),
+    P("se3_exp_torch", se3_exp_torch, lambda r: {"xi": r.uniform(-1, 1, (4, 6))}),
+    P("autograd_ik", autograd_ik, _ik),
     P(
         "mppi_rollout",
         mppi_rollout,
@@ -656,6 +727,13 @@ def mppi_item_temperature(state, goal, noise):
     return {"u0": (weights[:, None] * U[:, 0]).sum(0).numpy()}
 
 
+def ufunc_list_rows(setpoints, measured):
+    """The two error rows handed to a ufunc as a Python list (np.abs([e0, e1])): NumPy's C
+    coercion copies each row's memory with no hook."""
+    e = setpoints[:2] - measured[:2]
+    return {"abs": np.abs([e[0], e[1]]).sum(axis=0) + e[0]}
+
+
 VARIANTS = [
     P("normalize_angle_while", normalize_angle_while, lambda r: {"angles": r.uniform(-9, 9, 1)}),
     P("rodrigues_isclose", rodrigues_isclose, lambda r: {"omega": r.uniform(-1, 1, 3)}),
@@ -691,6 +769,11 @@ VARIANTS = [
         "so3_log_trace_branch",
         so3_log_trace_branch,
         lambda r: {"omega_a": r.uniform(-1, 1, 3), "omega_b": r.uniform(-1, 1, 3)},
+    ),
+    P(
+        "ufunc_list_rows",
+        ufunc_list_rows,
+        lambda r: {"setpoints": r.uniform(-1, 1, (25, 3)), "measured": r.uniform(-1, 1, (25, 3))},
     ),
     P(
         "mppi_item_temperature",
