@@ -215,11 +215,13 @@ def made_by_user(result: Any) -> Any:
 
 
 def copied_by_user(source: np.ndarray, result: Any) -> Any:
-    """``np.array(table)`` (``np.asarray(t, dtype=...)``, ``np.ascontiguousarray``) called by
-    user code in a session: a new array is a buffer user code may fill with traced data (a
-    screw table copied, then columns written), so it is fresh, made at the caller's line (a
-    copy of a table made before the session holds this pass's content, not state); where
-    NumPy handed back the table's own memory, the table itself, as plain NumPy does."""
+    """``np.array(table)`` (``np.asarray(t, dtype=...)``, ``np.ascontiguousarray``) of a
+    fresh buffer (a table made before the session or in it), called by user code: a new
+    array is a buffer user code may fill with traced data (a screw table copied, then
+    columns written), so it is fresh too, made at the caller's line (a copy of a table made
+    before the session holds this pass's content, not state); where NumPy handed back the
+    table's own memory, the table itself, as plain NumPy does. A plain ndarray's copy
+    stays NumPy's own."""
     if type(result) is not np.ndarray or not _ACTIVE_COUNT[0]:
         return result
     frame = sys._getframe(1)

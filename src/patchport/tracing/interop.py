@@ -131,10 +131,7 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
 
     def replacement(*args: Any, **kwargs: Any) -> Any:
         if args and type(args[0]) is np.ndarray:  # plain data: never traced, NumPy's own
-            result = original(*args, **kwargs)
-            if result is args[0] or not _ACTIVE_COUNT[0]:
-                return result
-            return copied_by_user(args[0], result)
+            return original(*args, **kwargs)
         if args:
             a, args = args[0], args[1:]
         elif first in kwargs:
