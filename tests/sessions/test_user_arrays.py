@@ -231,3 +231,40 @@ def test_tables_held_by_a_functions_locals_are_traced_as_a_script_runs(tmp_path)
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "WORST 0.0 ndarray" in run.stdout, run.stdout + run.stderr[-2000:]
+
+
+SCREWS = np.array([[0, 0, 1, 0, 0, 0], [0, 1, 0, -3, 0, 0], [0, 1, 0, -3, 0, 5]]).T  # int
+POSE = np.zeros(4, dtype=np.float32)  # filled through np.asarray of it
+
+
+def copy_then_fill(theta: np.ndarray) -> dict:
+    """Modern Robotics' JacobianSpace buffer: a table copied by NumPy's converters (and
+    cast), then columns written with traced data."""
+    js = np.array(SCREWS).copy().astype(float)
+    js[:, 1] = js[:, 1] * theta[0]
+    cast = np.asarray(SCREWS, dtype=np.float64)
+    cast[0] = theta[:3]
+    contiguous = np.ascontiguousarray(SCREWS.T, dtype=np.float32)
+    contiguous[2, :3] = theta
+    local = np.array(np.zeros((2, 3)), dtype=np.float32)
+    local[1] = theta
+    view = np.asarray(POSE)  # the same memory: a write through it is a write of POSE
+    view[1:] = theta
+    view[0] = theta[0] * 2.0
+    return {"js": js, "cast": cast, "c": contiguous, "local": local, "pose": POSE.copy()}
+
+
+@pytest.mark.parametrize("backend", ["onnx", "pt2"])
+def test_copies_of_a_table_by_np_array_take_traced_writes(tmp_path, backend) -> None:  # noqa: ANN001
+    """``np.array(table)`` / ``np.asarray(table, dtype=...)`` / ``np.ascontiguousarray``
+    of a table made before or in the session is a new buffer user code then fills: its
+    traced writes were silently dropped (the copy was a plain array)."""
+    rng = np.random.default_rng(6)
+    manager, losses = _export(copy_then_fill, {"theta": _rand(rng, 3)}, tmp_path, backend)
+    assert not losses, [str(w.message) for w in losses]
+    for _ in range(2):
+        theta = _rand(rng, 3)
+        got = manager.run_policy({"n/theta": theta})
+        for name, want in copy_then_fill(theta).items():
+            np.testing.assert_allclose(got[f"n/{name}"].numpy(), want, rtol=1e-6, err_msg=name)
+    assert type(SCREWS) is np.ndarray and type(POSE) is np.ndarray

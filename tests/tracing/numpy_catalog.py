@@ -123,6 +123,7 @@ FUNCTION_OPS = [
                               np.dstack([x, y]), np.column_stack([x[0], y[0]])),
        (np.stack, np.vstack, np.hstack, np.dstack, np.column_stack,
         getattr(np, "row_stack", np.vstack))),
+    Op("block", lambda x, y: (np.block([[x, y], [y, x]]), np.block([x[0], y[0]])), (np.block,)),
     Op("split", lambda x, y: (*np.split(x, 2, axis=1), *np.array_split(x, 2)),
        (np.split, np.array_split)),
     Op("flip-roll", lambda x, y: (np.flip(x), np.fliplr(x), np.flipud(x), np.roll(x, 1, axis=1),

@@ -110,6 +110,18 @@ CASES = [
         [a(), a(seed=2)],
     ),
     ("column_stack", lambda x, y: np.column_stack([x, y]), [a((4,)), a((4,), seed=2)]),
+    # np.block: an SE(3) matrix from R and p, nested lists with plain pieces and numbers
+    (
+        "block",
+        lambda r, p: (
+            np.block([[r, p[:, None]], [np.zeros((1, 3)), 1.0]]),
+            np.block([p, 1.0]),
+            np.block([[r], [p[None]]]),
+            np.block([[[r]], [[r * 2]]]),
+            np.block(p),
+        ),
+        [a((3, 3)), a((3,), seed=2)],
+    ),
     ("dstack-1d", lambda x, y: np.dstack([x, y]), [a((4,)), a((4,), seed=2)]),
     ("split", lambda x: (*np.split(x, 2, axis=1), *np.split(x, [1, 2])), [a((3, 4))]),
     ("array_split", lambda x: np.array_split(x, 3, axis=1), [a((2, 5))]),

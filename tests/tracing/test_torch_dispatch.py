@@ -316,3 +316,48 @@ def test_as_subclass_in_a_strict_recorder_raises_before_converting() -> None:
     with pytest.raises(TraceLossError, match="as_subclass"):
         x.as_subclass(_LibraryTensor)
     finish(rec, x)
+
+
+def test_autograd_flag_methods_leave_the_graph_alone_and_export() -> None:
+    """``q.requires_grad_(False)`` (differentiable-kinematics code readying joint angles) was
+    recorded as a call of ``q.requires_grad``, a property: every export crashed on it. A
+    flag setter changes no value: nothing is recorded, the tensor stays the same traced one."""
+    rec = Recorder("t", strict=True)
+    x = trace_input(rec, "x", X.clone())
+    q = x.requires_grad_(False)
+    assert q is x
+    y = (q * 2).detach().requires_grad_()
+    y.retain_grad()
+    gm = finish(rec, torch.sin(y) + x)
+    assert "requires_grad" not in gm.code and "retain_grad" not in gm.code
+    program = torch.export.export(gm, (X + 3,))
+    torch.testing.assert_close(program.module()(X - 1), torch.sin((X - 1) * 2) + (X - 1))
+
+
+@pytest.mark.parametrize(
+    "gradient",
+    [
+        lambda q: torch.autograd.grad(torch.sin(q).sum(), q)[0],
+        lambda q: torch.autograd.functional.jacobian(lambda a: torch.sin(a) * 2, q),
+        lambda q: (torch.sin(q).sum().backward(), q.grad)[1],
+    ],
+    ids=["autograd.grad", "functional.jacobian", "backward"],
+)
+def test_autograd_on_traced_tensors_is_a_loss_at_the_users_line(gradient) -> None:  # noqa: ANN001
+    """An IK step's Jacobian by autograd: the backward pass runs in autograd's engine, not
+    as recorded operations, and a graph holding ``torch.autograd.grad`` failed every export
+    ("does not require grad"). The eager gradient is autograd's own; the call is a
+    TraceLossWarning at the user's line saying the gradient is frozen."""
+    rec = Recorder("t")
+    x = trace_input(rec, "x", X.clone())
+    q = (x * 1.0).detach().requires_grad_(True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = gradient(q)
+    lost = [w for w in caught if issubclass(w.category, TraceLossWarning)]
+    assert lost and "autograd" in str(lost[0].message), [str(w.message) for w in caught]
+    assert lost[0].filename == __file__, lost[0].filename
+    plain = X.clone().requires_grad_(True)
+    torch.testing.assert_close(torch.as_tensor(got).as_subclass(torch.Tensor), gradient(plain))
+    gm = finish(rec, torch.as_tensor(got) + x)
+    torch.export.export(gm, (X + 3,))  # exports (the gradient a listed constant)

@@ -480,7 +480,18 @@ def write_model(backend: str, job: ExportJob) -> dict[str, Any]:
             raise DynamicShapeError(
                 explain_export_failure(job.path.stem, job.dynamic, exc)
             ) from exc
+        from .failure_site import failing_site
+
+        site = failing_site(job.graph_module, exc)
+        failed = canonical_name(backend)
+        others = " or ".join(repr(b) for b in ("onnx", "pt2", "jit") if canonical_name(b) != failed)
+        where = (
+            f"the operation it could not convert is {site}: export this node with {others}, "
+            f"or compute that value with operations {backend!r} takes. "
+            if site
+            else ""
+        )
         raise ExportBackendError(
             f"exporting node model {job.path.stem!r} with backend {backend!r} failed: "
-            f"{type(exc).__name__}: {exc}"
+            f"{where}{type(exc).__name__}: {exc}"
         ) from exc

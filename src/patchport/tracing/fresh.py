@@ -219,6 +219,31 @@ def made_by_user(result: Any) -> Any:
     return out
 
 
+def copied_by_user(source: np.ndarray, result: Any) -> Any:
+    """``np.array(table)`` (``np.asarray(t, dtype=...)``, ``np.ascontiguousarray``) of a
+    fresh buffer (a table made before the session or in it), called by user code: a new
+    array is a buffer user code may fill with traced data (a screw table copied, then
+    columns written), so it is fresh too, made at the caller's line (a copy of a table made
+    before the session holds this pass's content, not state); where NumPy handed back the
+    table's own memory, the table itself, as plain NumPy does. A plain ndarray's copy
+    stays NumPy's own."""
+    if type(result) is not np.ndarray or not _ACTIVE_COUNT[0]:
+        return result
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PATCHPORT_DIR):
+        frame = frame.f_back
+    if frame is None or not is_user_code(frame.f_code):
+        return result
+    if np.may_share_memory(result, source):
+        same = (result.shape, result.strides, result.dtype)
+        if is_fresh(source) and same == (source.shape, source.strides, source.dtype):
+            return source
+        return result
+    out = np.ndarray.view(result, TracedArray)  # made here: its content is this pass's table
+    out._pp.fresh = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return out
+
+
 def untraced_as_plain(obj: Any) -> Any:
     """``obj`` with each fresh buffer not yet traced replaced by its plain ndarray view
     (inside tuples, lists and dicts): a replacement sees such data as the plain array it is."""

@@ -31,7 +31,7 @@ from .dtypes import (
     wrap_unsigned,
 )
 from .fresh import REPLACEMENTS as CREATION_REPLACEMENTS
-from .fresh import made_by_user
+from .fresh import copied_by_user, made_by_user
 from .fresh_tensors import REPLACEMENTS as TENSOR_CREATION_REPLACEMENTS
 from .loss import report_loss
 from .recorder import _ACTIVE_COUNT
@@ -151,7 +151,11 @@ def _numpy_entry(name: str, fresh_tables: bool = False) -> Callable:
             rec = find_recorder(a) if isinstance(a, (list, tuple)) else None
             if rec is None:
                 result = original(a, *args, **kwargs)
-                if result is a or not fresh_tables or isinstance(a, np.ndarray):
+                if result is a:
+                    return result
+                if isinstance(a, np.ndarray):  # a fresh buffer not yet traced
+                    return copied_by_user(a, result)
+                if not fresh_tables:
                     return result
                 return made_by_user(result)  # a table user code builds from a list
             eager = _eager_tree(a)

@@ -1,9 +1,12 @@
-"""Watch native functions (OpenCV by default) for traced data reaching them unpatched.
+"""Watch native functions (OpenCV's and SciPy's by default) for traced data reaching them
+unpatched.
 
 Native code reads an array's memory directly, so a traced value passed to it leaves the
 trace. While watching, each public function of the watched modules, of their native
 submodules (``cv2.fisheye``) and each native method of their classes (``CLAHE.apply``,
-``StereoMatcher.compute``) is wrapped: a call
+``StereoMatcher.compute``) is wrapped, and so is every C or Cython function of SciPy's
+private compiled modules already imported (``Rotation``'s Cython backend, ``ndimage``'s
+and ``signal``'s C code, which SciPy's Python code hands the user's arrays): a call
 that receives traced data warns (or raises when strict), runs on plain data, and its
 result's origin is remembered in case it later enters the graph as a constant.
 :func:`watch_patch_infos` builds the wrappers as PatchInfo objects (what a session
@@ -13,6 +16,8 @@ installs); :func:`watch_natives` applies them for a block (the engine's tests).
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
+import sys
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
@@ -28,10 +33,21 @@ from .values import active_recorder, find_recorder, plain, plain_tree
 from .views import rebind
 
 _CALLABLE_TYPES = (types.BuiltinFunctionType, types.FunctionType)
+# Cython's function types (SciPy's compiled backends), known by name: each Cython release
+# makes its own class
+_CYTHON_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function"})
+# compiled packages whose loaded extension modules are watched by default, every function
+# of a private one (``scipy.spatial.transform._rotation_cy.from_rotvec``) included
+_NATIVE_PACKAGES = ("scipy.",)
+
+
+_SCIPY_HINT = ' (patching=[..., "scipy"] traces the SciPy calls robotics code makes, docs/scipy.md)'
 
 
 def make_watcher(qualname: str, original: Callable) -> Callable:
     """Wrap one native callable: traced arguments warn, run on plain data, results noted."""
+
+    hint = _SCIPY_HINT if qualname.startswith("scipy.") else ""
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         if not _ACTIVE_COUNT[0]:
@@ -39,7 +55,7 @@ def make_watcher(qualname: str, original: Callable) -> Callable:
         rec = find_recorder(args, kwargs)
         if rec is None:
             return original(*args, **kwargs)
-        where = report_loss(rec, f"traced data passed to native {qualname}() without a patch")
+        where = report_loss(rec, f"traced data passed to native {qualname}() without a patch{hint}")
         traced = [v for v in (*args, *kwargs.values()) if active_recorder(v) is rec]
         before = [np.array(plain(v), copy=True) for v in traced]
         result = original(*plain_tree(args), **plain_tree(kwargs))
@@ -67,16 +83,52 @@ def _freeze_if_written(rec: Any, value: Any, old: np.ndarray, what: str) -> None
     rebind(value, rec.constant(new, origin=f"data written by native {what}"))
 
 
+def _is_native_function(value: Any) -> bool:
+    """A plain or native function (C, Cython), not yet a watcher; classes, ufuncs (which
+    dispatch to the trace themselves) and f2py's Fortran objects are not."""
+    if isinstance(value, _CALLABLE_TYPES):
+        return not getattr(value, "_pp_watcher", False)
+    return type(value).__name__ in _CYTHON_FUNCTIONS
+
+
+def _private_extension(module: types.ModuleType) -> bool:
+    """A compiled module private to its package (``scipy.signal._sigtools``): its package
+    calls all of its functions, underscored ones included."""
+    name = module.__name__
+    path = getattr(module, "__file__", None) or ""
+    compiled = path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    return compiled and any(part.startswith("_") for part in name.split(".")[1:])
+
+
 def watchable_names(module: types.ModuleType, skip: Iterable[str] = ()) -> list[str]:
-    """Public plain functions of ``module`` (classes, constants, submodules excluded)."""
+    """Public plain or native functions of ``module`` (classes, constants, submodules
+    excluded); every function of a private compiled module, underscored ones included."""
     skipped = set(skip)
+    private = _private_extension(module)
     names = []
     for name, value in vars(module).items():
-        if name.startswith("_") or name in skipped:
+        if name.startswith("__") or name in skipped or (name.startswith("_") and not private):
             continue
-        if isinstance(value, _CALLABLE_TYPES) and not getattr(value, "_pp_watcher", False):
-            names.append(name)
+        if not _is_native_function(value):
+            continue
+        if private and getattr(value, "__module__", None) != module.__name__:
+            continue  # what it imports (warnings.warn in a Cython module) is not its own
+        names.append(name)
     return names
+
+
+def loaded_native_modules(prefixes: tuple[str, ...] = _NATIVE_PACKAGES) -> list[types.ModuleType]:
+    """Private compiled modules of ``prefixes``' packages already imported (SciPy's Cython
+    and C backends, which its Python code hands the user's arrays): code that reaches them
+    with traced data reads its memory with no hook. Public compiled modules
+    (``scipy.special.cython_special``) are for Cython's cimport, not left to watch."""
+    return [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith(prefixes)
+        and isinstance(module, types.ModuleType)
+        and _private_extension(module)
+    ]
 
 
 def native_submodules(module: types.ModuleType) -> list[types.ModuleType]:
@@ -123,6 +175,8 @@ def watch_points(module: types.ModuleType) -> list[tuple[str, Any, str]]:
                 if not getattr(value, "_pp_watcher", False):
                     points.append((f"{sub.__name__}.{name}", sub, name))
     for cls in native_classes([module, *submodules]):
+        if _private_extension(module) and cls.__module__ != module.__name__:
+            continue  # a class it imports (np.float64 in a Cython module) is not its own
         owner = cls.__module__ if cls.__module__.startswith(module.__name__) else module.__name__
         for name in _native_methods(cls):
             points.append((f"{owner}.{cls.__name__}.{name}", cls, name))
@@ -130,12 +184,14 @@ def watch_points(module: types.ModuleType) -> list[tuple[str, Any, str]]:
 
 
 def default_watched_modules() -> list[types.ModuleType]:
-    """The modules watched unless told otherwise: ``cv2`` when OpenCV is installed."""
+    """The modules watched unless told otherwise: ``cv2`` when OpenCV is installed, and
+    SciPy's compiled modules already imported (``Rotation``'s Cython backend, the
+    ``ndimage`` and ``signal`` C code)."""
     try:
         import cv2
     except ImportError:  # pragma: no cover - OpenCV not installed
-        return []
-    return [cv2]
+        return loaded_native_modules()
+    return [cv2, *loaded_native_modules()]
 
 
 def watch_patch_infos(
@@ -152,10 +208,12 @@ def watch_patch_infos(
     points: list[tuple[str, Any, str]] = []
     watched: dict[int, Any] = {}
     qualnames: dict[int, str] = {}
+    taken: set[tuple[int, str]] = set()
     for module in modules:
         for qualname, owner, name in watch_points(module):
-            if (id(owner), name) in exclude:
+            if (id(owner), name) in exclude or (id(owner), name) in taken:
                 continue
+            taken.add((id(owner), name))
             original = vars(owner)[name]
             watched[id(original)] = original
             qualnames[id(original)] = qualname

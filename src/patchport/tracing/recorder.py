@@ -74,6 +74,9 @@ class Recorder:
         self.active = True
         self.finished = False
         self.losses: list[str] = []
+        # target -> the user's line that first recorded it (one frame walk per distinct
+        # operation, not per node): a backend refusing an operation names that line
+        self.first_recorded: dict[Any, str] = {}
         # arrays NumPy copied from traced data without dispatch, recorded as casts; checked
         # when the graph is sealed (see unhooked_copies)
         self.assumed_copies: list[tuple[Any, Any, Any, tuple[str, int]]] = []
@@ -119,6 +122,8 @@ class Recorder:
             if op == "call_function":
                 target = RECORDED_AS.get(target, target)
             noted = target in _NOTED
+            if target not in self.first_recorded:
+                self.first_recorded[target] = user_location(3)
         except TypeError:  # an unhashable target (a bound method of a dict): not a stand-in
             noted = False
         graph = self.graph
@@ -290,6 +295,7 @@ class Recorder:
             raise RuntimeError(f"recorder {self.name!r} is not finished; call finish() first")
         if self._module is None:
             self._module = _make_graph_module(self.root, self.graph, self.name)
+            self._module.meta["pp_first_recorded"] = self.first_recorded
         return self._module
 
     def close(self) -> None:

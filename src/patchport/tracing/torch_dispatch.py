@@ -108,6 +108,7 @@ class PlanKind(enum.Enum):
     GETATTR = "getattr"  # a property read (``t.T``, ``t.data``)
     LOSS = "loss"  # leaves torch (``tolist``, ``item``...): trace loss reported
     NUMPY = "numpy"  # ``t.numpy()``: continues on the NumPy side
+    FLAG = "flag"  # an autograd flag setter (``requires_grad_``): no value changes, no node
 
 
 class DispatchPlan(NamedTuple):
@@ -119,6 +120,14 @@ class DispatchPlan(NamedTuple):
 
 
 _PLAN: dict[Any, DispatchPlan] = {}
+# Tensor methods that set autograd state and return the tensor itself, its values unchanged
+_FLAG_SETTERS = frozenset({"requires_grad_", "retain_grad"})
+# autograd's backward pass runs in its engine, not as torch calls a graph could record
+_AUTOGRAD = frozenset({torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward})
+_AUTOGRAD_HINT = (
+    "autograd's backward pass is not recorded, so the gradient is this sample's constant; "
+    "write the derivative as operations (a closed-form Jacobian, finite differences)"
+)
 
 
 def _plan(func: Callable) -> DispatchPlan:
@@ -129,7 +138,9 @@ def _plan(func: Callable) -> DispatchPlan:
     attribute = tensor_attribute(func)
     name = attribute or getattr(func, "__name__", "")
     owner = getattr(func, "__self__", None)
-    if name == "__get__" and owner is not None and hasattr(owner, "__name__"):
+    if func in _AUTOGRAD or (name == "__get__" and getattr(owner, "__name__", "") == "grad"):
+        plan = DispatchPlan(PlanKind.LOSS, "autograd", "")
+    elif name == "__get__" and owner is not None and hasattr(owner, "__name__"):
         plan = DispatchPlan(PlanKind.GETATTR, owner.__name__, "call_function")
     elif name in LOSS_NAMES:
         plan = DispatchPlan(PlanKind.LOSS, name, "")
@@ -138,7 +149,9 @@ def _plan(func: Callable) -> DispatchPlan:
     elif name in ("numpy", "__array__") or name == "__array_wrap__":
         plan = DispatchPlan(PlanKind.LOSS, name, "")
     elif attribute is not None:
-        if name in _DUNDER_TO_OPERATOR:
+        if name in _FLAG_SETTERS:
+            plan = DispatchPlan(PlanKind.FLAG, None, "")
+        elif name in _DUNDER_TO_OPERATOR:
             plan = DispatchPlan(PlanKind.CALL, _DUNDER_TO_OPERATOR[name], "call_function")
         elif name in _REFLECTED:
             plan = DispatchPlan(PlanKind.SWAP, _REFLECTED[name], "call_function")
@@ -238,8 +251,11 @@ def torch_function(func: Callable, args: tuple, kwargs: dict) -> Any:
         )
     with _DISABLE():
         result = func(*eager_args, **kwargs)
+    if kind is PlanKind.FLAG:
+        return result  # the same traced tensor (or None): nothing to record
     if kind is PlanKind.LOSS:
         hint = python_value_hint(getattr(func, "__name__", ""), "torch.where")
+        hint = _AUTOGRAD_HINT if target == "autograd" else hint
         report_loss(rec, f"{_torch_name(func)} on a traced tensor", hint)
         return result
     if kind is PlanKind.GETATTR:
@@ -366,6 +382,8 @@ def _all_ints(items: tuple) -> bool:
 
 def _torch_name(func: Callable) -> str:
     name = getattr(func, "__name__", repr(func))
+    if getattr(func, "__module__", None) == "torch.autograd":
+        return f"torch.autograd.{name}"
     if name == "__get__":
         return f"Tensor.{getattr(getattr(func, '__self__', None), '__name__', name)}"
     attribute = tensor_attribute(func)
@@ -414,7 +432,7 @@ def _inplace(rec: Recorder, name: Any, op: str, args: tuple, kwargs: dict, resul
     fkwargs = arg_of(rec, kwargs) if kwargs else None
     if special is not None:
         node = rec.call(special, fargs, fkwargs)
-    elif op == "call_method" and not hasattr(torch.Tensor, name):
+    elif op == "call_method" and not callable(getattr(torch.Tensor, name, None)):
         report_loss(rec, f"Tensor.{name}_() (no functional form to record)")
         node = rec.constant(x.detach().as_subclass(torch.Tensor).clone())
     else:

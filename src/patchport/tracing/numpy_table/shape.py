@@ -187,6 +187,28 @@ def _column_stack(call: Call, tup: Any) -> Node:
     return _concat_nodes(call, nodes, 1)
 
 
+@implements(np.block)
+def _block(call: Call, arrays: Any) -> Node:
+    """np.block: the innermost lists joined on the last axis, each outer level on the axis
+    before; every piece first given the result's rank by leading axes of one."""
+
+    def depth(item: Any) -> int:
+        return 1 + depth(item[0]) if type(item) is list and item else 0
+
+    rank = call.result.ndim
+
+    def build(item: Any, level: int) -> Node:
+        if type(item) is list:
+            return _concat_nodes(call, [build(x, level + 1) for x in item], level - depth_all)
+        shape = tuple(np.shape(item))
+        node = call.t(item)
+        full = (1,) * (rank - len(shape)) + shape
+        return call.rec.call(torch.reshape, (node, full)) if full != shape else node
+
+    depth_all = depth(arrays)
+    return build(arrays, 0) if type(arrays) is list else build([arrays], 0)
+
+
 @implements(np.append)
 def _append(call: Call, arr: Any, values: Any, axis: Any = None) -> Any:
     if axis is None:
