@@ -39,9 +39,7 @@ harness.HERE = str(Path(__file__).resolve())  # the user's lines are in this fil
 P = harness.Pipeline
 
 BLACK_LEVEL, WHITE_LEVEL = 64, 4095
-CCM = np.array(
-    [[1.72, -0.55, -0.17], [-0.21, 1.49, -0.28], [0.03, -0.48, 1.45]], dtype=np.float32
-)
+CCM = np.array([[1.72, -0.55, -0.17], [-0.21, 1.49, -0.28], [0.03, -0.48, 1.45]], dtype=np.float32)
 
 
 # ------------------------------------------------------------------ RAW pipeline
