@@ -113,11 +113,13 @@ def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any
 
 
 _TIES = (
-    "which of the tied elements NumPy's {how} puts first is its implementation's choice "
-    "(on this sample not the index order the exported model uses), so the indices and what "
-    'they select may differ on new data; use np.argsort(..., kind="stable"), which '
-    "orders ties by index as the export does"
+    "which of the tied elements NumPy's {how} puts first is its implementation's choice, "
+    "not the index order the exported model uses, so the indices and what they select may "
+    'differ on new data; use np.argsort(..., kind="stable"), which orders ties by index '
+    "as the export does"
 )
+# NumPy sorts and selects runs this short by insertion and selection: ties keep index order
+_SHORT = 16
 
 
 def _lanes(values: np.ndarray, axis: Any) -> np.ndarray:
@@ -160,8 +162,8 @@ def _argsort(
     dim = None if axis is None else int(axis) % a.ndim
     stable = kind in ("stable", "mergesort") or kw.get("stable") is True
     ties = None if stable else _tie_order(call, a, axis)
-    if ties is not None:  # the export orders ties by index: NumPy did not, warned
-        if not np.array_equal(*ties):
+    if ties is not None:  # the export orders ties by index: NumPy may not, warned
+        if ties[0].shape[-1] > _SHORT or not np.array_equal(*ties):
             _warn_ties(call, "argsort", "unstable sort", '(kind is not "stable")')
         stable = True
     return call.op(np_argsort, a, dim, stable)
@@ -197,8 +199,10 @@ def _argpartition(
         same = np.array_equal(chosen[:, k], ordered[:, k]) and np.array_equal(
             np.sort(chosen[:, :k], axis=-1), np.sort(ordered[:, :k], axis=-1)
         )
-        if not same:  # which index sits at k, and on which side, was NumPy's own pick
-            _warn_ties(call, "argpartition", "introselect", f"at kth={k}")
+        # which index sits at k, and on which side, is NumPy's own pick where ties meet
+        # there: on this sample, or on new data along a long axis with ties
+        if chosen.shape[-1] > _SHORT or not same:
+            _warn_ties(call, "argpartition", "introselect", f"(kth={k})")
             break
     return call.op(np_argsort, a, None if axis is None else int(axis) % a.ndim, True)
 
