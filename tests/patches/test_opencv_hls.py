@@ -21,7 +21,7 @@ CODES = (cv2.COLOR_BGR2HLS, cv2.COLOR_RGB2HLS, cv2.COLOR_BGR2HLS_FULL, cv2.COLOR
 
 
 @pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("width", [4096, 4099, 37])
+@pytest.mark.parametrize("width", [4099, 37])
 def test_every_uint8_colour_matches_opencv(code, width):
     """All 2**24 colours, in rows whose lengths put pixels in OpenCV's vector loop and in
     its scalar remainder (which differ in how the hue's sum is rounded)."""

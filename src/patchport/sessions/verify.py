@@ -109,6 +109,16 @@ def check_results(
         diff = np.where(np.isnan(diff), math.inf, diff)
         largest = max(largest, float(diff.max()))
         close = np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
+        span = float(a.max() - a.min()) if want_np.dtype.kind in "biu" else math.inf
+        if problem is None and close.all() and 0 < atol and span <= atol:
+            where = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            problem = (  # a 0/1 mask off by one unit is off entirely
+                f"{prefix} on {path}: {int((diff > 0).sum())} of {diff.size} values differ by "
+                f"up to {float(diff.max()):g}, the whole range of these integer values "
+                f"({a.min():g} to {a.max():g}), which the declared atol={atol} cannot cover "
+                f"(at index {tuple(map(int, where))}: original {a[where]!r}, replacement "
+                f"{b[where]!r})."
+            )
         if problem is None and not close.all():
             off = np.where(close, 0.0, diff)
             where = np.unravel_index(int(np.argmax(off)), off.shape)
