@@ -143,6 +143,8 @@ REQUIRED_ONLY = {  # the fewest arguments OpenCV takes: our defaults must be Ope
     "dnn.blobFromImage": (FRAME,),
     "dnn.blobFromImages": ([FRAME, FRAME[::-1].copy()],),
     "undistort": (FRAME, PERSPECTIVE * [[30], [30], [1]], np.array([-0.2, 0.05, 0, 0, 0])),
+    "min": (FRAME, FRAME[::-1].copy()),
+    "max": (FRAME, 100.5),
 }
 
 
@@ -265,7 +267,9 @@ def test_every_function_of_the_issue_is_replaced():
         # the imaging probe's (bench/real_pipelines_imaging.py)
         "adaptiveThreshold "
         # the features probe's (bench/real_pipelines_features.py)
-        "cornerHarris cornerMinEigenVal moments calcHist compareHist matchTemplate minMaxLoc"
+        "cornerHarris cornerMinEigenVal moments calcHist compareHist matchTemplate minMaxLoc "
+        # the ISP probe's (bench/real_pipelines_isp.py)
+        "min max"
     ).split()
     assert sorted(p.target_name.removeprefix("cv2.") for p in opencv.all()) == sorted(wanted)
     owners = {"apply": cv2.CLAHE, "blobFromImage": cv2.dnn, "blobFromImages": cv2.dnn}
@@ -383,6 +387,8 @@ def all_functions(bgr, gray):
         "dnn_blobFromImage": cv2.dnn.blobFromImage(bgr, 1 / 255.0, (24, 16), (1, 2, 3), True),
         "dnn_blobFromImages": cv2.dnn.blobFromImages([small, small], 1.0, (10, 8), crop=True),
         "undistort": cv2.undistort(bgr, CAMERA, np.array([-0.25, 0.07, 0.001, -0.002, 0.0])),
+        "min": cv2.min(h, cv2.min(s, v)),
+        "max": cv2.max(flow, 0.25),
     }
     return out
 

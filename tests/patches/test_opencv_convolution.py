@@ -137,3 +137,62 @@ def test_integer_results_are_exact_where_declared():
 def test_unsupported_cases_are_refused_naming_the_argument(call, named):
     with pytest.raises(ValueError, match=re.escape("argument " + named)):
         call(image(2, 9, 9, 3, "uint8"))
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    source=st.sampled_from(["float64", "uint8"]),
+    ksize=st.tuples(st.integers(5, 15), st.integers(10, 15)),
+    border=borders,
+)
+def test_large_double_kernels_match_opencv_s_dft(seed, height, width, cn, source, ksize, border):
+    """Kernels of 50 entries and more into double results (an 11x11 Gaussian SSIM window
+    on img.astype(np.float64)): OpenCV filters them through a DFT in double, which the
+    direct sum matches to its rounding (about 1e-15 of the magnitude)."""
+    src = image(seed, height, width, cn, source)
+    kernel = np.random.default_rng(seed).normal(size=ksize)
+    ddepth = cv2.CV_64F if source == "uint8" else -1
+    expected = cv2.filter2D(src, ddepth, kernel, borderType=border)
+    got = convolution.filter2D(src, ddepth, kernel, borderType=border)
+    scale = float(np.abs(src).max()) * float(np.abs(kernel).sum())
+    assert_matches("filter2D", expected, got, scale=scale)
+
+
+def _ssim(x, y):
+    """SSIM with an 11x11 Gaussian window by cv2.filter2D on double images."""
+    g = cv2.getGaussianKernel(11, 1.5)
+    window = g @ g.T
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    mx, my = cv2.filter2D(x, -1, window), cv2.filter2D(y, -1, window)
+    sxy = cv2.filter2D(x * y, -1, window) - mx * my
+    sxx, syy = cv2.filter2D(x * x, -1, window) - mx**2, cv2.filter2D(y * y, -1, window) - my**2
+    c1, c2 = 6.5025, 58.5225
+    ssim = ((2 * mx * my + c1) * (2 * sxy + c2)) / ((mx**2 + my**2 + c1) * (sxx + syy + c2))
+    return {"map": ssim}
+
+
+def test_a_traced_ssim_with_an_11x11_window_replays_in_onnx_and_pt2(tmp_path):
+    import warnings
+
+    import patchport
+    from patchport import annotate
+
+    pairs = [(image(s, 24, 32, 0, "uint8"), image(s + 50, 24, 32, 0, "uint8")) for s in (1, 2)]
+    backends = ("onnx", "pt2")
+    with (
+        warnings.catch_warnings(),
+        patchport.session("ssim", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchportWarning)
+        for backend in backends:
+            x, y = annotate.input_tensors(backend, {"x": pairs[0][0], "y": pairs[0][1]})
+            annotate.output_tensors(backend, _ssim(x, y), export_with=backend)
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    x, y = pairs[1]
+    got = manager.run_policy({f"{b}/{k}": v for b in backends for k, v in (("x", x), ("y", y))})
+    for backend in backends:
+        np.testing.assert_allclose(got[f"{backend}/map"].numpy(), _ssim(x, y)["map"], atol=1e-9)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,3 +148,62 @@ def test_lut_matches_opencv(seed, size, cn, table_dtype, per_channel):
     lut = image(seed + 5, 1, 256, shape[-1] if len(shape) == 3 else 0, table_dtype)
     lut = lut.reshape(shape)
     assert_matches("LUT", cv2.LUT(src, lut), elementwise.LUT(src, lut), 2.0)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    size=sizes,
+    cn=cns,
+    dtype=st.sampled_from(["uint8", "uint16", "int16", "float32", "float64"]),
+    kind=st.sampled_from(["array", "number", "tuple"]),
+    number=st.one_of(st.integers(-40000, 70000).map(float), st.floats(-300, 300)),
+)
+def test_min_and_max_match_opencv(seed, size, cn, dtype, kind, number):
+    """cv2.min / cv2.max with an array like the first or a number (OpenCV's Scalar(v, 0, 0,
+    0): the first channel only), saturated to integer images; tuples are refused."""
+    src = image(seed, *_sized(size, kind), cn, dtype)
+    other = _second(seed, _sized(size, kind), cn, dtype, kind, number)
+    if kind == "tuple":  # OpenCV 5 broadcasts a tuple or reads it as a Scalar, by shape
+        with pytest.raises(ValueError, match="src2="):
+            elementwise.min_(src, other)
+        return
+    for name in ("min", "max"):
+        expected = getattr(cv2, name)(src, other)
+        assert_matches(name, expected, getattr(elementwise, f"{name}_")(src, other))
+
+
+def _dark_and_floor(img):
+    """Dehazing code: the dark channel by nested cv2.min of the split channels, the
+    transmission floored by cv2.max with a number, in double."""
+    b, g, r = cv2.split(img)
+    dark = cv2.min(r, cv2.min(g, b))
+    return {
+        "dark": dark,
+        "t": cv2.max(1.0 - 0.95 * dark, 0.1),
+        "cap": cv2.min(img, img[::-1].copy()),
+    }
+
+
+def test_traced_min_and_max_replay_in_every_backend(tmp_path):
+    import warnings
+
+    import patchport
+    from patchport import annotate
+
+    rng = np.random.default_rng(4)
+    images = [rng.random((12, 16, 3)) for _ in range(2)]
+    backends = ("onnx", "pt2", "jit")
+    with (
+        warnings.catch_warnings(),
+        patchport.session("minmax", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchportWarning)
+        for backend in backends:
+            img = annotate.input_tensors(backend, {"img": images[0]})
+            annotate.output_tensors(backend, _dark_and_floor(img), export_with=backend)
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    got = manager.run_policy({f"{b}/img": images[1] for b in backends})
+    for name, want in _dark_and_floor(images[1]).items():
+        for backend in backends:
+            np.testing.assert_array_equal(got[f"{backend}/{name}"].numpy(), want)

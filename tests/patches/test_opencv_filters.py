@@ -197,3 +197,91 @@ def test_a_traced_adaptive_threshold_replays_in_every_backend(tmp_path):
             for name, code in methods.items():
                 want = cv2.adaptiveThreshold(page, 255, code, cv2.THRESH_BINARY, 11, 2)
                 np.testing.assert_array_equal(got[f"{backend}/{name}"].numpy(), want)
+
+
+@PROPERTY
+@given(
+    seed=seeds,
+    height=st.integers(1, 30),
+    width=st.integers(1, 30),
+    cn=channels,
+    ksize=st.one_of(st.tuples(odd, odd), st.just((0, 0))),
+    sigma=st.floats(0.3, 16.0),
+    box=st.tuples(st.integers(1, 13), st.integers(1, 13)),
+    border=borders,
+    normalize=st.booleans(),
+)
+def test_float64_filters_match_opencv(
+    seed, height, width, cn, ksize, sigma, box, border, normalize
+):
+    """Double images (img_as_float, astype("float64") / 255 in dehazing and Retinex code):
+    Gaussian kernels up to sigma 16 (129 taps, wider than the image), box means and sums
+    with ddepth -1 or CV_64F, a uint8 source summed into CV_64F, and Sobel."""
+    src = image(seed, height, width, cn, "float64")
+    expected = cv2.GaussianBlur(src, ksize, sigma, borderType=border)
+    got = filters.GaussianBlur(src, ksize, sigma, borderType=border)
+    assert_matches("GaussianBlur", expected, got, scale=float(np.abs(src).max()))
+    scale = float(np.abs(src).max()) * (1 if normalize else box[0] * box[1])
+    assert_matches(
+        "blur", cv2.blur(src, box, borderType=border), filters.blur(src, box, borderType=border)
+    )
+    for source, ddepth in (
+        (src, -1),
+        (src, cv2.CV_64F),
+        (image(seed, height, width, cn, "uint8"), cv2.CV_64F),
+    ):
+        kwargs = {"normalize": normalize, "borderType": border}
+        expected = cv2.boxFilter(source, ddepth, box, **kwargs)
+        got = filters.boxFilter(source, ddepth, box, **kwargs)
+        assert_matches(
+            "boxFilter", expected, got, scale=scale * (255 if source.dtype == np.uint8 else 1)
+        )
+    for ddepth in (-1, cv2.CV_64F):
+        expected = cv2.Sobel(src, ddepth, 1, 0, ksize=3, borderType=border)
+        got = filters.Sobel(src, ddepth, 1, 0, ksize=3, borderType=border)
+        assert_matches("Sobel", expected, got, scale=float(np.abs(src).max()) * 16)
+
+
+def _dehaze_and_retinex(hazy):
+    """Float64 image code: a dark channel by cv2.erode, a guided filter by cv2.boxFilter
+    (CV_64F), Retinex by np.log1p of a wide cv2.GaussianBlur."""
+    img = hazy.astype("float64") / 255
+    dark = cv2.erode(np.min(img, axis=2), np.ones((7, 7), np.uint8))
+    gray = cv2.cvtColor(hazy, cv2.COLOR_BGR2GRAY).astype("float64") / 255
+    mean_i = cv2.boxFilter(gray, cv2.CV_64F, (9, 9))
+    mean_p = cv2.boxFilter(dark, cv2.CV_64F, (9, 9))
+    cov = cv2.boxFilter(gray * dark, cv2.CV_64F, (9, 9)) - mean_i * mean_p
+    var = cv2.boxFilter(gray * gray, cv2.CV_64F, (9, 9)) - mean_i * mean_i
+    a = cov / (var + 1e-4)
+    guided = cv2.blur(a, (9, 9)) * gray + cv2.blur(mean_p - a * mean_i, (9, 9))
+    retinex = np.log1p(img) - np.log1p(cv2.GaussianBlur(img, (0, 0), 15))
+    return {"dark": dark, "guided": guided, "retinex": retinex}
+
+
+def test_traced_float64_filters_replay_in_every_backend(tmp_path):
+    """Double images through erode, boxFilter, blur and a 121-tap GaussianBlur are recorded
+    and replay like OpenCV on a new image in every backend (ONNX Runtime has no double
+    Conv, so long double kernels must not lower to one)."""
+    import warnings
+
+    import patchport
+    from patchport import annotate
+
+    rng = np.random.default_rng(5)
+    images = [cv2.resize(rng.integers(0, 256, (6, 8, 3), dtype=np.uint8), (40, 30)) for _ in "ab"]
+    backends = ("onnx", "pt2", "jit")
+    with (
+        warnings.catch_warnings(),
+        patchport.session("f64", str(tmp_path), patching=["opencv"], strict=True),
+    ):
+        warnings.simplefilter("error", patchport.PatchportWarning)
+        for backend in backends:
+            hazy = annotate.input_tensors(backend, {"hazy": images[0]})
+            annotate.output_tensors(backend, _dehaze_and_retinex(hazy), export_with=backend)
+    manager = patchport.InferenceManager(patchport.compile_graph(visualize=False).yaml_path)
+    got = manager.run_policy({f"{b}/hazy": images[1] for b in backends})
+    for name, want in _dehaze_and_retinex(images[1]).items():
+        for backend in backends:
+            np.testing.assert_allclose(
+                got[f"{backend}/{name}"].numpy(), want, rtol=1e-9, atol=1e-12
+            )

@@ -1,6 +1,7 @@
 """Replacements are checked against the original library on every traced call, by default."""
 
 import math
+import sys
 import warnings
 
 import cv2
@@ -191,3 +192,53 @@ def test_a_0d_array_stands_for_a_returned_python_int():
     assert problem is not None and "1 of 1 values differ" in problem
     _, problem = check_results("f", "g", True, np.array(True), 0, 0)
     assert "structure differs" in problem  # a bool stays a bool
+
+
+def test_a_declared_unit_is_no_slack_for_values_whose_whole_range_it_is():
+    """A 0/1 mask (lane binaries, np.zeros_like(...)[cond] = 1) off by one pixel by 1 is
+    off entirely: a declared accuracy of 1 unit cannot cover integer results whose range
+    is 1 unit, so the difference is reported."""
+    want = np.zeros((4, 6), np.uint8)
+    want[1:3, 2:4] = 1
+    got = want.copy()
+    got[0, 0] = 1
+    largest, problem = check_results("cv2.warpPerspective", "r", want, got, 0.0, 1.0)
+    assert largest == 1.0 and problem is not None and "range" in problem, problem
+    assert check_results("cv2.warpPerspective", "r", want * 200, got * 200, 0.0, 1.0)[1]
+    wide = want * 200
+    nudged = wide.copy()
+    nudged[1, 2] = 199  # 1 off on a 0..200 image: within the declared unit
+    assert check_results("cv2.warpPerspective", "r", wide, nudged, 0.0, 1.0)[1] is None
+    assert check_results("cv2.warpPerspective", "r", want, want.copy(), 0.0, 1.0)[1] is None
+    floats = want.astype(np.float32)  # float results keep their relative and absolute slack
+    assert check_results("f", "r", floats, floats + 0.5, 0.0, 1.0)[1] is None
+
+
+def test_a_binary_mask_warped_off_by_one_warns_at_the_call_site(tmp_path):
+    """The lane-detection bird's-eye warp of a 0/1 binary, which OpenCV 5.1 hands to Intel
+    IPP (declared within 1 there): where the replacement differs from it on the traced
+    mask, the session warns at the user's line instead of exporting a different mask."""
+    src = np.float32([[12, 47], [26, 28], [38, 28], [52, 47]])
+    dst = np.float32([[16, 47], [16, 0], [48, 0], [48, 47]])
+    matrix = cv2.getPerspectiveTransform(src, dst)
+    binary = np.zeros((48, 64), np.uint8)
+    binary[:, 40:42] = 1  # a stripe whose edge a half-pixel position splits
+    binary[:, 20:22] = 1
+    from patchport.patches.opencv import geometry
+
+    if np.array_equal(
+        geometry.warpPerspective(binary, matrix, (64, 48)),
+        cv2.warpPerspective(binary, matrix, (64, 48)),
+    ):
+        pytest.skip("this OpenCV warps the mask as the replacement does (IPP off or absent)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with patchport.session("mask", str(tmp_path), patching=["opencv"]):
+            traced = annotate.input_tensors("n", {"binary": binary})
+            warped = cv2.warpPerspective(traced, matrix, (64, 48))  # the line warned about
+            line = sys._getframe().f_lineno - 1
+            annotate.output_tensors("n", {"warped": warped})
+    found = [w for w in caught if issubclass(w.category, PatchMismatchWarning)]
+    assert found and found[0].filename == __file__ and found[0].lineno == line, [
+        str(w.message) for w in caught
+    ]

@@ -126,6 +126,16 @@ def check_results(
             slack += magnitude_rtol * magnitude
             declared += f", magnitude_rtol={magnitude_rtol} of {magnitude:g}"
         close = np.isclose(b, a, rtol=rtol, atol=slack, equal_nan=True)
+        span = float(a.max() - a.min()) if want_np.dtype.kind in "biu" else math.inf
+        if problem is None and close.all() and 0 < atol and span <= atol:
+            where = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            problem = (  # a 0/1 mask off by one unit is off entirely
+                f"{prefix} on {path}: {int((diff > 0).sum())} of {diff.size} values differ by "
+                f"up to {float(diff.max()):g}, the whole range of these integer values "
+                f"({a.min():g} to {a.max():g}), which the declared atol={atol} cannot cover "
+                f"(at index {tuple(map(int, where))}: original {a[where]!r}, replacement "
+                f"{b[where]!r})."
+            )
         if problem is None and not close.all():
             off = np.where(close, 0.0, diff)
             where = np.unravel_index(int(np.argmax(off)), off.shape)

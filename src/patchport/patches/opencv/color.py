@@ -1,4 +1,4 @@
-"""cvtColor: channel reordering, alpha, grayscale and HSV conversions with torch ops, and
+"""cvtColor: channel reordering, alpha, grayscale, HSV and HLS conversions with torch ops, and
 the dispatch to the camera formats (:mod:`.color_yuv`, :mod:`.color_bayer`).
 
 The uint8 grayscale and HSV conversions reproduce OpenCV's fixed-point arithmetic (15-bit
@@ -22,7 +22,7 @@ from .fixed_point import descale_uint8 as _descale_uint8
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
 _SWAP, _GRAY, _FROM_GRAY, _HSV = "swap", "gray", "from_gray", "hsv"
 _TO_YCC, _FROM_YCC = "to_ycc", "from_ycc"  # YCrCb, or YUV when the last field is True
-_FROM_HSV = "from_hsv"
+_FROM_HSV, _HLS = "from_hsv", "hls"
 _TO_XYZ, _FROM_XYZ = "to_xyz", "from_xyz"
 
 
@@ -51,6 +51,10 @@ def _codes() -> dict[int, tuple[str, int, tuple[int, ...], int, bool]]:
         c.COLOR_HSV2RGB: (_FROM_HSV, 3, rgb, 3, False),
         c.COLOR_HSV2BGR_FULL: (_FROM_HSV, 3, bgr, 3, True),
         c.COLOR_HSV2RGB_FULL: (_FROM_HSV, 3, rgb, 3, True),
+        c.COLOR_BGR2HLS: (_HLS, 3, bgr, 3, False),
+        c.COLOR_RGB2HLS: (_HLS, 3, rgb, 3, False),
+        c.COLOR_BGR2HLS_FULL: (_HLS, 3, bgr, 3, True),
+        c.COLOR_RGB2HLS_FULL: (_HLS, 3, rgb, 3, True),
         c.COLOR_BGR2YCrCb: (_TO_YCC, 3, bgr, 3, False),
         c.COLOR_RGB2YCrCb: (_TO_YCC, 3, rgb, 3, False),
         c.COLOR_YCrCb2BGR: (_FROM_YCC, 3, bgr, 3, False),
@@ -314,7 +318,8 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     "uint16 Bayer exact), but HSV2BGR/HSV2RGB _FULL with Intel IPP on (OpenCV 5.1 x86-64 "
     "wheels hand those to IPP, whose rounding is not reproduced): within 1, about 1 call in "
     "800 has a pixel 1 off (with cv2.ipp.setUseIPP(False) OpenCV's own kernel: exact); "
-    "float32 within 1e-5",
+    "BGR/RGB to HLS exact on every uint8 colour (OpenCV's float kernel, its vector and "
+    "scalar roundings); float32 within 1e-5",
     arguments={
         "code": tuple(_code_names()),
         "dstCn": ("0 or the code's channel count",),
@@ -325,6 +330,9 @@ def _from_ycc(t: torch.Tensor, yuv: bool) -> tuple[torch.Tensor, torch.Tensor, t
     "IPP (float32 sectors rounded), and uint8 H/2 and _FULL without IPP (OpenCV 5's fused "
     "float32 products, truncated in its vector blocks of 64 pixels with AVX-512, 32 with "
     "AVX2, rounded for the rest of a row; exact where measured, x86-64 AVX-512). "
+    "HLS: float32 colours in [0, 1] give H in [0, 360), L and S in [0, 1] (outside it a "
+    "row's last pixels' S may differ by 3e-4 relative); uint8 H/2 (H*256/360 for _FULL, "
+    "refused while cv2.ipp.useIPP(): IPP computes it). "
     "Channel count must match the code (BGR* 3, BGRA* 4, GRAY 1). Camera formats, uint8: "
     "YUV 4:2:0 (NV12, NV21, I420/IYUV, YV12 and the YUV420sp/YUV420p names) read a "
     "(H*3/2, W) buffer with W even and H*3/2 a multiple of 3; packed 4:2:2 (YUY2/YUYV/YUNV, "
@@ -384,6 +392,19 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
         return to_numpy(_gray(b, g, r).t())
     if kind == _TO_YCC:
         return to_numpy(layout.from_planes(_to_ycc(b, g, r, full)))
+    if kind == _HLS:
+        from .color_hls import to_hls  # imports vector_pixels from here
+
+        if full and t.dtype == torch.uint8 and cv2.ipp.useIPP():
+            raise refuse(
+                "cvtColor",
+                "code",
+                constant_name(code, "COLOR_"),
+                "uint8 BGR/RGB2HLS_FULL only with cv2.ipp.setUseIPP(False): OpenCV hands it "
+                "to Intel IPP, whose rounding is not reproduced (OpenCV's own kernel is); "
+                "or BGR/RGB2HLS, or float32 images",
+            )
+        return to_numpy(layout.from_planes(to_hls(b, g, r, full, t.dtype == torch.uint8)))
     out = _hsv_uint8(b, g, r, full) if t.dtype == torch.uint8 else _hsv_float(b, g, r)
     return to_numpy(layout.from_planes(out))
 

@@ -4,9 +4,10 @@ built on it, with torch ops.
 filter2D sums ``kernel[i, j] * shifted image`` over the kernel's non-zero entries in row
 order, starting from ``delta``, in float32 (float64 for a CV_64F result or source), as
 OpenCV's direct filter does (kernels of fewer than 50 entries; larger ones OpenCV runs
-through a DFT, which is not reproduced). Laplacian is filter2D with OpenCV's 3x3 kernels
-(ksize 1 or 3, the kernel multiplied by ``scale``) or the sum of two second-order Sobel
-filters (ksize 5, 7) with integer sums for uint8 images. Scharr is Sobel's ksize=-1.
+through a DFT, which the direct sum matches to rounding for float64 results only).
+Laplacian is filter2D with OpenCV's 3x3 kernels (ksize 1 or 3, the kernel multiplied by
+``scale``) or the sum of two second-order Sobel filters (ksize 5, 7) with integer sums for
+uint8 images. Scharr is Sobel's ksize=-1.
 """
 
 from __future__ import annotations
@@ -117,18 +118,22 @@ def correlate2d(
     return torch.where(scalar_loop, plain, fused)
 
 
-def _kernel(function: str, kernel: Any) -> np.ndarray:
+def _kernel(function: str, kernel: Any, double: bool = False) -> np.ndarray:
+    """The kernel, checked: plain, 2-D, numeric; 1 to 49 entries, or any size into a
+    ``double`` (float64) result, where OpenCV's DFT rounds within ~1e-15 of the magnitude
+    of the direct sum (float32 and uint8 DFTs would not be within the declared accuracy)."""
     if not isinstance(kernel, np.ndarray) or kernel.ndim != 2 or kernel.dtype.kind not in "iuf":
         shown = f"{kernel.dtype}{list(kernel.shape)}" if isinstance(kernel, np.ndarray) else kernel
         raise refuse(function, "kernel", shown, "a plain 2-D numeric NumPy array")
     if type(kernel) is not np.ndarray:
         raise refuse(function, "kernel", "traced data", "a plain (untraced) kernel")
-    if kernel.size >= _DIRECT_LIMIT or kernel.size == 0:
+    if kernel.size == 0 or kernel.size >= _DIRECT_LIMIT and not double:
         raise refuse(
             function,
             "kernel",
             f"{kernel.shape[0]}x{kernel.shape[1]}",
-            f"1 to {_DIRECT_LIMIT - 1} entries (OpenCV filters larger kernels through a DFT)",
+            f"1 to {_DIRECT_LIMIT - 1} entries, or any size into a float64 result (OpenCV "
+            "filters larger kernels through a DFT)",
         )
     return kernel
 
@@ -144,7 +149,10 @@ def _kernel(function: str, kernel: Any) -> np.ndarray:
     uint8_units=1,
     arguments={
         "ddepth": ("-1", "CV_16S, CV_32F, CV_64F (uint8 src)", "the source's depth"),
-        "kernel": (f"a plain array of fewer than {_DIRECT_LIMIT} entries",),
+        "kernel": (
+            f"a plain array of fewer than {_DIRECT_LIMIT} entries",
+            "any size for a float64 result (OpenCV's DFT, matched to rounding)",
+        ),
         "anchor": ("(-1, -1)", "any point in the kernel"),
         "borderType": _BORDERS + ("BORDER_DEFAULT",),
     },
@@ -163,7 +171,7 @@ def filter2D(
     border = _border("filter2D", borderType)
     t = as_tensor("filter2D", src, _DTYPES, _CHANNELS)
     out_dtype = _result_dtype("filter2D", src, ddepth)
-    kernel = _kernel("filter2D", kernel)
+    kernel = _kernel("filter2D", kernel, double=out_dtype == torch.float64)
     kh, kw = kernel.shape
     ax, ay = tuple_of_ints("filter2D", "anchor", anchor)
     ax, ay = (kw // 2 if ax < 0 else ax), (kh // 2 if ay < 0 else ay)

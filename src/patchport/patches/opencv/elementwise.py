@@ -1,4 +1,4 @@
-"""add, subtract, multiply, divide, absdiff, bitwise_and/or/xor/not and LUT with torch ops.
+"""add, subtract, multiply, divide, absdiff, min, max, bitwise ops and LUT with torch ops.
 
 Integer results are computed exactly in float64 and saturated like OpenCV (rounded half
 to even, clamped); float32 results are float32 operations, as OpenCV does them. A second
@@ -258,6 +258,70 @@ def absdiff(src1: Any, src2: Any, dst: Any = None) -> Any:
         return fast
     t = as_tensor("absdiff", src1, _DTYPES, _CHANNELS, "src1")
     return _finish(torch.abs(a - b), src1, t, None)
+
+
+_EXTREMA_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
+
+
+def _extremum(function: str, src1: Any, src2: Any, dst: Any, pick: Any) -> np.ndarray:
+    """cv2.min / cv2.max: the element-wise pick of ``src1`` and an array like it, or of a
+    number (OpenCV's ``Scalar(v, 0, 0, 0)``: the first channel only), converted to the
+    image's type as OpenCV does (rounded half to even and saturated for integers)."""
+    no_dst(function, dst)
+    a = as_tensor(function, src1, _EXTREMA_DTYPES, _CHANNELS, "src1")
+    if isinstance(src2, np.ndarray) and src2.shape == src1.shape:
+        if src2.dtype != src1.dtype:
+            raise refuse(function, "src2.dtype", src2.dtype, f"{src1.dtype} like src1")
+        b = as_tensor(function, src2, (src1.dtype.name,), _CHANNELS, "src2")
+        return to_numpy(pick(a, b), src1.dtype)
+    if isinstance(src2, (int, float, np.integer, np.floating)):
+        numbers = [float(src2)]
+    else:  # OpenCV 5 broadcasts a tuple as an array or reads it as a Scalar, by shape
+        shown = f"{src2.dtype}{list(src2.shape)}" if isinstance(src2, np.ndarray) else src2
+        raise refuse(
+            function, "src2", shown if isinstance(shown, str) else repr(shown), _EXTREMA_OPERAND
+        )
+    values = np.array((numbers + [0.0] * 4)[: a.shape[2]])
+    limits = integer_limits(src1.dtype)
+    if limits is not None:
+        values = np.clip(np.rint(values), *limits)
+    scalar = torch.from_numpy(values.astype(src1.dtype)).to(a.dtype).reshape(1, 1, -1)
+    return to_numpy(pick(a, scalar), src1.dtype)
+
+
+_EXTREMA_OPERAND = (
+    "an array of src1's shape and dtype, or a number (OpenCV 5 reads a tuple as a Scalar or "
+    "broadcasts it as an array depending on the image's shape)"
+)
+_EXTREMA_ARGUMENTS = {
+    "src2": ("same-shape array", "number (Scalar(v, 0, 0, 0): the first channel)"),
+}
+
+
+@replaces(
+    "min",
+    family="elementwise",
+    dtypes=_EXTREMA_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments=_EXTREMA_ARGUMENTS,
+)
+def min_(src1: Any, src2: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.min``: the element-wise minimum (exact)."""
+    return _extremum("min", src1, src2, dst, torch.minimum)
+
+
+@replaces(
+    "max",
+    family="elementwise",
+    dtypes=_EXTREMA_DTYPES,
+    channels=_CHANNELS,
+    accuracy="exact",
+    arguments=_EXTREMA_ARGUMENTS,
+)
+def max_(src1: Any, src2: Any, dst: Any = None) -> Any:
+    """Traceable ``cv2.max``: the element-wise maximum (exact)."""
+    return _extremum("max", src1, src2, dst, torch.maximum)
 
 
 @replaces(

@@ -1,7 +1,8 @@
 """GaussianBlur, blur and boxFilter as separable convolutions with torch ops.
 
 uint8 GaussianBlur reproduces OpenCV's bit-exact path: kernels rounded to 8 fractional
-bits with error diffusion, integer row and column sums, one final rounding.
+bits with error diffusion, integer row and column sums, one final rounding. Double images
+are filtered in double with double kernels, as OpenCV does.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _SMALL_KERNELS = {
     7: [0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
 }
 _FILTER_BORDERS = ("BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT", "BORDER_REFLECT_101")
-_DTYPES = ("uint8", "float32")
+_DTYPES = ("uint8", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
 
 
@@ -86,15 +87,34 @@ def _correlate(x: torch.Tensor, kernel: np.ndarray, dim: int) -> torch.Tensor:
     """Correlate an (H, W, C) tensor with ``kernel`` along ``dim`` (0 or 1), valid part only:
     short kernels as sums of shifted slices (no layout change, cheap in ONNX Runtime)."""
     n = x.shape[dim] - len(kernel) + 1
-    if len(kernel) <= _SHIFTED_SUMS_UP_TO:
+    double = x.dtype == torch.float64  # ONNX Runtime has no double Conv
+    if len(kernel) <= _SHIFTED_SUMS_UP_TO or double and symbolic(x.shape[dim]):
         out = x.narrow(dim, 0, n) * float(kernel[0])
         for i in range(1, len(kernel)):
             out = out + x.narrow(dim, i, n) * float(kernel[i])
         return out
+    if double:
+        return _banded(x, kernel, dim)
     shape = (1, 1, 1, -1) if dim == 1 else (1, 1, -1, 1)
     weight = torch.from_numpy(kernel.astype(np.float32)).reshape(shape)
     planes = x.permute(2, 0, 1).unsqueeze(1)  # (C, 1, H, W)
     return F.conv2d(planes, weight).squeeze(1).permute(1, 2, 0)
+
+
+def _banded(x: torch.Tensor, kernel: np.ndarray, dim: int) -> torch.Tensor:
+    """:func:`_correlate` of a double (H, W, C) tensor with a long kernel along a static
+    ``dim`` as one product with a band matrix (double MatMul runs everywhere; a double Conv
+    does not in ONNX Runtime)."""
+    length = x.shape[dim]
+    n = length - len(kernel) + 1
+    band = np.zeros((length, n), dtype=np.float64)
+    for i, weight in enumerate(kernel.astype(np.float64)):
+        band[np.arange(n) + i, np.arange(n)] = weight
+    band_t = torch.from_numpy(band)
+    if dim == 1:  # (H, C, W) @ (W, n) -> (H, C, n)
+        return torch.matmul(x.permute(0, 2, 1), band_t).permute(0, 2, 1)
+    rows = torch.matmul(band_t.t(), x.reshape(length, -1))  # (n, H) @ (H, W*C)
+    return rows.reshape(n, x.shape[1], x.shape[2])
 
 
 def _separable(
@@ -197,7 +217,8 @@ def _ksize_for(sigma: float, uint8: bool) -> int:
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact (OpenCV's fixed-point kernels and integer sums); float32 within 1e-5",
+    accuracy="uint8 exact (OpenCV's fixed-point kernels and integer sums); float32 and "
+    "float64 within 1e-5",
     arguments={
         "ksize": ("odd (w, h)", "(0, 0) with sigmaX > 0"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
@@ -238,8 +259,8 @@ def GaussianBlur(
     if uint8:
         fx, fy = fixed_point_kernel(kx), fixed_point_kernel(ky)
         return to_numpy(_fixed_point_blur(t, fx, fy, anchor, border))
-    else:
-        out = _separable(t, kx.astype(np.float32), ky.astype(np.float32), anchor, border)
+    kind = np.float64 if t.dtype == torch.float64 else np.float32  # OpenCV's kernel type
+    out = _separable(t, kx.astype(kind), ky.astype(kind), anchor, border)
     return to_numpy(out)
 
 
@@ -261,12 +282,14 @@ def _box(
     ax, ay = (width // 2 if ax < 0 else ax), (height // 2 if ay < 0 else ay)
     if not (0 <= ax < width and 0 <= ay < height):
         raise refuse(function, "anchor", (ax, ay), "(-1, -1) or a point inside the kernel")
-    allowed = {-1: t.dtype, cv2.CV_32F: torch.float32}
+    allowed = {-1: t.dtype, cv2.CV_32F: torch.float32, cv2.CV_64F: torch.float64}
     if ddepth not in allowed:
-        raise refuse(function, "ddepth", ddepth, "-1 (same as src) or cv2.CV_32F")
+        raise refuse(function, "ddepth", ddepth, "-1 (same as src), cv2.CV_32F or cv2.CV_64F")
     out_dtype = allowed[ddepth]
     ones_x, ones_y = np.ones(width), np.ones(height)
-    sums = _separable(t.to(torch.float32), ones_x, ones_y, (ax, ay), border)
+    double = torch.float64 in (t.dtype, out_dtype)  # OpenCV sums double sources in double
+    work = torch.float64 if double else torch.float32
+    sums = _separable(t.to(work), ones_x, ones_y, (ax, ay), border)
     area = width * height
     if normalize and out_dtype == torch.uint8 and area == 2:
         raise refuse(
@@ -287,10 +310,10 @@ def _box(
         mean = torch.floor((wide * 2.0 + float(area)) / float(2 * area))
         return to_numpy(torch.clamp(mean, 0, 255).to(torch.uint8))
     if normalize:
-        sums = sums * np.float32(1.0 / area)
+        sums = sums * (1.0 / area if double else np.float32(1.0 / area))
     if out_dtype == torch.uint8:
         sums = torch.clamp(torch.floor(sums + 0.5), 0, 255).to(torch.uint8)
-    return to_numpy(sums)
+    return to_numpy(sums.to(out_dtype))
 
 
 @replaces(
@@ -299,10 +322,10 @@ def _box(
     dtypes=_DTYPES,
     channels=_CHANNELS,
     accuracy="uint8 exact (means rounded half up; power-of-two windows shifted like OpenCV 5: "
-    "(sum + area/2 + 1) >> log2 area); float32 within 1e-5",
+    "(sum + area/2 + 1) >> log2 area); float32 and float64 within 1e-5",
     arguments={
         "ksize": ("positive (w, h); not 2 pixels for uint8 means",),
-        "ddepth": ("-1", "CV_32F"),
+        "ddepth": ("-1", "CV_32F", "CV_64F"),
         "normalize": ("True", "False"),
         "anchor": ("(-1, -1)", "any point in the kernel"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
@@ -328,7 +351,7 @@ def boxFilter(
     family="filters",
     dtypes=_DTYPES,
     channels=_CHANNELS,
-    accuracy="uint8 exact (as boxFilter); float32 within 1e-5",
+    accuracy="uint8 exact (as boxFilter); float32 and float64 within 1e-5",
     notes="uint8 windows of exactly 2 pixels are refused: OpenCV 5.0 returns mean + 1 there "
     "and 255 or 0 for two 255s depending on its SIMD lane.",
     arguments={
@@ -447,12 +470,12 @@ def _sobel_depths() -> dict[int, torch.dtype]:
 @replaces(
     "Sobel",
     family="filters",
-    dtypes=("uint8", "float32"),
+    dtypes=("uint8", "float32", "float64"),
     channels=(1, 2, 3, 4),
     accuracy="uint8 source to CV_16S: exact (integer sums, scale and delta in double); float "
     "outputs within 1e-5 of the data's magnitude (sums in double, OpenCV's in float32)",
     arguments={
-        "ddepth": ("-1 (float32 src)", "CV_16S", "CV_32F", "CV_64F"),
+        "ddepth": ("-1 (float src)", "CV_16S", "CV_32F", "CV_64F"),
         "ksize": ("1", "3", "5", "7", "-1 (Scharr)"),
         "borderType": _FILTER_BORDERS + ("BORDER_DEFAULT",),
     },
@@ -472,11 +495,14 @@ def Sobel(
     OpenCV borders, then ``scale`` and ``delta``; exact for uint8 sources."""
     no_dst("Sobel", dst)
     border = _border("Sobel", borderType)
-    t = as_tensor("Sobel", src, ("uint8", "float32"), (1, 2, 3, 4))
+    t = as_tensor("Sobel", src, ("uint8", "float32", "float64"), (1, 2, 3, 4))
     depths = _sobel_depths()
-    out_dtype = torch.float32 if ddepth == -1 and t.dtype == torch.float32 else depths.get(ddepth)
+    floating = t.dtype in (torch.float32, torch.float64)
+    out_dtype = t.dtype if ddepth == -1 and floating else depths.get(ddepth)
+    if t.dtype == torch.float64 and out_dtype != torch.float64:
+        out_dtype = None  # OpenCV refuses a narrower result for double sources
     if out_dtype is None:
-        raise refuse("Sobel", "ddepth", ddepth, "CV_16S, CV_32F, CV_64F (or -1 for float32)")
+        raise refuse("Sobel", "ddepth", ddepth, "CV_16S, CV_32F, CV_64F (or -1 for float sources)")
     if ksize not in (-1, 1, 3, 5, 7):
         raise refuse("Sobel", "ksize", ksize, "-1 (Scharr), 1, 3, 5 or 7")
     if dx < 0 or dy < 0 or dx + dy == 0 or (ksize == -1 and (dx + dy != 1)):
@@ -488,6 +514,8 @@ def Sobel(
     anchor = (len(kx) // 2, len(ky) // 2)
     if t.dtype == torch.uint8 and 255 * np.abs(kx).sum() * np.abs(ky).sum() < 2**15:
         sums = integer_separable(t, kx.astype(np.int64), ky.astype(np.int64), anchor, border)
+    elif t.dtype == torch.float64:  # double sources: double sums, as OpenCV's
+        sums = _separable(t, kx, ky, anchor, border)
     else:  # integer kernels: uint8 sums stay below 2**24, exact in float32 (OpenCV's own
         # type for float32 sources)
         sums = _separable(

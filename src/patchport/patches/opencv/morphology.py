@@ -27,7 +27,7 @@ from ._base import (
 )
 from .window import Shifts, extremum, extremum_nodes
 
-_DTYPES = ("uint8", "uint16", "int16", "float32")
+_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 _CHANNELS = (1, 2, 3, 4)
 _BORDERS = ("BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT", "BORDER_REFLECT_101")
 _DEFAULT_BORDER_VALUE = float(np.finfo(np.float64).max)  # morphologyDefaultBorderValue()

@@ -10,6 +10,8 @@ import numpy as np
 import torch
 
 from ..dtypes import dtype_of
+from ..loss import report_loss
+from ..values import active_recorder
 from .calls import Call, handler_table, is_array, plain_data
 from .targets import (
     np_argsort,
@@ -111,6 +113,47 @@ def _select(call: Call, condlist: Any, choicelist: Any, default: Any = 0) -> Any
     return node
 
 
+_TIES = (
+    "which of the tied elements NumPy's {how} puts first is its implementation's choice, "
+    "not the index order the exported model uses, so the indices and what they select may "
+    'differ on new data; use np.argsort(..., kind="stable"), which orders ties by index '
+    "as the export does"
+)
+# NumPy sorts and selects runs this short by insertion and selection: ties keep index order
+_SHORT = 16
+
+
+def _lanes(values: np.ndarray, axis: Any) -> np.ndarray:
+    """``values`` as (lanes, length) rows along ``axis`` (None: flattened)."""
+    if values.ndim == 0:
+        return values.reshape(1, 1)
+    if axis is None:
+        return values.reshape(1, -1)
+    moved = np.moveaxis(values, int(axis) % values.ndim, -1)
+    return moved.reshape(-1, moved.shape[-1])
+
+
+def _tie_order(call: Call, a: Any, axis: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """(NumPy's indices, the index-ordered ones) as lanes when the sample holds tied values
+    along ``axis``, else None (distinct values have one order)."""
+    if active_recorder(a) is not call.rec:
+        return None
+    data = _lanes(plain_data(a), axis)
+    ordered = np.sort(data, axis=-1)
+    if data.shape[-1] < 2 or not (ordered[:, 1:] == ordered[:, :-1]).any():
+        return None
+    chosen = _lanes(np.asarray(plain_data(call.result)), axis)
+    return chosen, np.argsort(data, axis=-1, kind="stable")
+
+
+def _warn_ties(call: Call, function: str, how: str, where: str) -> None:
+    report_loss(
+        call.rec,
+        f"np.{function} of traced data with tied values {where}",
+        _TIES.format(how=how),
+    )
+
+
 @implements(np.argsort)
 def _argsort(
     call: Call, a: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any
@@ -119,6 +162,11 @@ def _argsort(
         return None
     dim = None if axis is None else int(axis) % a.ndim
     stable = kind in ("stable", "mergesort") or kw.get("stable") is True
+    ties = None if stable else _tie_order(call, a, axis)
+    if ties is not None:  # the export orders ties by index: NumPy may not, warned
+        if ties[0].shape[-1] > _SHORT or not np.array_equal(*ties):
+            _warn_ties(call, "argsort", "unstable sort", '(kind is not "stable")')
+        stable = True
     return call.op(np_argsort, a, dim, stable)
 
 
@@ -143,7 +191,21 @@ def _partition(
 def _argpartition(
     call: Call, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
 ) -> Any:
-    return _partitioned(call, a, axis, order, indices=True)
+    ties = None if order is not None else _tie_order(call, a, axis)
+    if ties is None:
+        return _partitioned(call, a, axis, order, indices=True)
+    chosen, ordered = ties  # the export's partition: the index-ordered sort
+    for k in np.atleast_1d(np.asarray(plain_data(kth))).reshape(-1):
+        k = int(k) % chosen.shape[-1]
+        same = np.array_equal(chosen[:, k], ordered[:, k]) and np.array_equal(
+            np.sort(chosen[:, :k], axis=-1), np.sort(ordered[:, :k], axis=-1)
+        )
+        # which index sits at k, and on which side, is NumPy's own pick where ties meet
+        # there: on this sample, or on new data along a long axis with ties
+        if chosen.shape[-1] > _SHORT or not same:
+            _warn_ties(call, "argpartition", "introselect", f"(kth={k})")
+            break
+    return call.op(np_argsort, a, None if axis is None else int(axis) % a.ndim, True)
 
 
 def _partitioned(call: Call, a: Any, axis: Any, order: Any, indices: bool) -> Any:
