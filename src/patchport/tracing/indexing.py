@@ -202,9 +202,10 @@ def _one_element_index(rec: Recorder, index: Any, shape: tuple) -> tuple[tuple, 
     by one-element int64 tensors (negatives wrapped), and the axis where their size-1 result
     axis lands (NumPy's rule: in place when they are adjacent, else first); None for any
     other index."""
-    items = _expand_index(index, len(shape))
-    if not any(_is_scalar_index(i) for i in items):
+    raw = index if isinstance(index, tuple) else (index,)
+    if not any(_is_scalar_index(i) for i in raw):  # the common case: one pass, no copy
         return None
+    items = _expand_index(index, len(shape))
     if not all(_is_basic_item(i) or _is_scalar_index(i) for i in items):
         return None
     out: list[Any] = []
@@ -329,7 +330,7 @@ def bounded_slice_write(index: Any, value: Any) -> bool:
     bounded = [
         i for i in items if type(i) is slice and (_traced_bound(i.start) or _traced_bound(i.stop))
     ]
-    if len(bounded) != 1 or bounded[0].step not in (None, 1):
+    if len(bounded) != 1 or _traced_bound(bounded[0].step) or bounded[0].step not in (None, 1):
         return False
     others = (i for i in items if i is not bounded[0])
     return all(
