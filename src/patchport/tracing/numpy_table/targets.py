@@ -648,7 +648,7 @@ def np_nanvar(
     deviation = torch.where(valid, x - mean, zeros)
     total = np_sum(deviation * deviation, dims, keepdim, dtype)
     dof = np_sum(valid, dims, keepdim, dtype) - correction
-    return torch.where(dof > 0, total / dof, torch.full_like(total, math.nan))
+    return torch.where(dof > 0, total / dof, torch.full_like(total, float("nan")))
 
 
 def np_nan_fill(x: torch.Tensor, fill: float) -> torch.Tensor:
@@ -983,7 +983,7 @@ def np_histogramdd(
     the last edge in the last bin), flattened with an outlier bin beyond each end, counted,
     and the outlier bins dropped."""
     flat = torch.zeros(sample.shape[0], dtype=torch.int64)
-    sizes = []
+    sizes: list[int] = []  # typed for TorchScript, which scripts every graph target
     for i in range(len(edges)):
         edge = edges[i]
         x = sample[:, i]
