@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 import patchport
 from patchport.patching import patch_info, stack_anchors
 
@@ -93,6 +95,7 @@ class Snapshot:
     targets: dict[tuple[Any, str], Any]
     anchors: set[Any] | None
     extra: Callable[[], list[str]] = field(default=lambda: [])
+    grad_enabled: bool = True  # torch's process-wide autograd switch: outside state too
 
     @classmethod
     def take(
@@ -103,6 +106,7 @@ class Snapshot:
             {(owner, name): _raw(owner, name) for owner, name in targets},
             set(anchors) if anchors is not None else None,
             extra or (lambda: []),
+            torch.is_grad_enabled(),
         )
 
     def leaks(self) -> list[str]:
@@ -117,6 +121,8 @@ class Snapshot:
         anchors = stack_anchors._anchor_set()
         if anchors is not None and self.anchors is not None and set(anchors) != self.anchors:
             found.append("stack anchors changed")
+        if torch.is_grad_enabled() != self.grad_enabled:
+            found.append(f"torch grad mode left {torch.is_grad_enabled()}")
         return found + self.extra()
 
     def put_back(self) -> None:
@@ -128,6 +134,7 @@ class Snapshot:
                 else:
                     setattr(owner, name, value)
         patch_info._ACTIVE_TARGETS.clear()
+        torch.set_grad_enabled(self.grad_enabled)
         anchors = stack_anchors._anchor_set()
         if anchors is not None and self.anchors is not None:
             anchors.clear()

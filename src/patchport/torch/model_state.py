@@ -107,16 +107,17 @@ class ModelState:
             changes.extend(_restore_slot(module, "_buffers", saved.buffers, name))
             changes.extend(_restore_slot(module, "_modules", saved.submodules, name))
             changes.extend(_restore_hooks(module, saved.hooks, name))
-            with torch.no_grad():
-                for key, value in saved.buffer_values.items():
-                    buffer = module._buffers.get(key)
-                    if (
-                        isinstance(buffer, torch.Tensor)
-                        and buffer.shape == value.shape
-                        and not torch.equal(buffer, value)
-                    ):
-                        buffer.copy_(value)
-                        changes.append(f"{name}.{key}: contents put back")
+            # written through a detached alias, not under torch.no_grad(): a Ctrl-C at the
+            # with-line's exit skips __exit__ and would leave grad mode off for the process
+            for key, value in saved.buffer_values.items():
+                buffer = module._buffers.get(key)
+                if (
+                    isinstance(buffer, torch.Tensor)
+                    and buffer.shape == value.shape
+                    and not torch.equal(buffer, value)
+                ):
+                    buffer.detach().copy_(value)
+                    changes.append(f"{name}.{key}: contents put back")
         self.changes.extend(changes)
         return changes
 

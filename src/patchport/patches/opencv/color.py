@@ -16,7 +16,17 @@ import torch.nn.functional as F
 
 from ..sizes import symbolic
 from . import color_bayer, color_xyz, color_yuv, layout
-from ._base import as_tensor, constant_name, cv2, no_dst, refuse, replaces, to_numpy
+from ._base import (
+    as_tensor,
+    constant_name,
+    cv2,
+    no_dst,
+    refuse,
+    replaces,
+    to_numpy,
+    vector_pixels,
+)
+from .color_hls import to_hls
 from .fixed_point import descale_uint8 as _descale_uint8
 
 # what a conversion computes: reorder/add/drop channels, gray, gray to colour, HSV
@@ -190,17 +200,6 @@ def _from_hsv(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, 
             torch.clamp(torch.round(c * 255.0), 0, 255).to(torch.uint8) for c in channels
         )
     return channels[0], channels[1], channels[2]
-
-
-def vector_pixels() -> int:
-    """Pixels per block of OpenCV's widest vector loop on this CPU (4 float vectors): 64
-    with AVX-512, 32 with AVX2, 16 otherwise, from the dispatched features cv2 reports
-    (``*`` dispatched, ``?`` missing on this CPU)."""
-    features = cv2.getCPUFeaturesLine().split()
-    usable = {f.lstrip("*") for f in features if not f.endswith("?")}
-    if "AVX512-SKX" in usable:
-        return 64
-    return 32 if "AVX2" in usable else 16
 
 
 def _from_uint8_hue(t: torch.Tensor, full: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -393,8 +392,6 @@ def cvtColor(src: np.ndarray, code: int, dst: Any = None, dstCn: int = 0, hint: 
     if kind == _TO_YCC:
         return to_numpy(layout.from_planes(_to_ycc(b, g, r, full)))
     if kind == _HLS:
-        from .color_hls import to_hls  # imports vector_pixels from here
-
         if full and t.dtype == torch.uint8 and cv2.ipp.useIPP():
             raise refuse(
                 "cvtColor",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .color import vector_pixels
+from ._base import vector_pixels
 
 _F32, _F64 = torch.float32, torch.float64
 _EPSILON = float(np.finfo(np.float32).eps)
