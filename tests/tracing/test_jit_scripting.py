@@ -83,7 +83,9 @@ def test_numpy_node_is_scripted_not_traced_and_replays(tmp_path):
     assert result.ok
     (model,) = Path(tmp_path).rglob("stats*.pt")
     code = torch.jit.load(str(model)).code
-    assert "np_true_divide" in code and "np_sum" in code, code  # the helpers, scripted
+    # the helpers, scripted: their branches stay in the code (jit.trace keeps no if/else);
+    # TorchScript may inline a helper and rename its value (np_sum's became _2 in one run)
+    assert "np_true_divide" in code and "else:" in code, code
 
     manager = patchport.InferenceManager(result.yaml_path)
     for _ in range(3):
